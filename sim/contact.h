@@ -1,0 +1,40 @@
+// Contact between the sphere feet and the ground plane z = 0: geometry, Jacobians, the Delassus
+// problem and its solvers (Gauss-Seidel for the hard and smoothed models, penalty for the soft one).
+#pragma once
+
+#include "sim/data.h"
+#include "sim/options.h"
+
+namespace diffloco::sim {
+
+// Foot sphere centres and penetration depths; requires forwardKinematics.
+void footGeometry(const Model& model, Data& data);
+
+// Which feet enter the contact problem: hard -> depth >= 0; smoothed and soft -> all feet (soft
+// callers skip separated feet themselves).
+void selectContacts(const Model& model, const ContactOptions& opt, Data& data);
+
+// Contact Jacobian rows (normal z, tangent x, tangent y) of the lowest sphere point of each active
+// foot, into data.Jc.
+void contactJacobians(const Model& model, Data& data);
+
+// Y = L^-T Jc^T and G = Y^T D^-1 Y for the active contacts; requires factorize.
+void delassus(const Model& model, Data& data);
+
+// Gauss-Seidel with the friction-cone proximal operator (Algorithm 1 of the locomotion paper);
+// requires delassus and data.c. Writes data.impulse (scaled by sigma for the smoothed model).
+void solveContacts(const ContactOptions& opt, Data& data);
+
+// The matrix r-factors G_jj^-1 of the active contacts, into data.Ginv (see contact.cpp).
+void contactBlockInverses(Data& data, int nc);
+
+// One Gauss-Seidel update of a contact's impulse p given s = sum_k G_jk p_k + c_j (see contact.cpp).
+Vec3 gaussSeidelUpdate(const Vec3& p, const Vec3& s, const Mat3& Gjj, const Mat3& Gjj_inv,
+                       double mu);
+
+// Proximal projection onto the friction cone (eq. 14): p = (normal, tangent1, tangent2).
+Vec3 proxFrictionCone(const Vec3& p, double mu);
+
+inline double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
+
+}  // namespace diffloco::sim

@@ -1,0 +1,33 @@
+#include "sim/data.h"
+
+namespace diffloco::sim {
+
+Data::Data(const Model& model)
+    : X(model.nbodies()),
+      R(model.nbodies(), Mat3::Identity()),
+      p(model.nbodies(), Vec3::Zero()),
+      vel(model.nbodies()),
+      acc(model.nbodies()),
+      f(model.nbodies()),
+      tau(VecX::Zero(model.nv())),
+      Ic(model.nbodies()),
+      H(MatX::Zero(model.nv(), model.nv())),
+      LD(MatX::Zero(model.nv(), model.nv())),
+      footCentre(model.nfeet(), Vec3::Zero()),
+      depth(VecX::Zero(model.nfeet())),
+      Jc(MatX::Zero(3 * model.nfeet(), model.nv())),
+      Y(MatX::Zero(model.nv(), 3 * model.nfeet())),
+      G(MatX::Zero(3 * model.nfeet(), 3 * model.nfeet())),
+      c(VecX::Zero(3 * model.nfeet())),
+      impulse(VecX::Zero(3 * model.nfeet())),
+      sigma(VecX::Ones(model.nfeet())),
+      Ginv(MatX::Zero(3 * model.nfeet(), 3)),
+      footImpulse(VecX::Zero(3 * model.nfeet())),
+      qMid(VecX::Zero(model.nq())),
+      u(VecX::Zero(model.nv())),
+      tauJoint(VecX::Zero(model.nj())),
+      work(VecX::Zero(model.nv())) {
+  active.reserve(model.nfeet());
+}
+
+}  // namespace diffloco::sim

@@ -1,0 +1,47 @@
+// Scratch memory for one simulated world (MuJoCo's mjData, Pinocchio's Data): everything the
+// pipeline stages compute, allocated once for a Model and overwritten by every call.
+#pragma once
+
+#include <vector>
+
+#include "sim/model.h"
+
+namespace diffloco::sim {
+
+struct Data {
+  explicit Data(const Model& model);
+
+  // kinematics: body poses at the configuration last given to forwardKinematics
+  std::vector<Transform> X;  // parent -> body; X[0] is world -> base
+  std::vector<Mat3> R;       // body -> world rotation
+  std::vector<Vec3> p;       // body origin in world
+
+  // rnea
+  std::vector<Motion> vel, acc;  // body velocities and accelerations, body frames
+  std::vector<Force> f;          // forces transmitted to each body by its joint, body frames
+  VecX tau;                      // generalized force (bias forces when called with a = 0)
+
+  // crba and the tree-sparse factor H = L^T D L
+  std::vector<Inertia> Ic;  // composite inertias, body frames
+  MatX H;                   // joint-space inertia matrix, armature included
+  MatX LD;                  // strictly lower part: L; diagonal: D
+
+  // contact, one entry per foot. Contact-space vectors are per contact (normal, tangent1,
+  // tangent2) = world (z, x, y) for the ground plane.
+  std::vector<Vec3> footCentre;  // sphere centres, world
+  VecX depth;                    // penetration depth: radius - centre height (> 0 when penetrating)
+  std::vector<int> active;       // feet in the contact problem, in order
+  MatX Jc;                       // 3 nc x nv contact Jacobian (active rows first)
+  MatX Y;                        // nv x 3 nc: L^-T Jc^T
+  MatX G;                        // 3 nc x 3 nc Delassus matrix Jc H^-1 Jc^T
+  VecX c;                        // contact velocity without impulses
+  VecX impulse;                  // contact impulses (3 nc)
+  VecX sigma;                    // sigmoid(depth * kappa) per active contact (1 for hard)
+  MatX Ginv;                     // 3 nc x 3: inverse diagonal blocks G_jj^-1 (the r-factors)
+  VecX footImpulse;              // 3 per foot: impulse (normal, t1, t2) applied over the last step
+
+  // step
+  VecX qMid, u, tauJoint, work;
+};
+
+}  // namespace diffloco::sim

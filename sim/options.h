@@ -1,0 +1,49 @@
+// Parameters of a simulation step that are not part of the robot's Model: time step, contact model
+// and actuator. Values here are the defaults of the locomotion paper's Table 6.
+#pragma once
+
+#include <string>
+
+#include "sim/spatial.h"
+
+namespace diffloco::sim {
+
+enum class ContactModel {
+  Hard,      // Gauss-Seidel on contacts with penetration d >= 0 at the mid-step
+  Smoothed,  // Algorithm 1: all feet, impulses scaled by sigmoid(d * kappa)
+  Soft,      // penalty spring-damper (eq. 17-18) at its own sub-step
+};
+
+ContactModel parseContactModel(const std::string& name);  // throws std::invalid_argument
+const char* toString(ContactModel m);
+
+struct ContactOptions {
+  ContactModel model = ContactModel::Smoothed;
+  double mu = 0.8;        // friction coefficient
+  int iterations = 10;    // Gauss-Seidel sweeps (hard, smoothed)
+  double kappa = 300.0;   // sigmoid stiffness [1/m] (smoothed)
+  double softKp = 1.2e4;  // normal stiffness [N/m] (soft)
+  double softKd = 30.0;   // normal damping on approach [N s/m] (soft)
+  double softKf = 900.0;  // tangential viscous friction [N s/m] (soft)
+  int softSubsteps = 20;  // sub-steps per step (soft); the paper's 0.01 s / 0.0005 s
+};
+
+// PD drive on joint position targets (the same for every joint):
+//   tau_pd = kp (q* - q) - kd qd, clipped to [tau_min(qd), tau_max(qd)] with the DC-motor envelope
+//   tau_max = min(saturation (1 - qd / vmax), effort), tau_min = max(saturation (-1 - qd / vmax),
+//   -effort). saturation = inf (the default) leaves a plain clip at the effort limit.
+struct ActuatorOptions {
+  double kp = 20.0;
+  double kd = 1.0;
+  double effort = 1e10;        // torque limit [N m]; the model's URDF limit if smaller
+  double saturation = 1e10;    // stall torque of the speed-torque line [N m]
+  double velocityLimit = 1e10; // no-load speed of the speed-torque line [rad/s]
+};
+
+struct SimOptions {
+  double dt = 0.01;
+  ContactOptions contact;
+  ActuatorOptions actuator;
+};
+
+}  // namespace diffloco::sim

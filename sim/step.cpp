@@ -1,0 +1,123 @@
+#include "sim/step.h"
+
+#include "sim/actuator.h"
+#include "sim/cholesky.h"
+#include "sim/contact.h"
+#include "sim/crba.h"
+#include "sim/integrate.h"
+#include "sim/kinematics.h"
+#include "sim/rnea.h"
+
+namespace diffloco::sim {
+
+void stepDynamics(const Model& model, const SimOptions& opt, Data& data,
+                  const Eigen::Ref<const VecX>& q, const Eigen::Ref<const VecX>& v,
+                  const Eigen::Ref<const VecX>& qTarget, double h) {
+  actuatorTorques(model, opt.actuator, qTarget, q, v, data.tauJoint);
+  data.work = 0.5 * h * v;
+  integrate(model, q, data.work, data.qMid);
+  forwardKinematics(model, data, data.qMid);
+  biasForces(model, data, v);
+  for (int j = 0; j < model.nj(); ++j)
+    data.tau[6 + j] += model.joints[j].damping * v[6 + j] - data.tauJoint[j];
+  crba(model, data);
+  factorize(model, data);
+  data.u = data.tau;
+  solve(model, data, data.u);
+  data.u = v - h * data.u;
+}
+
+namespace {
+
+// v' = u + H^-1 Jc^T p, using Y = L^-T Jc^T: H^-1 Jc^T p = L^-1 D^-1 Y p.
+void applyImpulses(const Model& model, Data& data, Eigen::Ref<VecX> vNext) {
+  const int m = 3 * static_cast<int>(data.active.size());
+  data.work.noalias() = data.Y.leftCols(m) * data.impulse.head(m);
+  data.work.array() /= data.LD.diagonal().array();
+  solveL(model, data, data.work);
+  vNext = data.u + data.work;
+}
+
+// Penalty forces of eq. 17-18 at the mid-step, as a generalized force added to data.work.
+void softContactForce(const Model& model, const ContactOptions& opt, Data& data,
+                      const Eigen::Ref<const VecX>& v, double h) {
+  data.work.setZero();
+  const int nc = static_cast<int>(data.active.size());
+  for (int a = 0; a < nc; ++a) {
+    const double d = data.depth[data.active[a]];
+    if (d < 0) continue;
+    const auto J = data.Jc.middleRows<3>(3 * a);
+    const Vec3 vc = J * v;  // (normal, tangent1, tangent2)
+    Vec3 f;
+    f[0] = opt.softKp * d - opt.softKd * std::min(vc[0], 0.0);
+    const double vt = std::hypot(vc[1], vc[2]);
+    // f_t = -v_t / |v_t| min(kf |v_t|, mu f_n), written without the division at v_t = 0.
+    const double k = opt.softKf * vt <= opt.mu * f[0] ? opt.softKf : opt.mu * f[0] / vt;
+    f[1] = -k * vc[1];
+    f[2] = -k * vc[2];
+    data.work.noalias() += J.transpose() * f;
+    data.footImpulse.segment<3>(3 * data.active[a]) += h * f;
+  }
+}
+
+}  // namespace
+
+bool step(const Model& model, const SimOptions& opt, Data& data, const Eigen::Ref<const VecX>& q,
+          const Eigen::Ref<const VecX>& v, const Eigen::Ref<const VecX>& qTarget,
+          Eigen::Ref<VecX> qNext, Eigen::Ref<VecX> vNext) {
+  if (opt.contact.model == ContactModel::Soft) {
+    const int n = std::max(1, opt.contact.softSubsteps);
+    const double h = opt.dt / n;
+    qNext = q;
+    vNext = v;
+    VecX vPrev(model.nv());
+    data.footImpulse.setZero();
+    for (int s = 0; s < n; ++s) {
+      vPrev = vNext;
+      stepDynamics(model, opt, data, qNext, vPrev, qTarget, h);
+      footGeometry(model, data);
+      selectContacts(model, opt.contact, data);
+      contactJacobians(model, data);
+      softContactForce(model, opt.contact, data, vPrev, h);
+      solve(model, data, data.work);
+      vNext = data.u + h * data.work;
+      data.work = 0.5 * h * (vPrev + vNext);
+      integrate(model, qNext, data.work, qNext);
+    }
+  } else {
+    stepDynamics(model, opt, data, q, v, qTarget, opt.dt);
+    footGeometry(model, data);
+    selectContacts(model, opt.contact, data);
+    const int m = 3 * static_cast<int>(data.active.size());
+    if (m > 0) {
+      contactJacobians(model, data);
+      delassus(model, data);
+      data.c.head(m).noalias() = data.Jc.topRows(m) * data.u;
+      solveContacts(opt.contact, data);
+      applyImpulses(model, data, vNext);
+      data.footImpulse.setZero();
+      for (int a = 0; a < m / 3; ++a)
+        data.footImpulse.segment<3>(3 * data.active[a]) = data.impulse.segment<3>(3 * a);
+    } else {
+      vNext = data.u;
+      data.footImpulse.setZero();
+    }
+    data.work = 0.5 * opt.dt * (v + vNext);
+    integrate(model, q, data.work, qNext);
+  }
+  return qNext.allFinite() && vNext.allFinite();
+}
+
+double mechanicalEnergy(const Model& model, Data& data, const Eigen::Ref<const VecX>& q,
+                        const Eigen::Ref<const VecX>& v) {
+  forwardKinematics(model, data, q);
+  crba(model, data);
+  double potential = 0;
+  for (int i = 0; i < model.nbodies(); ++i) {
+    const Vec3 com = data.R[i] * model.bodies[i].inertia.com() + data.p[i];
+    potential -= model.bodies[i].inertia.m * model.gravity.dot(com);
+  }
+  return 0.5 * v.dot(data.H * v) + potential;
+}
+
+}  // namespace diffloco::sim

@@ -1,0 +1,271 @@
+#include "sim/urdf.h"
+
+#include <tinyxml2.h>
+
+#include <Eigen/Eigenvalues>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <sstream>
+
+namespace diffloco::sim {
+namespace {
+
+using tinyxml2::XMLElement;
+
+struct Parser {
+  std::string source;
+
+  [[noreturn]] void fail(const XMLElement* e, const std::string& what) const {
+    std::ostringstream s;
+    s << source;
+    if (e) s << ":" << e->GetLineNum() << ": <" << e->Name() << ">";
+    s << ": " << what;
+    throw ModelError(s.str());
+  }
+
+  std::string attr(const XMLElement* e, const char* name) const {
+    const char* v = e->Attribute(name);
+    if (!v) fail(e, std::string("missing attribute '") + name + "'");
+    return v;
+  }
+
+  // Parses "a b c" (n numbers) from an attribute; a missing attribute gives `fallback`.
+  Eigen::VectorXd numbers(const XMLElement* e, const char* name, int n,
+                          const Eigen::VectorXd* fallback = nullptr) const {
+    const char* v = e->Attribute(name);
+    if (!v) {
+      if (fallback) return *fallback;
+      fail(e, std::string("missing attribute '") + name + "'");
+    }
+    std::istringstream in(v);
+    Eigen::VectorXd out(n);
+    for (int i = 0; i < n; ++i)
+      if (!(in >> out[i]))
+        fail(e, std::string("attribute '") + name + "' must hold " + std::to_string(n) +
+                    " numbers, got \"" + v + "\"");
+    std::string rest;
+    if (in >> rest)
+      fail(e, std::string("attribute '") + name + "' has more than " + std::to_string(n) +
+                  " numbers: \"" + v + "\"");
+    return out;
+  }
+
+  double number(const XMLElement* e, const char* name, double fallback, bool required) const {
+    if (!e->Attribute(name)) {
+      if (required) fail(e, std::string("missing attribute '") + name + "'");
+      return fallback;
+    }
+    return numbers(e, name, 1)[0];
+  }
+
+  // <origin xyz rpy> as a pose: rotation child->parent and translation.
+  void origin(const XMLElement* parent, Mat3& R, Vec3& p) const {
+    R.setIdentity();
+    p.setZero();
+    const XMLElement* o = parent->FirstChildElement("origin");
+    if (!o) return;
+    const Eigen::VectorXd zero = Eigen::VectorXd::Zero(3);
+    p = numbers(o, "xyz", 3, &zero);
+    R = rpyToMatrix(numbers(o, "rpy", 3, &zero));
+  }
+};
+
+struct LinkData {
+  const XMLElement* elem = nullptr;
+  bool hasInertial = false;
+  Inertia inertia;  // in the link frame
+  struct Sphere {
+    Vec3 centre;
+    double radius;
+  };
+  std::vector<Sphere> spheres;
+};
+
+struct JointData {
+  const XMLElement* elem = nullptr;
+  std::string name, type, parent, child;
+  Mat3 R;  // child frame -> parent frame at q = 0
+  Vec3 p;  // child origin in parent
+  Vec3 axis = Vec3::UnitX();
+  JointInfo info;
+};
+
+}  // namespace
+
+Model parseUrdf(const std::string& xml, const std::string& sourceName) {
+  Parser P{sourceName};
+  tinyxml2::XMLDocument doc;
+  if (doc.Parse(xml.c_str(), xml.size()) != tinyxml2::XML_SUCCESS) {
+    std::ostringstream s;
+    s << sourceName << ":" << doc.ErrorLineNum() << ": malformed XML: " << doc.ErrorStr();
+    throw ModelError(s.str());
+  }
+  const XMLElement* robot = doc.FirstChildElement("robot");
+  if (!robot) throw ModelError(sourceName + ": expected a <robot> root element");
+
+  // Links: inertia and sphere collisions.
+  std::map<std::string, LinkData> links;
+  std::vector<std::string> linkOrder;
+  for (const XMLElement* l = robot->FirstChildElement("link"); l; l = l->NextSiblingElement("link")) {
+    const std::string name = P.attr(l, "name");
+    if (links.count(name)) P.fail(l, "duplicate link name '" + name + "'");
+    LinkData d;
+    d.elem = l;
+    if (const XMLElement* in = l->FirstChildElement("inertial")) {
+      const XMLElement* me = in->FirstChildElement("mass");
+      const XMLElement* ie = in->FirstChildElement("inertia");
+      if (!me) P.fail(in, "link '" + name + "': <inertial> needs a <mass value=...>");
+      if (!ie) P.fail(in, "link '" + name + "': <inertial> needs an <inertia ixx=... izz=...>");
+      const double m = P.number(me, "value", 0, true);
+      if (!(m >= 0)) P.fail(me, "link '" + name + "': mass must be >= 0, got " + std::to_string(m));
+      Mat3 I;
+      const double ixx = P.number(ie, "ixx", 0, true), iyy = P.number(ie, "iyy", 0, true),
+                   izz = P.number(ie, "izz", 0, true), ixy = P.number(ie, "ixy", 0, false),
+                   ixz = P.number(ie, "ixz", 0, false), iyz = P.number(ie, "iyz", 0, false);
+      I << ixx, ixy, ixz, ixy, iyy, iyz, ixz, iyz, izz;
+      const Vec3 eig = Eigen::SelfAdjointEigenSolver<Mat3>(I).eigenvalues();
+      if (eig.minCoeff() < -1e-12 || eig[0] + eig[1] < eig[2] * (1 - 1e-9) - 1e-12)
+        P.fail(ie, "link '" + name +
+                       "': rotational inertia must be positive semi-definite and satisfy the "
+                       "triangle inequality");
+      Mat3 R;
+      Vec3 c;
+      P.origin(in, R, c);
+      d.hasInertial = true;
+      d.inertia = Inertia::fromCom(m, c, R * I * R.transpose());
+    }
+    for (const XMLElement* c = l->FirstChildElement("collision"); c;
+         c = c->NextSiblingElement("collision")) {
+      const XMLElement* g = c->FirstChildElement("geometry");
+      if (!g) P.fail(c, "link '" + name + "': <collision> needs a <geometry>");
+      if (const XMLElement* s = g->FirstChildElement("sphere")) {
+        const double r = P.number(s, "radius", 0, true);
+        if (!(r > 0)) P.fail(s, "link '" + name + "': sphere radius must be > 0");
+        Mat3 R;
+        Vec3 p;
+        P.origin(c, R, p);
+        d.spheres.push_back({p, r});
+      }
+    }
+    links[name] = d;
+    linkOrder.push_back(name);
+  }
+  if (links.empty()) P.fail(robot, "the robot has no <link>");
+
+  // Joints.
+  std::vector<JointData> joints;
+  std::map<std::string, int> jointOfChild;
+  for (const XMLElement* j = robot->FirstChildElement("joint"); j;
+       j = j->NextSiblingElement("joint")) {
+    JointData d;
+    d.elem = j;
+    d.name = P.attr(j, "name");
+    d.type = P.attr(j, "type");
+    if (d.type != "revolute" && d.type != "continuous" && d.type != "fixed")
+      P.fail(j, "joint '" + d.name + "' has unsupported type '" + d.type +
+                    "' (expected revolute, continuous or fixed; the floating base is implicit)");
+    const XMLElement* pe = j->FirstChildElement("parent");
+    const XMLElement* ce = j->FirstChildElement("child");
+    if (!pe) P.fail(j, "joint '" + d.name + "' needs a <parent link=...>");
+    if (!ce) P.fail(j, "joint '" + d.name + "' needs a <child link=...>");
+    d.parent = P.attr(pe, "link");
+    d.child = P.attr(ce, "link");
+    if (!links.count(d.parent)) P.fail(pe, "joint '" + d.name + "': unknown link '" + d.parent + "'");
+    if (!links.count(d.child)) P.fail(ce, "joint '" + d.name + "': unknown link '" + d.child + "'");
+    if (jointOfChild.count(d.child))
+      P.fail(j, "link '" + d.child + "' is the child of two joints (the model must be a tree)");
+    P.origin(j, d.R, d.p);
+    if (const XMLElement* a = j->FirstChildElement("axis")) {
+      d.axis = P.numbers(a, "xyz", 3);
+      if (d.axis.norm() < 1e-9) P.fail(a, "joint '" + d.name + "': axis must be non-zero");
+      d.axis.normalize();
+    }
+    d.info.name = d.name;
+    if (const XMLElement* lim = j->FirstChildElement("limit")) {
+      d.info.effort = P.number(lim, "effort", d.info.effort, false);
+      d.info.velocity = P.number(lim, "velocity", d.info.velocity, false);
+      if (d.type == "revolute") {
+        d.info.lower = P.number(lim, "lower", d.info.lower, false);
+        d.info.upper = P.number(lim, "upper", d.info.upper, false);
+      }
+      if (!(d.info.effort > 0)) P.fail(lim, "joint '" + d.name + "': effort limit must be > 0");
+    }
+    if (const XMLElement* dyn = j->FirstChildElement("dynamics"))
+      d.info.damping = P.number(dyn, "damping", 0, false);
+    jointOfChild[d.child] = static_cast<int>(joints.size());
+    joints.push_back(d);
+  }
+
+  // Root: the one link that is nobody's child.
+  std::string root;
+  for (const auto& n : linkOrder)
+    if (!jointOfChild.count(n)) {
+      if (!root.empty())
+        P.fail(links[n].elem, "two root links ('" + root + "' and '" + n +
+                                  "'): the model must be one tree under the floating base");
+      root = n;
+    }
+  if (root.empty()) P.fail(robot, "no root link: the joints form a cycle");
+
+  Model model;
+  model.name = P.attr(robot, "name");
+  model.source = sourceName;
+
+  // Depth-first walk; fixed children are merged into the movable ancestor `body` with the pose
+  // (R, p) of the link frame in that body's frame.
+  std::map<std::string, std::vector<int>> childJoints;
+  for (int i = 0; i < static_cast<int>(joints.size()); ++i)
+    childJoints[joints[i].parent].push_back(i);
+
+  std::function<void(const std::string&, int, const Mat3&, const Vec3&)> visit;
+  visit = [&](const std::string& link, int body, const Mat3& R, const Vec3& p) {
+    const LinkData& L = links[link];
+    Transform X;  // body frame -> link frame, as a child transform
+    X.E = R.transpose();
+    X.r = p;
+    model.bodies[body].inertia += L.inertia.toParent(X);
+    for (const auto& s : L.spheres) model.feet.push_back({link, body, R * s.centre + p, s.radius});
+    for (int ji : childJoints[link]) {
+      const JointData& J = joints[ji];
+      const Mat3 Rc = R * J.R;
+      const Vec3 pc = R * J.p + p;
+      if (J.type == "fixed") {
+        visit(J.child, body, Rc, pc);
+        continue;
+      }
+      const LinkData& C = links[J.child];
+      if (!C.hasInertial || !(C.inertia.m > 0))
+        P.fail(C.elem, "link '" + J.child + "' is moved by joint '" + J.name +
+                           "' and needs an <inertial> with mass > 0");
+      Body b;
+      b.name = J.child;
+      b.parent = body;
+      b.tree.E = Rc.transpose();
+      b.tree.r = pc;
+      b.axis = J.axis;
+      model.bodies.push_back(b);
+      model.joints.push_back(J.info);
+      visit(J.child, model.nbodies() - 1, Mat3::Identity(), Vec3::Zero());
+    }
+  };
+  if (!links[root].hasInertial || !(links[root].inertia.m > 0))
+    P.fail(links[root].elem, "root link '" + root + "' needs an <inertial> with mass > 0");
+  Body base;
+  base.name = root;
+  model.bodies.push_back(base);
+  visit(root, 0, Mat3::Identity(), Vec3::Zero());
+  model.finalize();
+  return model;
+}
+
+Model loadUrdf(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw ModelError(path + ": cannot open URDF file");
+  std::stringstream buf;
+  buf << in.rdbuf();
+  return parseUrdf(buf.str(), path);
+}
+
+}  // namespace diffloco::sim

@@ -1,0 +1,205 @@
+// Physics sanity of the time stepping against closed-form cases.
+#include <gtest/gtest.h>
+
+#include "envs/robot.h"
+#include "sim/step.h"
+#include "sim/urdf.h"
+
+using namespace diffloco;
+using namespace diffloco::sim;
+
+namespace {
+
+struct Sim {
+  const Model& m;
+  SimOptions opt;
+  Data data;
+  VecX q, v, target, qn, vn;
+  Sim(const Model& model, const SimOptions& o, const VecX& q0)
+      : m(model), opt(o), data(model), q(q0), v(VecX::Zero(model.nv())),
+        target(q0.tail(model.nj())), qn(q0), vn(v) {}
+  void run(double seconds) {
+    const int n = static_cast<int>(std::round(seconds / opt.dt));
+    for (int k = 0; k < n; ++k) {
+      ASSERT_TRUE(step(m, opt, data, q, v, target, qn, vn));
+      q = qn;
+      v = vn;
+    }
+  }
+};
+
+SimOptions passive(double dt, ContactModel cm = ContactModel::Hard) {
+  SimOptions o;
+  o.dt = dt;
+  o.contact.model = cm;
+  o.actuator.kp = 0;
+  o.actuator.kd = 0;
+  return o;
+}
+
+// A single 10 kg box standing on four sphere feet at its corners.
+Model boxOnFeet() {
+  return parseUrdf(R"(<robot name="box">
+    <link name="base">
+      <inertial><mass value="10"/><inertia ixx="0.2" iyy="0.3" izz="0.4" ixy="0" ixz="0" iyz="0"/></inertial>
+      <collision><origin xyz="0.2 0.15 -0.1"/><geometry><sphere radius="0.02"/></geometry></collision>
+      <collision><origin xyz="0.2 -0.15 -0.1"/><geometry><sphere radius="0.02"/></geometry></collision>
+      <collision><origin xyz="-0.2 0.15 -0.1"/><geometry><sphere radius="0.02"/></geometry></collision>
+      <collision><origin xyz="-0.2 -0.15 -0.1"/><geometry><sphere radius="0.02"/></geometry></collision>
+    </link></robot>)",
+                   "box.urdf");
+}
+
+}  // namespace
+
+// Moreau's scheme integrates a constant acceleration exactly: z(t) = z0 - g t^2 / 2.
+TEST(Step, FreeFallMatchesClosedForm) {
+  const Robot r = loadRobot("quadruped");
+  VecX q0 = r.standingConfiguration();
+  q0[2] = 10.0;
+  Sim s(r.model, passive(0.01), q0);
+  s.run(1.0);
+  EXPECT_NEAR(s.q[2], 10.0 - 0.5 * 9.81, 1e-10);
+  EXPECT_NEAR(s.v[2], -9.81, 1e-10);
+  EXPECT_LT((s.q.tail(12) - q0.tail(12)).norm(), 1e-10);
+}
+
+// Without actuation, damping or contact, energy is conserved up to the scheme's error, which
+// shrinks with the step at the scheme's order (first: the Coriolis terms are taken at the start
+// velocity). Relative drift = max over 1 s of |E(t) - E(0)| / max kinetic energy.
+std::vector<double> energyDrift(bool gravity) {
+  Robot r = loadRobot("anymal");
+  if (!gravity) r.model.gravity.setZero();
+  VecX q0 = r.standingConfiguration();
+  q0[2] = 50.0;
+  VecX v0(r.model.nv());
+  v0 << 0.3, -0.2, 0.5, 0.8, -0.6, 1.0, 2, -1, 1.5, -2, 1, 0.5, 1, 2, -1, -1.5, 0.7, -0.3;
+  Data data(r.model);
+  std::vector<double> drift;
+  for (double dt : {4e-4, 2e-4, 1e-4}) {
+    Sim s(r.model, passive(dt), q0);
+    s.v = v0;
+    const double e0 = mechanicalEnergy(r.model, data, s.q, s.v);
+    double worst = 0, keMax = 0;
+    const int n = static_cast<int>(std::round(1.0 / dt));
+    for (int k = 0; k < n; ++k) {
+      s.run(dt);
+      if (k % 50 && k != n - 1) continue;
+      const double e = mechanicalEnergy(r.model, data, s.q, s.v);
+      keMax = std::max(keMax, e - mechanicalEnergy(r.model, data, s.q, VecX::Zero(r.model.nv())));
+      worst = std::max(worst, std::abs(e - e0));
+    }
+    drift.push_back(worst / keMax);
+    std::printf("gravity %d, dt %g: relative energy drift over 1 s %.3e\n", gravity, dt,
+                drift.back());
+  }
+  return drift;
+}
+
+TEST(Step, EnergyDriftShrinksWithTheStep) {
+  for (bool gravity : {false, true}) {
+    const std::vector<double> drift = energyDrift(gravity);
+    EXPECT_LT(drift[2], 1e-3);
+    // Observed order: log2 of successive ratios, the scheme's first order.
+    EXPECT_NEAR(std::log2(drift[0] / drift[1]), 1.0, 0.15);
+    EXPECT_NEAR(std::log2(drift[1] / drift[2]), 1.0, 0.15);
+  }
+}
+
+// The quaternion keeps unit norm through long spinning.
+TEST(Step, QuaternionStaysUnit) {
+  Robot r = loadRobot("quadruped");
+  // Warp's example armature: explicit damping kd dt / inertia must stay below 2 on light links.
+  for (auto& j : r.model.joints) j.armature = 0.01;
+  VecX q0 = r.standingConfiguration();
+  q0[2] = 1000;  // stays airborne for the 5 s
+  SimOptions o = passive(0.01);
+  o.actuator.kp = 20;  // the walk task's drive holds the legs
+  o.actuator.kd = 1;
+  Sim s(r.model, o, q0);
+  s.v.segment<3>(3) << 3, -5, 7;
+  s.run(5.0);
+  EXPECT_NEAR(s.q.segment<4>(3).norm(), 1.0, 1e-14);
+}
+
+// ANYmal with a PD drive on flat ground, hard contact: the base comes to rest.
+TEST(Step, StandingRobotSettlesWithHardContact) {
+  Robot r = loadRobot("anymal");
+  for (auto& j : r.model.joints) j.armature = 0.1;
+  SimOptions o;
+  o.dt = 0.005;
+  o.contact.model = ContactModel::Hard;
+  o.actuator.kp = 85;
+  o.actuator.kd = 4;
+  VecX q0 = r.standingConfiguration();
+  q0[2] += 0.02;
+  Sim s(r.model, o, q0);
+  s.run(4.0);
+  double zmin = 1e9, zmax = -1e9;
+  const Vec3 p0 = s.q.head<3>();
+  for (int k = 0; k < 200; ++k) {
+    s.run(o.dt);
+    zmin = std::min(zmin, s.q[2]);
+    zmax = std::max(zmax, s.q[2]);
+  }
+  std::printf("last second: z in [%.5f, %.5f], xy moved %.2e m\n", zmin, zmax,
+              (s.q.head<2>() - p0.head<2>()).norm());
+  EXPECT_LT(zmax - zmin, 1e-3);
+  EXPECT_LT((s.q.head<2>() - p0.head<2>()).norm(), 1e-3);
+  EXPECT_GT(zmin, 0.3);
+  // At rest the normal impulses carry the weight.
+  double fz = 0;
+  for (int f = 0; f < 4; ++f) fz += s.data.footImpulse[3 * f] / o.dt;
+  EXPECT_NEAR(fz, r.model.totalMass() * 9.81, 0.01 * r.model.totalMass() * 9.81);
+}
+
+// A box sliding on its sphere feet decelerates at mu g until it stops.
+TEST(Step, SlidingBoxDeceleratesAtMuG) {
+  const Model box = boxOnFeet();
+  for (ContactModel cm : {ContactModel::Hard, ContactModel::Smoothed}) {
+    SimOptions o = passive(0.001, cm);
+    o.contact.mu = 0.5;
+    o.contact.kappa = 1e5;
+    VecX q0 = neutralConfiguration(box);
+    q0[2] = 0.12 - 1e-5;  // feet just touching
+    Sim s(box, o, q0);
+    s.v[0] = 2.0;
+    s.run(0.05);
+    const double v1 = s.v[0];
+    s.run(0.2);
+    const double v2 = s.v[0];
+    const double decel = (v1 - v2) / 0.2;
+    std::printf("%s: deceleration %.4f (mu g = %.4f)\n", toString(cm), decel, 0.5 * 9.81);
+    EXPECT_NEAR(decel, 0.5 * 9.81, 0.01 * 0.5 * 9.81);
+    s.run(0.5);
+    EXPECT_NEAR(s.v[0], 0.0, 1e-5);  // at rest up to the rocking left by the stop
+  }
+}
+
+// As kappa grows, the smoothed model's trajectory approaches the hard one.
+TEST(Step, SmoothedApproachesHardAsKappaGrows) {
+  Robot r = loadRobot("anymal");
+  for (auto& j : r.model.joints) j.armature = 0.1;
+  SimOptions o;
+  o.dt = 0.005;
+  o.actuator.kp = 85;
+  o.actuator.kd = 2;
+  VecX q0 = r.standingConfiguration();
+  q0[2] += 0.05;
+  auto run = [&](ContactModel cm, double kappa) {
+    o.contact.model = cm;
+    o.contact.kappa = kappa;
+    Sim s(r.model, o, q0);
+    s.run(1.0);
+    return VecX(s.q);
+  };
+  const VecX hard = run(ContactModel::Hard, 0);
+  double prev = 1e9;
+  for (double kappa : {300.0, 3000.0, 30000.0, 300000.0}) {
+    const double err = (run(ContactModel::Smoothed, kappa) - hard).norm();
+    std::printf("kappa %g: |q_smoothed - q_hard| = %.3e\n", kappa, err);
+    EXPECT_LT(err, prev);
+    prev = err;
+  }
+  EXPECT_LT(prev, 1e-3);
+}

@@ -1,0 +1,15 @@
+// Subcommands of the diffloco program. Each registers its options on the CLI11 app and returns the
+// exit code when run.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <functional>
+
+namespace diffloco::cli {
+
+using Runner = std::function<int()>;
+
+Runner addSimCommand(CLI::App& app);
+Runner addBenchCommand(CLI::App& app);
+
+}  // namespace diffloco::cli

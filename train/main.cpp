@@ -1,0 +1,30 @@
+// diffloco: one program, one subcommand per job (sim, bench, and later train, eval, export, ...).
+#include <spdlog/spdlog.h>
+
+#include <exception>
+#include <iostream>
+#include <map>
+
+#include "train/commands.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"diffloco: quadruped locomotion from a differentiable simulator"};
+  app.require_subcommand(1);
+  std::map<CLI::App*, diffloco::cli::Runner> runners;
+  auto add = [&](diffloco::cli::Runner (*f)(CLI::App&)) {
+    const size_t before = app.get_subcommands({}).size();
+    auto r = f(app);
+    runners[app.get_subcommands({})[before]] = r;
+  };
+  add(diffloco::cli::addSimCommand);
+  add(diffloco::cli::addBenchCommand);
+  CLI11_PARSE(app, argc, argv);
+  try {
+    for (auto& [sub, run] : runners)
+      if (sub->parsed()) return run();
+  } catch (const std::exception& e) {
+    spdlog::error("{}", e.what());
+    return 1;
+  }
+  return 0;
+}
