@@ -28,12 +28,35 @@ class BatchSim {
 
   // One step of every world; returns how many worlds failed in this step.
   int step();
+
+  // Adjoints of one batched step that started from (qIn, vIn, qTargetIn) (the values q, v, qTarget
+  // had before that step()), given the adjoints of its results. Outputs are resized; column per
+  // world. The forward is recomputed per world (sim/step_vjp.h). Non-finite adjoints are zeroed and
+  // the world is flagged in failedVjp.
+  void stepVjp(const MatX& qIn, const MatX& vIn, const MatX& qTargetIn, const MatX& gqNext,
+               const MatX& gvNext, MatX& gq, MatX& gv, MatX& gqTarget);
+  std::vector<std::uint8_t> failedVjp;
+
+  // Per-world randomisation: friction coefficient (default options.contact.mu) and a mass added to
+  // the base (its inertia scales with it, as for a uniform change of density).
+  void setFriction(int world, double mu) { mu_[world] = mu; }
+  double friction(int world) const { return mu_[world]; }
+  void setAddedBaseMass(int world, double dm);
+  const Model& worldModel(int world) const { return models_.empty() ? model_ : models_[world]; }
+
   ThreadPool& pool() { return pool_; }
 
  private:
+  SimOptions worldOptions(int world) const {
+    SimOptions o = options;
+    o.contact.mu = mu_[world];
+    return o;
+  }
   const Model& model_;
   ThreadPool pool_;
   std::vector<std::unique_ptr<Data>> data_;  // one per worker
+  std::vector<double> mu_;
+  std::vector<Model> models_;  // per-world copies, made on the first setAddedBaseMass
   MatX qNext_, vNext_;
 };
 

@@ -99,6 +99,11 @@ void solveContacts(const ContactOptions& opt, Data& data) {
   // Initial guess (eq. 11), tangential part kept: each contact's own block solved alone.
   for (int a = 0; a < nc; ++a)
     data.impulse.segment<3>(3 * a) = -data.Ginv.block<3, 3>(3 * a, 0) * data.c.segment<3>(3 * a);
+  if (data.recordGs) {
+    data.impulseInit = data.impulse.head(3 * nc);
+    data.gsOld.clear();
+    data.gsS.clear();
+  }
   for (int it = 0; it < opt.iterations; ++it) {
     for (int j = 0; j < nc; ++j) {
       Vec3 s = data.c.segment<3>(3 * j);
@@ -106,11 +111,16 @@ void solveContacts(const ContactOptions& opt, Data& data) {
         const double w = k == j ? 1.0 : data.sigma[k];
         s.noalias() += w * data.G.block<3, 3>(3 * j, 3 * k) * data.impulse.segment<3>(3 * k);
       }
+      if (data.recordGs) {
+        data.gsOld.push_back(data.impulse.segment<3>(3 * j));
+        data.gsS.push_back(s);
+      }
       data.impulse.segment<3>(3 * j) = gaussSeidelUpdate(
           data.impulse.segment<3>(3 * j), s, data.G.block<3, 3>(3 * j, 3 * j),
           data.Ginv.block<3, 3>(3 * j, 0), opt.mu);
     }
   }
+  if (data.recordGs) data.impulseRaw = data.impulse.head(3 * nc);
   if (smooth)
     for (int a = 0; a < nc; ++a) data.impulse.segment<3>(3 * a) *= data.sigma[a];
 }

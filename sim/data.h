@@ -40,6 +40,14 @@ struct Data {
   MatX Ginv;                     // 3 nc x 3: inverse diagonal blocks G_jj^-1 (the r-factors)
   VecX footImpulse;              // 3 per foot: impulse (normal, t1, t2) applied over the last step
 
+  // Gauss-Seidel tape for the backward pass: per update (iteration-major, contact-minor) the
+  // impulse of that contact before the update and the s it was updated with. Recorded only when
+  // recordGs is set (by stepVjp).
+  bool recordGs = false;
+  std::vector<Vec3> gsOld, gsS;
+  VecX impulseInit;  // the eq. 11 guess
+  VecX impulseRaw;   // the impulses after the sweeps, before the sigmoid scaling
+
   // step
   VecX qMid, u, tauJoint, work;
 };

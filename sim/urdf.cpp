@@ -14,6 +14,13 @@ namespace {
 
 using tinyxml2::XMLElement;
 
+// A number as a message shows it: "-1", "0.25", "1e-09" (std::to_string gives "-1.000000").
+std::string str(double x) {
+  std::ostringstream s;
+  s << x;
+  return s.str();
+}
+
 struct Parser {
   std::string source;
 
@@ -41,14 +48,13 @@ struct Parser {
     }
     std::istringstream in(v);
     Eigen::VectorXd out(n);
-    for (int i = 0; i < n; ++i)
-      if (!(in >> out[i]))
-        fail(e, std::string("attribute '") + name + "' must hold " + std::to_string(n) +
-                    " numbers, got \"" + v + "\"");
+    bool ok = true;
+    for (int i = 0; i < n && ok; ++i) ok = static_cast<bool>(in >> out[i]);
     std::string rest;
-    if (in >> rest)
-      fail(e, std::string("attribute '") + name + "' has more than " + std::to_string(n) +
-                  " numbers: \"" + v + "\"");
+    if (!ok || in >> rest)
+      fail(e, std::string("attribute '") + name + "' must be " +
+                  (n == 1 ? std::string("a number") : std::to_string(n) + " space-separated numbers") +
+                  ", got \"" + v + "\"");
     return out;
   }
 
@@ -99,7 +105,9 @@ Model parseUrdf(const std::string& xml, const std::string& sourceName) {
   tinyxml2::XMLDocument doc;
   if (doc.Parse(xml.c_str(), xml.size()) != tinyxml2::XML_SUCCESS) {
     std::ostringstream s;
-    s << sourceName << ":" << doc.ErrorLineNum() << ": malformed XML: " << doc.ErrorStr();
+    s << sourceName;
+    if (doc.ErrorLineNum() > 0) s << ":" << doc.ErrorLineNum();  // 0 for an empty document
+    s << ": malformed XML: " << doc.ErrorStr();
     throw ModelError(s.str());
   }
   const XMLElement* robot = doc.FirstChildElement("robot");
@@ -119,7 +127,7 @@ Model parseUrdf(const std::string& xml, const std::string& sourceName) {
       if (!me) P.fail(in, "link '" + name + "': <inertial> needs a <mass value=...>");
       if (!ie) P.fail(in, "link '" + name + "': <inertial> needs an <inertia ixx=... izz=...>");
       const double m = P.number(me, "value", 0, true);
-      if (!(m >= 0)) P.fail(me, "link '" + name + "': mass must be >= 0, got " + std::to_string(m));
+      if (!(m >= 0)) P.fail(me, "link '" + name + "': mass must be >= 0, got " + str(m));
       Mat3 I;
       const double ixx = P.number(ie, "ixx", 0, true), iyy = P.number(ie, "iyy", 0, true),
                    izz = P.number(ie, "izz", 0, true), ixy = P.number(ie, "ixy", 0, false),
@@ -129,7 +137,8 @@ Model parseUrdf(const std::string& xml, const std::string& sourceName) {
       if (eig.minCoeff() < -1e-12 || eig[0] + eig[1] < eig[2] * (1 - 1e-9) - 1e-12)
         P.fail(ie, "link '" + name +
                        "': rotational inertia must be positive semi-definite and satisfy the "
-                       "triangle inequality");
+                       "triangle inequality (principal moments " +
+                       str(eig[0]) + ", " + str(eig[1]) + ", " + str(eig[2]) + ")");
       Mat3 R;
       Vec3 c;
       P.origin(in, R, c);
@@ -175,7 +184,9 @@ Model parseUrdf(const std::string& xml, const std::string& sourceName) {
     if (!links.count(d.parent)) P.fail(pe, "joint '" + d.name + "': unknown link '" + d.parent + "'");
     if (!links.count(d.child)) P.fail(ce, "joint '" + d.name + "': unknown link '" + d.child + "'");
     if (jointOfChild.count(d.child))
-      P.fail(j, "link '" + d.child + "' is the child of two joints (the model must be a tree)");
+      P.fail(j, "link '" + d.child + "' is the child of two joints ('" +
+                    joints[jointOfChild[d.child]].name + "' and '" + d.name +
+                    "'): the model must be a tree");
     P.origin(j, d.R, d.p);
     if (const XMLElement* a = j->FirstChildElement("axis")) {
       d.axis = P.numbers(a, "xyz", 3);
@@ -219,8 +230,10 @@ Model parseUrdf(const std::string& xml, const std::string& sourceName) {
   for (int i = 0; i < static_cast<int>(joints.size()); ++i)
     childJoints[joints[i].parent].push_back(i);
 
+  std::map<std::string, bool> reached;
   std::function<void(const std::string&, int, const Mat3&, const Vec3&)> visit;
   visit = [&](const std::string& link, int body, const Mat3& R, const Vec3& p) {
+    reached[link] = true;
     const LinkData& L = links[link];
     Transform X;  // body frame -> link frame, as a child transform
     X.E = R.transpose();
@@ -256,13 +269,20 @@ Model parseUrdf(const std::string& xml, const std::string& sourceName) {
   base.name = root;
   model.bodies.push_back(base);
   visit(root, 0, Mat3::Identity(), Vec3::Zero());
+  // Every other link has a parent joint, so a link the walk missed hangs from a cycle of joints.
+  for (const auto& n : linkOrder)
+    if (!reached.count(n))
+      P.fail(links[n].elem, "link '" + n + "' is not connected to the root link '" + root +
+                                "': its joints form a cycle");
   model.finalize();
   return model;
 }
 
 Model loadUrdf(const std::string& path) {
   std::ifstream in(path);
-  if (!in) throw ModelError(path + ": cannot open URDF file");
+  std::error_code ec;
+  if (!in || std::filesystem::is_directory(path, ec))  // a folder opens as a stream on Linux
+    throw ModelError(path + ": cannot open URDF file");
   std::stringstream buf;
   buf << in.rdbuf();
   return parseUrdf(buf.str(), path);

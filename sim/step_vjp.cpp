@@ -1,0 +1,254 @@
+#include "sim/step_vjp.h"
+
+#include <memory>
+
+#include "sim/actuator.h"
+#include "sim/adjoint.h"
+#include "sim/cholesky.h"
+#include "sim/contact.h"
+#include "sim/integrate.h"
+#include "sim/step.h"
+
+namespace diffloco::sim {
+namespace {
+
+using Mat3X = Eigen::Matrix<double, 3, Eigen::Dynamic>;
+
+// Scratch of the backward pass, kept per thread so that no step allocates.
+struct Scratch {
+  KinematicsBar bar;
+  MatX Hbar, Jbar, W, Gbar;
+  VecX lambda, cbar, sigmaBar, work, dvbar, qmidBar, pbar;
+  Mat3X Jw;
+  explicit Scratch(const Model& m) : bar(m), Jw(3, m.nv()) {}
+};
+
+Scratch& scratchFor(const Model& model) {
+  thread_local std::unique_ptr<Scratch> s;
+  if (!s || s->bar.R.size() != model.bodies.size() || s->Jw.cols() != model.nv())
+    s = std::make_unique<Scratch>(model);
+  return *s;
+}
+
+// Contact Jacobian rows (n, t1, t2) = world (z, x, y) rows, and penetration depths, back to the
+// kinematic adjoints. Jbar has 3 rows per active contact; depthBar one entry per active contact.
+void contactGeometryVjp(const Model& model, const Data& data, const MatX& Jbar,
+                        const VecX& depthBar, Scratch& S) {
+  for (int a = 0; a < static_cast<int>(data.active.size()); ++a) {
+    const int j = data.active[a];
+    const Foot& ft = model.feet[j];
+    S.Jw.row(0) = Jbar.row(3 * a + 1);
+    S.Jw.row(1) = Jbar.row(3 * a + 2);
+    S.Jw.row(2) = Jbar.row(3 * a + 0);
+    const Vec3 x = data.footCentre[j] - ft.radius * Vec3::UnitZ();
+    Vec3 xbar = Vec3::Zero();
+    pointJacobianVjp(model, data, ft.body, x, S.Jw, S.bar, xbar);
+    // centre = R_b offset + p_b; x = centre - radius z; depth = radius - centre_z.
+    xbar.z() -= depthBar[a];
+    S.bar.R[ft.body] += xbar * ft.offset.transpose();
+    S.bar.p[ft.body] += xbar;
+  }
+}
+
+// Reverse of stepDynamics(q, v, qTarget, h), given the adjoint of u and the adjoints already
+// gathered on H and on the kinematics at q_mid. Adds to out.
+void dynamicsVjp(const Model& model, const SimOptions& opt, Data& data,
+                 const Eigen::Ref<const VecX>& q, const Eigen::Ref<const VecX>& v,
+                 const Eigen::Ref<const VecX>& qTarget, double h, const VecX& ubar, Scratch& S,
+                 StepAdjoint& out) {
+  const int nv = model.nv(), nj = model.nj();
+  // u = v - h H^-1 b.
+  out.v += ubar;
+  S.lambda = ubar;
+  solve(model, data, S.lambda);
+  S.Hbar.noalias() += S.lambda * (v - data.u).transpose();
+  S.work = -h * S.lambda;  // bbar
+  // b = RNEA(q_mid, v) + damping v - tau.
+  S.dvbar.setZero(nv);
+  biasForcesVjp(model, data, v, S.work, S.bar, out.v);
+  crbaVjp(model, data, S.Hbar, S.bar);
+  S.qmidBar.setZero(model.nq());
+  forwardKinematicsVjp(model, data, data.qMid, S.bar, S.qmidBar);
+  // q_mid = q (+) h/2 v.
+  data.work = 0.5 * h * v;
+  integrateVjp(model, q, data.work, S.qmidBar, out.q, S.dvbar);
+  out.v += 0.5 * h * S.dvbar;
+  for (int j = 0; j < nj; ++j) {
+    const double bb = S.work[6 + j];
+    out.v[6 + j] += model.joints[j].damping * bb;
+    actuatorTorqueVjp(opt.actuator, model.joints[j].effort, qTarget[j], q[7 + j], v[6 + j], -bb,
+                      out.qTarget[j], out.q[7 + j], out.v[6 + j], out.params.kp, out.params.kd);
+  }
+  // Masses: each body's inertia scales with its mass, dI/dm = I/m.
+  for (int i = 0; i < model.nbodies(); ++i) {
+    const Inertia& I = model.bodies[i].inertia;
+    const InertiaBar& Ib = S.bar.inertia[i];
+    if (I.m > 0)
+      out.params.mass[i] += (Ib.m * I.m + Ib.h.dot(I.h) + Ib.Io.cwiseProduct(I.Io).sum()) / I.m;
+  }
+}
+
+void hardOrSmoothedVjp(const Model& model, const SimOptions& opt, Data& data,
+                       const Eigen::Ref<const VecX>& q, const Eigen::Ref<const VecX>& v,
+                       const Eigen::Ref<const VecX>& qTarget, const Eigen::Ref<const VecX>& gq,
+                       const Eigen::Ref<const VecX>& gv, StepAdjoint& out) {
+  const int nv = model.nv();
+  const double h = opt.dt;
+  Scratch& S = scratchFor(model);
+  S.bar.reset(model);
+  S.Hbar.setZero(nv, nv);
+
+  // Forward, recording the solver's tape.
+  VecX qn(model.nq()), vn(nv);
+  data.recordGs = true;
+  step(model, opt, data, q, v, qTarget, qn, vn);
+  data.recordGs = false;
+  const int nc = static_cast<int>(data.active.size()), m = 3 * nc;
+
+  // q' = q (+) h/2 (v + v').
+  S.dvbar.setZero(nv);
+  data.work = 0.5 * h * (v + vn);
+  integrateVjp(model, q, data.work, gq, out.q, S.dvbar);
+  VecX vnBar = gv + 0.5 * h * S.dvbar;
+  out.v += 0.5 * h * S.dvbar;
+
+  VecX ubar = vnBar;
+  if (m > 0) {
+    const auto J = data.Jc.topRows(m);
+    // v' = u + H^-1 J^T p.
+    S.lambda = vnBar;
+    solve(model, data, S.lambda);
+    const VecX dv = vn - data.u;
+    S.Hbar.noalias() -= S.lambda * dv.transpose();
+    S.Jbar.noalias() = data.impulse.head(m) * S.lambda.transpose();
+    S.pbar.noalias() = J * S.lambda;
+    // p = GaussSeidel(G, c, sigma).
+    solveContactsVjp(opt.contact, data, S.pbar, S.Gbar, S.cbar, S.sigmaBar, out.params.mu);
+    // c = J u.
+    S.Jbar.noalias() += S.cbar * data.u.transpose();
+    ubar.noalias() += J.transpose() * S.cbar;
+    // G = J W with W = H^-1 J^T = L^-1 D^-1 Y.
+    S.W.resize(nv, m);
+    for (int r = 0; r < m; ++r) {
+      S.work = data.Y.col(r).cwiseQuotient(data.LD.diagonal());
+      solveL(model, data, S.work);
+      S.W.col(r) = S.work;
+    }
+    S.Jbar.noalias() += (S.Gbar + S.Gbar.transpose()) * S.W.transpose();
+    S.Hbar.noalias() -= S.W * S.Gbar * S.W.transpose();
+    // sigma = sigmoid(kappa d).
+    VecX depthBar = VecX::Zero(nc);
+    if (opt.contact.model == ContactModel::Smoothed)
+      for (int a = 0; a < nc; ++a) {
+        const double s = data.sigma[a], ds = s * (1 - s);
+        depthBar[a] = S.sigmaBar[a] * ds * opt.contact.kappa;
+        out.params.kappa += S.sigmaBar[a] * ds * data.depth[data.active[a]];
+      }
+    contactGeometryVjp(model, data, S.Jbar, depthBar, S);
+  }
+  dynamicsVjp(model, opt, data, q, v, qTarget, h, ubar, S, out);
+}
+
+void softVjp(const Model& model, const SimOptions& opt, Data& data,
+             const Eigen::Ref<const VecX>& q, const Eigen::Ref<const VecX>& v,
+             const Eigen::Ref<const VecX>& qTarget, const Eigen::Ref<const VecX>& gq,
+             const Eigen::Ref<const VecX>& gv, StepAdjoint& out) {
+  const int nv = model.nv(), nf = model.nfeet();
+  const ContactOptions& c = opt.contact;
+  const int n = std::max(1, c.softSubsteps);
+  const double h = opt.dt / n;
+  Scratch& S = scratchFor(model);
+
+  // Forward: the sub-step states (the tape), one sub-step at a time with the sim's own code.
+  SimOptions sub = opt;
+  sub.dt = h;
+  sub.contact.softSubsteps = 1;
+  std::vector<VecX> qs(n + 1, q), vs(n + 1, v);
+  for (int s = 0; s < n; ++s) step(model, sub, data, qs[s], vs[s], qTarget, qs[s + 1], vs[s + 1]);
+
+  VecX qBar = gq, vBar = gv;
+  StepAdjoint local(model);
+  for (int s = n - 1; s >= 0; --s) {
+    const VecX& qs0 = qs[s];
+    const VecX& vs0 = vs[s];
+    // Recompute this sub-step's forward quantities in data.
+    step(model, sub, data, qs0, vs0, qTarget, qs[s + 1], vs[s + 1]);
+    const VecX& v1 = vs[s + 1];
+    S.bar.reset(model);
+    S.Hbar.setZero(nv, nv);
+    local.q.setZero();
+    local.v.setZero();
+
+    // q1 = q0 (+) h/2 (v0 + v1).
+    S.dvbar.setZero(nv);
+    data.work = 0.5 * h * (vs0 + v1);
+    integrateVjp(model, qs0, data.work, qBar, local.q, S.dvbar);
+    const VecX v1Bar = vBar + 0.5 * h * S.dvbar;
+    local.v += 0.5 * h * S.dvbar;
+
+    // v1 = u + h H^-1 F, F = sum_a J_a^T f_a.
+    S.lambda = v1Bar;
+    solve(model, data, S.lambda);
+    S.Hbar.noalias() -= S.lambda * (v1 - data.u).transpose();
+    const VecX Fbar = h * S.lambda;
+    S.Jbar.setZero(3 * nf, nv);
+    VecX depthBar = VecX::Zero(nf);
+    for (int a = 0; a < nf; ++a) {
+      const double d = data.depth[data.active[a]];
+      if (d < 0) continue;
+      const auto Ja = data.Jc.middleRows<3>(3 * a);
+      const Vec3 vc = Ja * vs0;
+      // Forward force (as in step.cpp).
+      Vec3 f;
+      f[0] = c.softKp * d - c.softKd * std::min(vc[0], 0.0);
+      const double vt = std::hypot(vc[1], vc[2]);
+      const bool viscous = c.softKf * vt <= c.mu * f[0];
+      const double k = viscous ? c.softKf : c.mu * f[0] / vt;
+      f[1] = -k * vc[1];
+      f[2] = -k * vc[2];
+      S.Jbar.middleRows<3>(3 * a) += f * Fbar.transpose();
+      Vec3 fb = Ja * Fbar, vcb = Vec3::Zero();
+      if (viscous) {
+        vcb[1] -= c.softKf * fb[1];
+        vcb[2] -= c.softKf * fb[2];
+      } else {
+        const Eigen::Vector2d e(vc[1] / vt, vc[2] / vt), ftb(fb[1], fb[2]);
+        const double proj = ftb.dot(e);
+        fb[0] -= c.mu * proj;
+        out.params.mu -= f[0] * proj;
+        const Eigen::Vector2d vtb = -c.mu * f[0] / vt * (ftb - proj * e);
+        vcb[1] += vtb[0];
+        vcb[2] += vtb[1];
+      }
+      depthBar[a] += c.softKp * fb[0];
+      if (vc[0] < 0) vcb[0] -= c.softKd * fb[0];
+      S.Jbar.middleRows<3>(3 * a) += vcb * vs0.transpose();
+      local.v.noalias() += Ja.transpose() * vcb;
+    }
+    contactGeometryVjp(model, data, S.Jbar, depthBar, S);
+    dynamicsVjp(model, sub, data, qs0, vs0, qTarget, h, v1Bar, S, local);
+    qBar = local.q;
+    vBar = local.v;
+  }
+  out.q += qBar;
+  out.v += vBar;
+  out.qTarget += local.qTarget;
+  out.params.mass += local.params.mass;
+  out.params.mu += local.params.mu;
+  out.params.kp += local.params.kp;
+  out.params.kd += local.params.kd;
+}
+
+}  // namespace
+
+void stepVjp(const Model& model, const SimOptions& opt, Data& data,
+             const Eigen::Ref<const VecX>& q, const Eigen::Ref<const VecX>& v,
+             const Eigen::Ref<const VecX>& qTarget, const Eigen::Ref<const VecX>& gqNext,
+             const Eigen::Ref<const VecX>& gvNext, StepAdjoint& out) {
+  if (opt.contact.model == ContactModel::Soft)
+    softVjp(model, opt, data, q, v, qTarget, gqNext, gvNext, out);
+  else
+    hardOrSmoothedVjp(model, opt, data, q, v, qTarget, gqNext, gvNext, out);
+}
+
+}  // namespace diffloco::sim

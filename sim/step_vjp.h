@@ -1,0 +1,53 @@
+// The hand-written reverse-mode (adjoint) pass of one simulation step.
+//
+// stepVjp recomputes the forward step from its inputs (nothing is stored between the forward and
+// the backward pass except the inputs q, v, qTarget: 49 doubles = 392 bytes per world and step for
+// an 18-DoF robot) and propagates the adjoints of (q', v') back through every stage in reverse:
+// trapezoidal position update, velocity update, the Gauss-Seidel sweeps unrolled (hard: the branch
+// taken by each projection; smoothed: sigmoid scalings too), Delassus matrix and contact Jacobians,
+// H^-1 solves (through the identity d(H^-1 z) = -H^-1 dH H^-1 z, so the factorization itself is
+// never differentiated), CRBA and RNEA in reverse, forward kinematics, the half step, and the PD
+// actuator. The soft model runs the same per sub-step with the penalty forces of eq. 17-18.
+//
+// Gradients on q are with respect to all 19 coordinates as the step uses them (the quaternion is
+// renormalised inside the step, so its adjoint may have a radial part).
+#pragma once
+
+#include "sim/data.h"
+#include "sim/options.h"
+
+namespace diffloco::sim {
+
+// Gradients with respect to the parameters a user identifies.
+struct ParamGrad {
+  VecX mass;  // per body; each body's inertia scales with its mass (fixed shape and density map)
+  double mu = 0, kappa = 0, kp = 0, kd = 0;
+  void setZero(const Model& model) {
+    mass = VecX::Zero(model.nbodies());
+    mu = kappa = kp = kd = 0;
+  }
+};
+
+struct StepAdjoint {
+  VecX q, v, qTarget;  // adjoints of the step's inputs (19, 18, 12)
+  ParamGrad params;
+  explicit StepAdjoint(const Model& model)
+      : q(VecX::Zero(model.nq())), v(VecX::Zero(model.nv())), qTarget(VecX::Zero(model.nj())) {
+    params.setZero(model);
+  }
+  void setZero(const Model& model) {
+    q.setZero();
+    v.setZero();
+    qTarget.setZero();
+    params.setZero(model);
+  }
+};
+
+// Adds to `out` the adjoints of the inputs of step(model, opt, ., q, v, qTarget) given the adjoints
+// gqNext, gvNext of its outputs. `data` is scratch (the forward is recomputed in it).
+void stepVjp(const Model& model, const SimOptions& opt, Data& data,
+             const Eigen::Ref<const VecX>& q, const Eigen::Ref<const VecX>& v,
+             const Eigen::Ref<const VecX>& qTarget, const Eigen::Ref<const VecX>& gqNext,
+             const Eigen::Ref<const VecX>& gvNext, StepAdjoint& out);
+
+}  // namespace diffloco::sim

@@ -1,0 +1,140 @@
+// The hand-written backward pass of a step against central finite differences (double precision).
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "envs/robot.h"
+#include "sim/step.h"
+#include "sim/step_vjp.h"
+
+using namespace diffloco;
+using namespace diffloco::sim;
+
+namespace {
+
+struct Case {
+  Robot robot;
+  SimOptions opt;
+  VecX q, v, target;
+};
+
+// A robot in a generic state moving down onto the ground: feet 4 mm in (inContact) or 1 cm above
+// it, where the smoothed model already acts (sigmoid(-3) = 0.05).
+Case makeCase(const std::string& robot, ContactModel cm, bool inContact, unsigned seed,
+              double slide = 0) {
+  Case c{loadRobot(robot), {}, {}, {}, {}};
+  for (auto& j : c.robot.model.joints) j.armature = 0.05;
+  c.opt.dt = robot == "anymal" ? 0.005 : 0.01;
+  c.opt.contact.model = cm;
+  c.opt.contact.softSubsteps = 5;
+  c.opt.actuator.kp = robot == "anymal" ? 85 : 20;
+  c.opt.actuator.kd = robot == "anymal" ? 0.6 : 1;
+  std::mt19937 rng(seed);
+  std::normal_distribution<double> n(0.0, 1.0);
+  c.q = c.robot.standingConfiguration();
+  c.q[2] += inContact ? -0.004 : 0.01;
+  c.q[0] += 0.1 * n(rng);
+  Quat rot = Quat(1, 0.02 * n(rng), 0.02 * n(rng), 0.05 * n(rng)).normalized();
+  c.q[3] = rot.w(), c.q[4] = rot.x(), c.q[5] = rot.y(), c.q[6] = rot.z();
+  for (int j = 0; j < 12; ++j) c.q[7 + j] += 0.05 * n(rng);
+  c.v = VecX::Zero(c.robot.model.nv());
+  for (int i = 0; i < c.robot.model.nv(); ++i) c.v[i] = 0.05 * n(rng);
+  c.v[2] = -0.5;
+  c.v[0] = slide;
+  c.target = c.robot.defaultJointPos;
+  for (int j = 0; j < 12; ++j) c.target[j] += 0.1 * n(rng);
+  return c;
+}
+
+// Loss = <wq, q'> + <wv, v'> with fixed random weights.
+struct Loss {
+  VecX wq, wv;
+  double operator()(const Case& c, const Model& m, const SimOptions& o, const VecX& q,
+                    const VecX& v, const VecX& t) const {
+    Data d(m);
+    VecX qn(m.nq()), vn(m.nv());
+    step(m, o, d, q, v, t, qn, vn);
+    return wq.dot(qn) + wv.dot(vn);
+  }
+};
+
+double relErr(const VecX& a, const VecX& b) {
+  return (a - b).lpNorm<Eigen::Infinity>() / std::max(1e-9, b.lpNorm<Eigen::Infinity>());
+}
+
+void checkCase(const std::string& robot, ContactModel cm, bool inContact, double tol,
+               double slide = 0) {
+  Case c = makeCase(robot, cm, inContact, 7, slide);
+  const Model& m = c.robot.model;
+  std::mt19937 rng(3);
+  std::normal_distribution<double> n(0.0, 1.0);
+  Loss L{VecX(m.nq()), VecX(m.nv())};
+  for (int i = 0; i < m.nq(); ++i) L.wq[i] = n(rng);
+  for (int i = 0; i < m.nv(); ++i) L.wv[i] = n(rng);
+
+  Data d(m);
+  StepAdjoint adj(m);
+  stepVjp(m, c.opt, d, c.q, c.v, c.target, L.wq, L.wv, adj);
+
+  const double eps = 1e-6;
+  auto fd = [&](auto perturb) {
+    return (perturb(+eps) - perturb(-eps)) / (2 * eps);
+  };
+  VecX gq(m.nq()), gv(m.nv()), gt(m.nj());
+  for (int i = 0; i < m.nq(); ++i)
+    gq[i] = fd([&](double e) { VecX q = c.q; q[i] += e; return L(c, m, c.opt, q, c.v, c.target); });
+  for (int i = 0; i < m.nv(); ++i)
+    gv[i] = fd([&](double e) { VecX v = c.v; v[i] += e; return L(c, m, c.opt, c.q, v, c.target); });
+  for (int i = 0; i < m.nj(); ++i)
+    gt[i] = fd([&](double e) { VecX t = c.target; t[i] += e; return L(c, m, c.opt, c.q, c.v, t); });
+  VecX gmass(m.nbodies());
+  for (int b = 0; b < m.nbodies(); ++b)
+    gmass[b] = fd([&](double e) {
+      Model mm = m;
+      Inertia& I = mm.bodies[b].inertia;
+      const double s = (I.m + e) / I.m;
+      I.m *= s, I.h *= s, I.Io *= s;
+      return L(c, mm, c.opt, c.q, c.v, c.target);
+    });
+  auto paramFd = [&](auto set) {
+    return fd([&](double e) { SimOptions o = c.opt; set(o, e); return L(c, m, o, c.q, c.v, c.target); });
+  };
+  const double gmu = paramFd([](SimOptions& o, double e) { o.contact.mu += e; });
+  const double gkappa = paramFd([](SimOptions& o, double e) { o.contact.kappa += e; });
+  const double gkp = paramFd([](SimOptions& o, double e) { o.actuator.kp += e; });
+  const double gkd = paramFd([](SimOptions& o, double e) { o.actuator.kd += e; });
+
+  const std::string what = robot + " " + toString(cm) + (inContact ? " contact" : " distance");
+  std::printf("active %zu, normal impulses %.3g %.3g %.3g %.3g\n", d.active.size(),
+              d.footImpulse[0], d.footImpulse[3], d.footImpulse[6], d.footImpulse[9]);
+  std::printf("%-28s q %.1e v %.1e target %.1e mass %.1e | mu %.2e/%.2e kappa %.2e/%.2e kp "
+              "%.2e/%.2e kd %.2e/%.2e\n",
+              what.c_str(), relErr(adj.q, gq), relErr(adj.v, gv), relErr(adj.qTarget, gt),
+              relErr(adj.params.mass, gmass), adj.params.mu, gmu, adj.params.kappa, gkappa,
+              adj.params.kp, gkp, adj.params.kd, gkd);
+  EXPECT_LT(relErr(adj.q, gq), tol) << what;
+  EXPECT_LT(relErr(adj.v, gv), tol) << what;
+  EXPECT_LT(relErr(adj.qTarget, gt), tol) << what;
+  EXPECT_LT(relErr(adj.params.mass, gmass), tol) << what;
+  const double scale = std::max({std::abs(gmu), std::abs(gkappa), std::abs(gkp), std::abs(gkd),
+                                 1e-3 * gq.lpNorm<Eigen::Infinity>()});
+  EXPECT_NEAR(adj.params.mu, gmu, tol * scale) << what;
+  EXPECT_NEAR(adj.params.kappa, gkappa, tol * scale) << what;
+  EXPECT_NEAR(adj.params.kp, gkp, tol * scale) << what;
+  EXPECT_NEAR(adj.params.kd, gkd, tol * scale) << what;
+}
+
+}  // namespace
+
+TEST(StepVjp, MatchesFiniteDifferencesOneStep) {
+  for (const char* robot : {"anymal", "quadruped"})
+    for (ContactModel cm : {ContactModel::Smoothed, ContactModel::Soft, ContactModel::Hard})
+      for (bool inContact : {true, false}) checkCase(robot, cm, inContact, 1e-5);
+}
+
+// Feet sliding at 2 m/s: the friction-cone branch of the solver and the mu gradient.
+TEST(StepVjp, MatchesFiniteDifferencesWhileSliding) {
+  for (const char* robot : {"anymal", "quadruped"})
+    for (ContactModel cm : {ContactModel::Smoothed, ContactModel::Soft, ContactModel::Hard})
+      checkCase(robot, cm, true, 1e-5, 2.0);
+}
