@@ -34,22 +34,39 @@ void contactJacobians(const Model& model, Data& data) {
 }
 
 void delassus(const Model& model, Data& data) {
-  const int m = 3 * static_cast<int>(data.active.size());
-  const int nv = model.nv();
-  for (int r = 0; r < m; ++r) {
-    data.work = data.Jc.row(r).transpose();
-    solveLt(model, data, data.work);
-    data.Y.col(r) = data.work;
+  // Each foot's Jacobian rows live on the dofs of its path to the root, and L^-T keeps them there,
+  // so Y = L^-T Jc^T is computed on those paths only (compressed in data.Yc, path order), and G's
+  // blocks between two feet only sum over the dofs their paths share (the base, for legs).
+  const int nc = static_cast<int>(data.active.size());
+  const VecX& LD_diag = data.LD.diagonal();
+  for (int a = 0; a < nc; ++a) {
+    const std::vector<int>& P = model.footDofs[data.active[a]];
+    const int n = static_cast<int>(P.size());
+    auto Y = data.Yc.middleRows<3>(3 * a);
+    for (int t = 0; t < n; ++t) Y.col(t) = data.Jc.block<3, 1>(3 * a, P[t]);
+    for (int t = n - 1; t > 0; --t)
+      for (int s2 = t - 1; s2 >= 0; --s2) Y.col(s2) -= data.LD(P[t], P[s2]) * Y.col(t);
+    // Scatter into the full Y (nv x 3 nc) used by the velocity update and the backward pass.
+    data.Y.middleCols<3>(3 * a).setZero();
+    for (int t = 0; t < n; ++t) data.Y.block<1, 3>(P[t], 3 * a) = Y.col(t).transpose();
   }
-  const VecX dinv = data.LD.diagonal().cwiseInverse();
-  auto Y = data.Y.leftCols(m);
-  data.G.topLeftCorner(m, m).noalias() = Y.transpose() * dinv.asDiagonal() * Y;
-  (void)nv;
+  for (int a = 0; a < nc; ++a) {
+    const std::vector<int>& Pa = model.footDofs[data.active[a]];
+    for (int b = a; b < nc; ++b) {
+      const int n = model.footCommonDofs[data.active[a]][data.active[b]];
+      Mat3 Gab = Mat3::Zero();
+      for (int t = 0; t < n; ++t)
+        Gab.noalias() += data.Yc.block<3, 1>(3 * a, t) *
+                         data.Yc.block<3, 1>(3 * b, t).transpose() / LD_diag[Pa[t]];
+      data.G.block<3, 3>(3 * a, 3 * b) = Gab;
+      if (b != a) data.G.block<3, 3>(3 * b, 3 * a) = Gab.transpose();
+    }
+  }
 }
 
 Vec3 proxFrictionCone(const Vec3& p, double mu) {
   if (p[0] <= 0) return Vec3::Zero();
-  const double tn = std::hypot(p[1], p[2]);
+  const double tn = norm2(p[1], p[2]);
   const double lim = mu * p[0];
   if (tn <= lim) return p;
   const double s = lim / tn;
@@ -81,7 +98,7 @@ void contactBlockInverses(Data& data, int nc) {
 Vec3 gaussSeidelUpdate(const Vec3& p, const Vec3& s, const Mat3& Gjj, const Mat3& Gjj_inv,
                        double mu) {
   const Vec3 stick = p - Gjj_inv * s;
-  if (stick[0] > 0 && std::hypot(stick[1], stick[2]) <= mu * stick[0]) return stick;
+  if (stick[0] > 0 && norm2(stick[1], stick[2]) <= mu * stick[0]) return stick;
   // Largest eigenvalue of the symmetric 2x2 tangential block, in closed form.
   const double a = Gjj(1, 1), b = Gjj(1, 2), d = Gjj(2, 2);
   const double lmax = 0.5 * (a + d) + std::sqrt(0.25 * (a - d) * (a - d) + b * b);

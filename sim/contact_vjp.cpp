@@ -9,7 +9,7 @@ namespace {
 // Adjoint of proxFrictionCone(z, mu): outBar -> zBar (returned), muBar (added).
 Vec3 proxVjp(const Vec3& z, double mu, const Vec3& ob, double& muBar) {
   if (z[0] <= 0) return Vec3::Zero();
-  const double tn = std::hypot(z[1], z[2]);
+  const double tn = norm2(z[1], z[2]);
   if (tn <= mu * z[0]) return ob;
   // out = (z0, mu z0 zt / |zt|).
   const Eigen::Vector2d zt(z[1], z[2]), et = zt / tn, obt(ob[1], ob[2]);
@@ -29,35 +29,41 @@ void solveContactsVjp(const ContactOptions& opt, const Data& data, const VecX& i
   const int nc = static_cast<int>(data.active.size());
   const int m = 3 * nc;
   const bool smooth = opt.model == ContactModel::Smoothed;
-  Gbar.setZero(m, m);
-  cbar.setZero(m);
-  sigmaBar.setZero(nc);
-  MatX GinvBar = MatX::Zero(m, 3);
+  // Fixed-size copies of the blocks: the sweeps below touch each block many times.
+  std::vector<Mat3> G(nc * nc), Gb(nc * nc, Mat3::Zero()), Ginv(nc), GinvBar(nc, Mat3::Zero());
+  std::vector<Vec3> p(nc), pb(nc), cb(nc, Vec3::Zero());
+  std::vector<double> w(nc, 1.0), sb(nc, 0.0);
+  for (int j = 0; j < nc; ++j) {
+    for (int k = 0; k < nc; ++k) G[j * nc + k] = data.G.block<3, 3>(3 * j, 3 * k);
+    Ginv[j] = data.Ginv.block<3, 3>(3 * j, 0);
+    p[j] = data.impulseRaw.segment<3>(3 * j);  // after the sweeps, before the sigmoid scaling
+    pb[j] = impulseBar.segment<3>(3 * j);
+    if (smooth) w[j] = data.sigma[j];
+  }
 
-  // Final scaling by sigma (smoothed); data.impulse holds the scaled values.
-  VecX pb = impulseBar.head(m);
-  // The impulses as they were at the end of the sweeps (unscaled), walked back update by update.
-  VecX p = data.impulseRaw.head(m);
+  // Final scaling by sigma (smoothed).
   if (smooth)
     for (int a = 0; a < nc; ++a) {
-      sigmaBar[a] += pb.segment<3>(3 * a).dot(p.segment<3>(3 * a));
-      pb.segment<3>(3 * a) *= data.sigma[a];
+      sb[a] += pb[a].dot(p[a]);
+      pb[a] *= w[a];
     }
+
+  // The sweeps backwards, update by update, restoring the impulses as they were.
   int u = static_cast<int>(data.gsOld.size());
   for (int it = opt.iterations - 1; it >= 0; --it) {
     for (int j = nc - 1; j >= 0; --j) {
       --u;
-      const Vec3 pOld = data.gsOld[u], s = data.gsS[u];
-      p.segment<3>(3 * j) = pOld;  // state before this update
-      const Mat3 Gjj = data.G.block<3, 3>(3 * j, 3 * j);
-      const Mat3 Ginv = data.Ginv.block<3, 3>(3 * j, 0);
-      const Vec3 ob = pb.segment<3>(3 * j);
+      const Vec3& pOld = data.gsOld[u];
+      const Vec3& s = data.gsS[u];
+      p[j] = pOld;
+      const Mat3& Gjj = G[j * nc + j];
+      const Vec3 ob = pb[j];
       Vec3 pOldBar, sBar;
-      const Vec3 stick = pOld - Ginv * s;
-      if (stick[0] > 0 && std::hypot(stick[1], stick[2]) <= opt.mu * stick[0]) {
+      const Vec3 stick = pOld - Ginv[j] * s;
+      if (stick[0] > 0 && norm2(stick[1], stick[2]) <= opt.mu * stick[0]) {
         pOldBar = ob;
-        sBar = -Ginv.transpose() * ob;
-        GinvBar.middleRows<3>(3 * j) -= ob * s.transpose();
+        sBar = -Ginv[j].transpose() * ob;
+        GinvBar[j] -= ob * s.transpose();
       } else {
         const double a = Gjj(1, 1), b = Gjj(1, 2), d = Gjj(2, 2);
         const double sq = std::sqrt(0.25 * (a - d) * (a - d) + b * b);
@@ -68,39 +74,42 @@ void solveContactsVjp(const ContactOptions& opt, const Data& data, const VecX& i
         pOldBar = zb;
         sBar = Vec3(-rn * zb[0], -rt * zb[1], -rt * zb[2]);
         const double rnb = -zb[0] * s[0], rtb = -zb[1] * s[1] - zb[2] * s[2];
-        Gbar(3 * j, 3 * j) -= rnb * rn * rn;
+        Mat3& Gjjb = Gb[j * nc + j];
+        Gjjb(0, 0) -= rnb * rn * rn;
         const double lb = -rtb * rt * rt;
         if (sq > 0) {
-          Gbar(3 * j + 1, 3 * j + 1) += lb * (0.5 + 0.25 * (a - d) / sq);
-          Gbar(3 * j + 2, 3 * j + 2) += lb * (0.5 - 0.25 * (a - d) / sq);
-          Gbar(3 * j + 1, 3 * j + 2) += lb * b / sq;
+          Gjjb(1, 1) += lb * (0.5 + 0.25 * (a - d) / sq);
+          Gjjb(2, 2) += lb * (0.5 - 0.25 * (a - d) / sq);
+          Gjjb(1, 2) += lb * b / sq;
         } else {
-          Gbar(3 * j + 1, 3 * j + 1) += 0.5 * lb;
-          Gbar(3 * j + 2, 3 * j + 2) += 0.5 * lb;
+          Gjjb(1, 1) += 0.5 * lb;
+          Gjjb(2, 2) += 0.5 * lb;
         }
       }
-      // s = c_j + sum_k w_k G_jk p_k, with p as it was at this update.
-      pb.segment<3>(3 * j) = pOldBar;
-      cbar.segment<3>(3 * j) += sBar;
+      // s = c_j + sum_k w_k G_jk p_k (w_j = 1), with p as it was at this update.
+      pb[j] = pOldBar;
+      cb[j] += sBar;
       for (int k = 0; k < nc; ++k) {
-        const double w = (k == j || !smooth) ? 1.0 : data.sigma[k];
-        const Mat3 Gjk = data.G.block<3, 3>(3 * j, 3 * k);
-        const Vec3 pk = p.segment<3>(3 * k);
-        Gbar.block<3, 3>(3 * j, 3 * k) += w * sBar * pk.transpose();
-        pb.segment<3>(3 * k) += w * Gjk.transpose() * sBar;
-        if (k != j && smooth) sigmaBar[k] += sBar.dot(Gjk * pk);
+        const double wk = k == j ? 1.0 : w[k];
+        Gb[j * nc + k].noalias() += (wk * sBar) * p[k].transpose();
+        pb[k].noalias() += wk * (G[j * nc + k].transpose() * sBar);
+        if (k != j && smooth) sb[k] += sBar.dot(G[j * nc + k] * p[k]);
       }
     }
   }
-  // Initial guess p_j = -G_jj^-1 c_j.
+  // Initial guess p_j = -G_jj^-1 c_j, and G_jj^-1's own adjoint: dGinv = -Ginv dG Ginv.
   for (int j = 0; j < nc; ++j) {
-    const Mat3 Ginv = data.Ginv.block<3, 3>(3 * j, 0);
-    const Vec3 pjb = pb.segment<3>(3 * j);
-    cbar.segment<3>(3 * j) -= Ginv.transpose() * pjb;
-    GinvBar.middleRows<3>(3 * j) -= pjb * data.c.segment<3>(3 * j).transpose();
-    // G_jj^-1: dGinv = -Ginv dG Ginv.
-    Gbar.block<3, 3>(3 * j, 3 * j) -=
-        Ginv.transpose() * GinvBar.middleRows<3>(3 * j) * Ginv.transpose();
+    cb[j] -= Ginv[j].transpose() * pb[j];
+    GinvBar[j] -= pb[j] * data.c.segment<3>(3 * j).transpose();
+    Gb[j * nc + j] -= Ginv[j].transpose() * GinvBar[j] * Ginv[j].transpose();
+  }
+  Gbar.resize(m, m);
+  cbar.resize(m);
+  sigmaBar.resize(nc);
+  for (int j = 0; j < nc; ++j) {
+    for (int k = 0; k < nc; ++k) Gbar.block<3, 3>(3 * j, 3 * k) = Gb[j * nc + k];
+    cbar.segment<3>(3 * j) = cb[j];
+    sigmaBar[j] = sb[j];
   }
 }
 

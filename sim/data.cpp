@@ -17,6 +17,7 @@ Data::Data(const Model& model)
       depth(VecX::Zero(model.nfeet())),
       Jc(MatX::Zero(3 * model.nfeet(), model.nv())),
       Y(MatX::Zero(model.nv(), 3 * model.nfeet())),
+      Yc(MatX::Zero(3 * model.nfeet(), model.nv())),
       G(MatX::Zero(3 * model.nfeet(), 3 * model.nfeet())),
       c(VecX::Zero(3 * model.nfeet())),
       impulse(VecX::Zero(3 * model.nfeet())),

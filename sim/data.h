@@ -33,6 +33,7 @@ struct Data {
   std::vector<int> active;       // feet in the contact problem, in order
   MatX Jc;                       // 3 nc x nv contact Jacobian (active rows first)
   MatX Y;                        // nv x 3 nc: L^-T Jc^T
+  MatX Yc;                       // 3 nc x nv: Y^T on each foot's dof path (see delassus)
   MatX G;                        // 3 nc x 3 nc Delassus matrix Jc H^-1 Jc^T
   VecX c;                        // contact velocity without impulses
   VecX impulse;                  // contact impulses (3 nc)

@@ -154,7 +154,6 @@ void crbaVjp(const Model& model, const Data& data, const MatX& Hbar, KinematicsB
     const Inertia& I = data.Ic[i];
     const InertiaBar& ob = Icb[lam];
     const Vec3& r = X.r;
-    const Vec3 hp = X.E.transpose() * I.h;
     const double tr = ob.Io.trace();
     Icb[i].m += ob.m + ob.h.dot(r) + tr * r.squaredNorm() - r.dot(ob.Io * r);
     const Vec3 hpb = ob.h + 2.0 * tr * r - (ob.Io + ob.Io.transpose()) * r;

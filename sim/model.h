@@ -51,6 +51,10 @@ struct Model {
   std::vector<JointInfo> joints;  // joints[i] belongs to bodies[i + 1]
   std::vector<Foot> feet;
   std::vector<int> dofParent;  // parent of each velocity dof in the tree (for the sparse factor)
+  // Per foot: the velocity dofs that move it, root first (base dofs, then the joints down to the
+  // foot's body); per pair of feet the length of the common prefix of those lists.
+  std::vector<std::vector<int>> footDofs;
+  std::vector<std::vector<int>> footCommonDofs;
   Vec3 gravity{0, 0, -9.81};
 
   int nj() const { return static_cast<int>(joints.size()); }

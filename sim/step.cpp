@@ -50,7 +50,7 @@ void softContactForce(const Model& model, const ContactOptions& opt, Data& data,
     const Vec3 vc = J * v;  // (normal, tangent1, tangent2)
     Vec3 f;
     f[0] = opt.softKp * d - opt.softKd * std::min(vc[0], 0.0);
-    const double vt = std::hypot(vc[1], vc[2]);
+    const double vt = norm2(vc[1], vc[2]);
     // f_t = -v_t / |v_t| min(kf |v_t|, mu f_n), written without the division at v_t = 0.
     const double k = opt.softKf * vt <= opt.mu * f[0] ? opt.softKf : opt.mu * f[0] / vt;
     f[1] = -k * vc[1];

@@ -17,7 +17,8 @@ using Mat3X = Eigen::Matrix<double, 3, Eigen::Dynamic>;
 // Scratch of the backward pass, kept per thread so that no step allocates.
 struct Scratch {
   KinematicsBar bar;
-  MatX Hbar, Jbar, W, Gbar;
+  MatX Hbar, Jbar, Gbar;
+  Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> W;
   VecX lambda, cbar, sigmaBar, work, dvbar, qmidBar, pbar;
   Mat3X Jw;
   explicit Scratch(const Model& m) : bar(m), Jw(3, m.nv()) {}
@@ -128,12 +129,11 @@ void hardOrSmoothedVjp(const Model& model, const SimOptions& opt, Data& data,
     S.Jbar.noalias() += S.cbar * data.u.transpose();
     ubar.noalias() += J.transpose() * S.cbar;
     // G = J W with W = H^-1 J^T = L^-1 D^-1 Y.
-    S.W.resize(nv, m);
-    for (int r = 0; r < m; ++r) {
-      S.work = data.Y.col(r).cwiseQuotient(data.LD.diagonal());
-      solveL(model, data, S.work);
-      S.W.col(r) = S.work;
-    }
+    // All columns at once, row by row (rows of W are contiguous: the updates vectorise).
+    S.W = data.LD.diagonal().cwiseInverse().asDiagonal() * data.Y.leftCols(m);
+    for (int k = 0; k < nv; ++k)
+      for (int i = model.dofParent[k]; i >= 0; i = model.dofParent[i])
+        S.W.row(k) -= data.LD(k, i) * S.W.row(i);
     S.Jbar.noalias() += (S.Gbar + S.Gbar.transpose()) * S.W.transpose();
     S.Hbar.noalias() -= S.W * S.Gbar * S.W.transpose();
     // sigma = sigmoid(kappa d).
@@ -149,7 +149,7 @@ void hardOrSmoothedVjp(const Model& model, const SimOptions& opt, Data& data,
   dynamicsVjp(model, opt, data, q, v, qTarget, h, ubar, S, out);
 }
 
-void softVjp(const Model& model, const SimOptions& opt, Data& data,
+void softVjp(const Model& model, const SimOptions& opt, Data& /*data*/,
              const Eigen::Ref<const VecX>& q, const Eigen::Ref<const VecX>& v,
              const Eigen::Ref<const VecX>& qTarget, const Eigen::Ref<const VecX>& gq,
              const Eigen::Ref<const VecX>& gv, StepAdjoint& out) {
@@ -159,20 +159,26 @@ void softVjp(const Model& model, const SimOptions& opt, Data& data,
   const double h = opt.dt / n;
   Scratch& S = scratchFor(model);
 
-  // Forward: the sub-step states (the tape), one sub-step at a time with the sim's own code.
+  // Forward, one sub-step at a time with the sim's own code, each in its own scratch Data so that
+  // the reverse sweep finds every sub-step's intermediate quantities without recomputing them
+  // (about 14 KB per sub-step for an 18-DoF robot, held only during this call).
   SimOptions sub = opt;
   sub.dt = h;
   sub.contact.softSubsteps = 1;
+  thread_local std::vector<std::unique_ptr<Data>> tape;
+  if (static_cast<int>(tape.size()) < n || tape[0]->H.rows() != nv) {
+    tape.clear();
+    for (int s = 0; s < n; ++s) tape.push_back(std::make_unique<Data>(model));
+  }
   std::vector<VecX> qs(n + 1, q), vs(n + 1, v);
-  for (int s = 0; s < n; ++s) step(model, sub, data, qs[s], vs[s], qTarget, qs[s + 1], vs[s + 1]);
+  for (int s = 0; s < n; ++s) step(model, sub, *tape[s], qs[s], vs[s], qTarget, qs[s + 1], vs[s + 1]);
 
   VecX qBar = gq, vBar = gv;
   StepAdjoint local(model);
   for (int s = n - 1; s >= 0; --s) {
+    Data& data = *tape[s];
     const VecX& qs0 = qs[s];
     const VecX& vs0 = vs[s];
-    // Recompute this sub-step's forward quantities in data.
-    step(model, sub, data, qs0, vs0, qTarget, qs[s + 1], vs[s + 1]);
     const VecX& v1 = vs[s + 1];
     S.bar.reset(model);
     S.Hbar.setZero(nv, nv);
@@ -201,7 +207,7 @@ void softVjp(const Model& model, const SimOptions& opt, Data& data,
       // Forward force (as in step.cpp).
       Vec3 f;
       f[0] = c.softKp * d - c.softKd * std::min(vc[0], 0.0);
-      const double vt = std::hypot(vc[1], vc[2]);
+      const double vt = norm2(vc[1], vc[2]);
       const bool viscous = c.softKf * vt <= c.mu * f[0];
       const double k = viscous ? c.softKf : c.mu * f[0] / vt;
       f[1] = -k * vc[1];

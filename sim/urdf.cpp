@@ -51,10 +51,11 @@ struct Parser {
     bool ok = true;
     for (int i = 0; i < n && ok; ++i) ok = static_cast<bool>(in >> out[i]);
     std::string rest;
-    if (!ok || in >> rest)
-      fail(e, std::string("attribute '") + name + "' must be " +
-                  (n == 1 ? std::string("a number") : std::to_string(n) + " space-separated numbers") +
-                  ", got \"" + v + "\"");
+    if (!ok || in >> rest) {
+      const std::string expected =
+          n == 1 ? "a number" : std::to_string(n) + " space-separated numbers";
+      fail(e, std::string("attribute '") + name + "' must be " + expected + ", got \"" + v + "\"");
+    }
     return out;
   }
 

@@ -10,6 +10,7 @@
 #include "envs/robot.h"
 #include "sim/batch.h"
 #include "sim/step.h"
+#include "sim/step_vjp.h"
 
 #ifdef DIFFLOCO_WITH_MUJOCO
 #include "deploy/mujoco_model.h"
@@ -20,17 +21,19 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Runs f() in batches until `seconds` have passed, 5 repeats; returns the best microseconds per call.
+// Runs f() in batches of `inner` calls until `seconds` / 5 have passed, 5 repeats; returns the best
+// microseconds per call. Calls that take milliseconds (a batch step) need a small `inner`, or the
+// first batch alone overruns `seconds` many times.
 template <class F>
-double timeMicros(F&& f, double seconds) {
+double timeMicros(F&& f, double seconds, int inner = 100) {
   double best = 1e300;
   for (int rep = 0; rep < 5; ++rep) {
     long calls = 0;
     const auto t0 = Clock::now();
     double el = 0;
     do {
-      for (int i = 0; i < 100; ++i) f();
-      calls += 100;
+      for (int i = 0; i < inner; ++i) f();
+      calls += inner;
       el = std::chrono::duration<double>(Clock::now() - t0).count();
     } while (el < seconds / 5);
     best = std::min(best, el * 1e6 / calls);
@@ -84,6 +87,17 @@ int runBench(bool json, double seconds) {
     opt.actuator.kd = 0.6;
     out[std::string("step_us_") + sim::toString(cm)] = timeMicros(
         [&] { sim::step(model, opt, data, s.q, s.v, s.robot.defaultJointPos, qn, vn); }, seconds);
+    // The backward pass recomputes the forward step, so vjp_us includes one step.
+    sim::StepAdjoint adj(model);
+    const sim::VecX gq = sim::VecX::Ones(model.nq()), gv = sim::VecX::Ones(model.nv());
+    out[std::string("vjp_us_") + sim::toString(cm)] = timeMicros(
+        [&] {
+          sim::stepVjp(model, opt, data, s.q, s.v, s.robot.defaultJointPos, gq, gv, adj);
+        },
+        seconds);
+    out[std::string("vjp_over_step_") + sim::toString(cm)] =
+        out[std::string("vjp_us_") + sim::toString(cm)] /
+        out[std::string("step_us_") + sim::toString(cm)];
   }
   {
     sim::step(model, sim::SimOptions{}, data, s.q, s.v, s.robot.defaultJointPos, qn, vn);
@@ -104,7 +118,7 @@ int runBench(bool json, double seconds) {
       batch.qTarget.col(w) = s.robot.defaultJointPos;
     }
     batch.step();
-    const double us = timeMicros([&] { batch.step(); }, seconds * 2 / 100) ;
+    const double us = timeMicros([&] { batch.step(); }, seconds, 1);
     out["batch_steps_per_s_" + std::to_string(threads) + "t"] = 2048.0 / (us * 1e-6);
   }
   out["batch_steps_per_s"] = out["batch_steps_per_s_2t"];

@@ -1,0 +1,343 @@
+// sim/urdf.cpp: every rejected input is a ModelError naming the file, the line, the element and
+// what was expected; fixed joints merge inertia and re-attach sphere feet by hand-computed poses.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+
+#include "sim/urdf.h"
+
+using namespace diffloco::sim;
+
+namespace {
+
+// The message of the ModelError that parsing `xml` (as "bad.urdf") throws; "" (and a test failure)
+// when it throws nothing or something else.
+std::string errorOf(const std::string& xml) {
+  try {
+    parseUrdf(xml, "bad.urdf");
+  } catch (const ModelError& e) {
+    return e.what();
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << "expected a ModelError, got another exception: " << e.what();
+    return "";
+  }
+  ADD_FAILURE() << "expected a ModelError, parsing succeeded";
+  return "";
+}
+
+// Every check of an error message: `where` is "bad.urdf:<line>: <element>", `what` the explanation.
+#define EXPECT_ERROR(xml, where, what)                      \
+  do {                                                      \
+    const std::string msg_ = errorOf(xml);                  \
+    EXPECT_NE(msg_.find(where), std::string::npos) << msg_; \
+    EXPECT_NE(msg_.find(what), std::string::npos) << msg_;  \
+  } while (0)
+
+// Builders of small URDFs, one element per line: robot() puts <robot> on line 1, so the k-th
+// element given to it is on line k + 1.
+const char* kLink =
+    R"(<inertial><mass value="1"/><inertia ixx="0.01" iyy="0.01" izz="0.01"/></inertial>)";
+
+std::string robot(const std::string& body) {
+  return "<robot name=\"r\">\n" + body + "</robot>\n";
+}
+
+std::string link(const std::string& name) {
+  return "<link name=\"" + name + "\">" + kLink + "</link>\n";
+}
+
+std::string joint(const std::string& name, const std::string& type, const std::string& parent,
+                  const std::string& child) {
+  return "<joint name=\"" + name + "\" type=\"" + type + "\"><parent link=\"" + parent +
+         "\"/><child link=\"" + child + "\"/><axis xyz=\"0 1 0\"/></joint>\n";
+}
+
+}  // namespace
+
+TEST(UrdfErrors, MissingFileNamesThePath) {
+  const std::string path = "/nonexistent-diffloco-dir/robot.urdf";
+  try {
+    loadUrdf(path);
+    FAIL() << "loading a missing file succeeded";
+  } catch (const ModelError& e) {
+    const std::string msg = e.what();
+    EXPECT_EQ(msg.rfind(path + ":", 0), 0u) << msg;
+    EXPECT_NE(msg.find("cannot open"), std::string::npos) << msg;
+  }
+  // A folder opens as a stream on Linux; it must give the same error, not an empty document.
+  EXPECT_THROW(loadUrdf("/tmp"), ModelError);
+}
+
+TEST(UrdfErrors, MalformedXmlNamesTheLine) {
+  // <link> opened on line 2 is never closed: tinyxml2 names the element and its line.
+  EXPECT_ERROR("<robot name=\"r\">\n<link name=\"base\">\n\n</robot>\n",
+               "bad.urdf:2:", "malformed XML");
+  EXPECT_ERROR("<robot name=\"r\">\n<link name=\"base\">\n\n</robot>\n",
+               "bad.urdf:2:", "name=link");
+  EXPECT_ERROR("<robot name=\"r\">\n<link name=\"base\" mass=>\n</robot>\n",
+               "bad.urdf:2:", "malformed XML");
+  EXPECT_ERROR("", "bad.urdf: malformed XML", "EMPTY_DOCUMENT");
+  EXPECT_ERROR("<?xml version=\"1.0\"?>\n<sdf/>\n", "bad.urdf", "expected a <robot> root element");
+}
+
+TEST(UrdfErrors, UnsupportedJointTypes) {
+  for (const std::string type : {"prismatic", "floating", "planar"})
+    EXPECT_ERROR(robot(link("base") + link("a") + joint("slide", type, "base", "a")),
+                 "bad.urdf:4: <joint>",
+                 "joint 'slide' has unsupported type '" + type +
+                     "' (expected revolute, continuous or fixed");
+}
+
+TEST(UrdfErrors, MovableLinkWithoutInertial) {
+  EXPECT_ERROR(robot(link("base") + "<link name=\"a\"/>\n" + joint("j", "revolute", "base", "a")),
+               "bad.urdf:3: <link>", "link 'a' is moved by joint 'j' and needs an <inertial>");
+  // A massless root has nothing to move.
+  EXPECT_ERROR(robot("<link name=\"base\"/>\n" + link("a") + joint("j", "revolute", "base", "a")),
+               "bad.urdf:2: <link>", "root link 'base' needs an <inertial> with mass > 0");
+  // An <inertial> without <mass>.
+  EXPECT_ERROR(robot("<link name=\"base\">\n<inertial>\n<inertia ixx=\"1\" iyy=\"1\" "
+                     "izz=\"1\"/></inertial></link>\n"),
+               "bad.urdf:3: <inertial>", "link 'base': <inertial> needs a <mass");
+}
+
+TEST(UrdfErrors, NegativeMass) {
+  EXPECT_ERROR(robot("<link name=\"base\"><inertial>\n<mass value=\"-1.5\"/>\n<inertia ixx=\"1\" "
+                     "iyy=\"1\" izz=\"1\"/></inertial></link>\n"),
+               "bad.urdf:3: <mass>", "link 'base': mass must be >= 0, got -1.5");
+}
+
+TEST(UrdfErrors, InertiaNotPhysical) {
+  auto withInertia = [](const std::string& attrs) {
+    return robot("<link name=\"base\"><inertial><mass value=\"1\"/>\n\n<inertia " + attrs +
+                 "/></inertial></link>\n");
+  };
+  const std::string what = "link 'base': rotational inertia must be positive semi-definite";
+  // A negative moment, an indefinite matrix (eigenvalues -1, 1, 3) and a triangle violation.
+  EXPECT_ERROR(withInertia("ixx=\"1\" iyy=\"1\" izz=\"-1\""), "bad.urdf:4: <inertia>", what);
+  EXPECT_ERROR(withInertia("ixx=\"1\" iyy=\"1\" izz=\"1\" ixy=\"2\""), "bad.urdf:4: <inertia>",
+               what);
+  EXPECT_ERROR(withInertia("ixx=\"1\" iyy=\"1\" izz=\"3\""), "bad.urdf:4: <inertia>",
+               "principal moments 1, 1, 3");
+  // The boundary of the triangle inequality (a thin rod / flat plate) is physical.
+  EXPECT_NO_THROW(parseUrdf(withInertia("ixx=\"1\" iyy=\"1\" izz=\"2\""), "ok.urdf"));
+  EXPECT_NO_THROW(parseUrdf(withInertia("ixx=\"0\" iyy=\"1\" izz=\"1\""), "ok.urdf"));
+}
+
+TEST(UrdfErrors, JointNamingUnknownLink) {
+  EXPECT_ERROR(robot(link("base") + link("a") +
+                     "<joint name=\"j\" type=\"revolute\">\n<parent link=\"base\"/>\n"
+                     "<child link=\"nosuch\"/></joint>\n"),
+               "bad.urdf:6: <child>", "joint 'j': unknown link 'nosuch'");
+  EXPECT_ERROR(robot(link("base") + link("a") +
+                     "<joint name=\"j\" type=\"revolute\">\n<parent link=\"nosuch\"/>\n"
+                     "<child link=\"a\"/></joint>\n"),
+               "bad.urdf:5: <parent>", "joint 'j': unknown link 'nosuch'");
+}
+
+TEST(UrdfErrors, TwoRootLinks) {
+  EXPECT_ERROR(
+      robot(link("base") + link("a") + link("other") + joint("j", "revolute", "base", "a")),
+      "bad.urdf:4: <link>", "two root links ('base' and 'other')");
+}
+
+TEST(UrdfErrors, LinkChildOfTwoJoints) {
+  EXPECT_ERROR(robot(link("base") + link("a") + link("b") + joint("j1", "revolute", "base", "a") +
+                     joint("j2", "revolute", "b", "a") + joint("j3", "revolute", "base", "b")),
+               "bad.urdf:6: <joint>", "link 'a' is the child of two joints ('j1' and 'j2')");
+}
+
+TEST(UrdfErrors, JointCycleAwayFromTheRoot) {
+  // 'a' and 'b' each have one parent joint, so the root is unique, but they hang from each other.
+  EXPECT_ERROR(robot(link("base") + link("a") + link("b") + joint("j1", "revolute", "a", "b") +
+                     joint("j2", "revolute", "b", "a")),
+               "bad.urdf:3: <link>", "link 'a' is not connected to the root link 'base'");
+  EXPECT_ERROR(robot(link("base") + link("a") + joint("self", "revolute", "a", "a")),
+               "bad.urdf:3: <link>", "link 'a' is not connected to the root link 'base'");
+}
+
+TEST(UrdfErrors, BadNumberAttributes) {
+  auto withOrigin = [](const std::string& xyz) {
+    return robot(link("base") + link("a") +
+                 "<joint name=\"j\" type=\"revolute\"><parent link=\"base\"/><child link=\"a\"/>\n"
+                 "<origin xyz=\"" +
+                 xyz + "\"/></joint>\n");
+  };
+  EXPECT_ERROR(withOrigin("1 2"), "bad.urdf:5: <origin>",
+               "attribute 'xyz' must be 3 space-separated numbers, got \"1 2\"");
+  EXPECT_ERROR(withOrigin("1 2 3 4"), "bad.urdf:5: <origin>", "got \"1 2 3 4\"");
+  EXPECT_ERROR(withOrigin("1,2,3"), "bad.urdf:5: <origin>", "got \"1,2,3\"");
+  EXPECT_ERROR(withOrigin("0 0 x"), "bad.urdf:5: <origin>", "got \"0 0 x\"");
+  EXPECT_ERROR(robot("<link name=\"base\"><inertial>\n<mass value=\"heavy\"/><inertia ixx=\"1\" "
+                     "iyy=\"1\" izz=\"1\"/></inertial></link>\n"),
+               "bad.urdf:3: <mass>", "attribute 'value' must be a number, got \"heavy\"");
+  EXPECT_ERROR(robot(link("base") + link("a") +
+                     "<joint name=\"j\" type=\"revolute\"><parent link=\"base\"/><child "
+                     "link=\"a\"/>\n<axis xyz=\"0 0 0\"/></joint>\n"),
+               "bad.urdf:5: <axis>", "joint 'j': axis must be non-zero");
+}
+
+// A base (4 kg, COM off the origin) with a 2 kg payload on a fixed joint turned 90 deg about z.
+// The model has one body whose inertia is the composite, computed here by the parallel-axis rule.
+TEST(Urdf, FixedJointMergesMassAndInertia) {
+  const Model m = parseUrdf(R"(<robot name="r">
+    <link name="base">
+      <inertial><origin xyz="0.1 0 0"/><mass value="4"/>
+        <inertia ixx="0.1" iyy="0.2" izz="0.3" ixy="0" ixz="0" iyz="0"/></inertial>
+    </link>
+    <joint name="mount" type="fixed">
+      <parent link="base"/><child link="payload"/>
+      <origin xyz="0.2 0.1 -0.05" rpy="0 0 1.5707963267948966"/>
+    </joint>
+    <link name="payload">
+      <inertial><origin xyz="0.1 0 0"/><mass value="2"/>
+        <inertia ixx="0.01" iyy="0.02" izz="0.03" ixy="0.005" ixz="0" iyz="0"/></inertial>
+    </link>
+  </robot>)",
+                            "merge.urdf");
+  ASSERT_EQ(m.nbodies(), 1);
+  EXPECT_EQ(m.nj(), 0);
+  EXPECT_DOUBLE_EQ(m.totalMass(), 6.0);
+
+  // Payload COM in the base: (0.2, 0.1, -0.05) + Rz(90) (0.1, 0, 0) = (0.2, 0.2, -0.05). Its
+  // inertia in base axes: Rz(90) [a d 0; d b 0; 0 0 c] Rz(90)^T = [b -d 0; -d a 0; 0 0 c].
+  const Vec3 c1(0.1, 0, 0), c2(0.2, 0.2, -0.05);
+  Mat3 I1 = Vec3(0.1, 0.2, 0.3).asDiagonal(), I2;
+  I2 << 0.02, -0.005, 0, -0.005, 0.01, 0, 0, 0, 0.03;
+  const Vec3 com = (4 * c1 + 2 * c2) / 6;  // (0.8, 0.4, -0.1) / 6
+  EXPECT_LT((com - Vec3(0.8 / 6, 0.4 / 6, -0.1 / 6)).norm(), 1e-15);
+  auto shifted = [](double mass, const Vec3& d) {
+    return Mat3(mass * (d.squaredNorm() * Mat3::Identity() - d * d.transpose()));
+  };
+  const Mat3 Icom = I1 + shifted(4, c1 - com) + I2 + shifted(2, c2 - com);
+
+  const Inertia& I = m.bodies[0].inertia;
+  EXPECT_DOUBLE_EQ(I.m, 6.0);
+  EXPECT_LT((I.com() - com).norm(), 1e-14) << I.com().transpose();
+  // Io is about the base origin; move it to the COM.
+  const Mat3 IcomModel = I.Io - shifted(6, I.com());
+  EXPECT_LT((IcomModel - Icom).norm(), 1e-14) << "\n" << IcomModel << "\n\n" << Icom;
+  // Spot check of one entry by hand: Ixy about the COM is
+  // -0.005 - 4 (0.1 - 0.8/6)(0 - 0.4/6) - 2 (0.2 - 0.8/6)(0.2 - 0.4/6) = -0.02833...
+  EXPECT_NEAR(IcomModel(0, 1),
+              -0.005 - 4 * (0.1 - 0.8 / 6) * (-0.4 / 6) - 2 * (0.2 - 0.8 / 6) * (0.2 - 0.4 / 6),
+              1e-15);
+}
+
+// Fixed children merge into the movable body they hang from, not into the base: a leg with a
+// fixed massive knee cap and a foot two fixed joints (both rotated) below the shank.
+TEST(Urdf, SphereFeetAndMassesThroughRotatedFixedJoints) {
+  const Model m = parseUrdf(R"(<robot name="leg">
+    <link name="base">
+      <inertial><mass value="5"/><inertia ixx="0.1" iyy="0.1" izz="0.1"/></inertial>
+      <collision><origin xyz="0.3 0 -0.1"/><geometry><sphere radius="0.05"/></geometry></collision>
+      <collision><geometry><box size="1 1 1"/></geometry></collision>
+    </link>
+    <joint name="mount" type="fixed">
+      <parent link="base"/><child link="bracket"/>
+      <origin xyz="0.1 0 0" rpy="0 0 1.5707963267948966"/>
+    </joint>
+    <link name="bracket"/>
+    <joint name="hip" type="revolute">
+      <parent link="bracket"/><child link="shank"/>
+      <origin xyz="0.2 0 0"/><axis xyz="0 1 0"/>
+      <limit lower="-1" upper="2" effort="40" velocity="8"/>
+    </joint>
+    <link name="shank">
+      <inertial><mass value="1"/><inertia ixx="0.01" iyy="0.01" izz="0.01"/></inertial>
+    </link>
+    <joint name="cap" type="fixed">
+      <parent link="shank"/><child link="kneecap"/><origin xyz="0 0 -0.1"/>
+    </joint>
+    <link name="kneecap">
+      <inertial><mass value="0.5"/><inertia ixx="0.001" iyy="0.001" izz="0.001"/></inertial>
+    </link>
+    <joint name="ankle" type="fixed">
+      <parent link="shank"/><child link="ankle_link"/>
+      <origin xyz="0 0 -0.3" rpy="0 1.5707963267948966 0"/>
+    </joint>
+    <link name="ankle_link"/>
+    <joint name="sole" type="fixed">
+      <parent link="ankle_link"/><child link="foot"/>
+      <origin xyz="0.05 0 0" rpy="0 0 1.5707963267948966"/>
+    </joint>
+    <link name="foot">
+      <collision><origin xyz="0.1 0 0" rpy="1 2 3"/><geometry><sphere radius="0.02"/></geometry></collision>
+    </link>
+  </robot>)",
+                            "leg.urdf");
+  ASSERT_EQ(m.nbodies(), 2);
+  ASSERT_EQ(m.nj(), 1);
+  EXPECT_EQ(m.bodies[1].name, "shank");
+  EXPECT_EQ(m.bodies[1].parent, 0);
+  EXPECT_DOUBLE_EQ(m.totalMass(), 6.5);
+  EXPECT_DOUBLE_EQ(m.bodies[0].inertia.m, 5.0);
+  EXPECT_DOUBLE_EQ(m.bodies[1].inertia.m, 1.5);  // the kneecap is on the shank
+  EXPECT_LT((m.bodies[1].inertia.com() - Vec3(0, 0, -0.5 * 0.1 / 1.5)).norm(), 1e-15);
+
+  // The hip sits at (0.1, 0, 0) + Rz(90) (0.2, 0, 0) = (0.1, 0.2, 0), turned by Rz(90).
+  EXPECT_LT((m.bodies[1].tree.r - Vec3(0.1, 0.2, 0)).norm(), 1e-15);
+  Mat3 Rz;
+  Rz << 0, -1, 0, 1, 0, 0, 0, 0, 1;
+  EXPECT_LT((m.bodies[1].tree.E - Rz.transpose()).norm(), 1e-15);
+
+  ASSERT_EQ(m.nfeet(), 2);  // the box collision is ignored
+  EXPECT_EQ(m.feet[0].name, "base");
+  EXPECT_EQ(m.feet[0].body, 0);
+  EXPECT_LT((m.feet[0].offset - Vec3(0.3, 0, -0.1)).norm(), 1e-15);
+  EXPECT_DOUBLE_EQ(m.feet[0].radius, 0.05);
+  // Foot in the shank: ankle at (0, 0, -0.3) turned Ry(90); sole (0.05, 0, 0) further turned
+  // Rz(90): p = (0, 0, -0.3) + Ry(90) (0.05, 0, 0) = (0, 0, -0.35); the sphere centre (0.1, 0, 0)
+  // maps to p + Ry(90) Rz(90) (0.1, 0, 0) = p + Ry(90) (0, 0.1, 0) = (0, 0.1, -0.35). Its rpy is
+  // irrelevant.
+  EXPECT_EQ(m.feet[1].name, "foot");
+  EXPECT_EQ(m.footIndex("foot"), 1);
+  EXPECT_EQ(m.feet[1].body, 1);
+  EXPECT_LT((m.feet[1].offset - Vec3(0, 0.1, -0.35)).norm(), 1e-15) << m.feet[1].offset.transpose();
+  EXPECT_DOUBLE_EQ(m.feet[1].radius, 0.02);
+
+  const JointInfo& j = m.joints[0];
+  EXPECT_EQ(j.name, "hip");
+  EXPECT_DOUBLE_EQ(j.lower, -1);
+  EXPECT_DOUBLE_EQ(j.upper, 2);
+  EXPECT_DOUBLE_EQ(j.effort, 40);
+  EXPECT_DOUBLE_EQ(j.velocity, 8);
+}
+
+// Continuous joints are unlimited in position (their <limit> lower/upper are ignored) but keep the
+// effort limit; axes are normalised; bodies come parent first.
+TEST(Urdf, ContinuousJointsLoad) {
+  const Model m = parseUrdf(R"(<robot name="wheels">
+    <link name="base"><inertial><mass value="3"/><inertia ixx="0.1" iyy="0.1" izz="0.1"/></inertial></link>
+    <joint name="wheel" type="continuous">
+      <parent link="base"/><child link="w"/><axis xyz="0 0 2"/>
+      <limit lower="-1" upper="1" effort="7" velocity="30"/><dynamics damping="0.3"/>
+    </joint>
+    <link name="w"><inertial><mass value="0.5"/><inertia ixx="0.01" iyy="0.01" izz="0.02"/></inertial></link>
+    <joint name="spinner" type="continuous">
+      <parent link="w"/><child link="s"/><origin xyz="0 0 0.1"/><axis xyz="1 1 0"/>
+    </joint>
+    <link name="s"><inertial><mass value="0.25"/><inertia ixx="0.01" iyy="0.01" izz="0.01"/></inertial></link>
+  </robot>)",
+                            "wheels.urdf");
+  EXPECT_EQ(m.name, "wheels");
+  EXPECT_EQ(m.source, "wheels.urdf");
+  ASSERT_EQ(m.nj(), 2);
+  EXPECT_EQ(m.nq(), 9);
+  EXPECT_EQ(m.nv(), 8);
+  EXPECT_EQ(m.jointIndex("wheel"), 0);
+  EXPECT_EQ(m.jointIndex("spinner"), 1);
+  EXPECT_EQ(m.bodies[2].parent, 1);
+  EXPECT_LT((m.bodies[1].axis - Vec3::UnitZ()).norm(), 1e-15);
+  EXPECT_LT((m.bodies[2].axis - Vec3(1, 1, 0) / std::sqrt(2.0)).norm(), 1e-15);
+  EXPECT_EQ(m.joints[0].lower, -1e10);
+  EXPECT_EQ(m.joints[0].upper, 1e10);
+  EXPECT_DOUBLE_EQ(m.joints[0].effort, 7);
+  EXPECT_DOUBLE_EQ(m.joints[0].damping, 0.3);
+  EXPECT_EQ(m.joints[1].effort, 1e10);
+  EXPECT_DOUBLE_EQ(m.totalMass(), 3.75);
+  // The sparse factor's dof tree: base chain, then wheel under the base, spinner under wheel.
+  ASSERT_EQ(m.dofParent.size(), 8u);
+  EXPECT_EQ(m.dofParent[6], 5);
+  EXPECT_EQ(m.dofParent[7], 6);
+}

@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# End-to-end checks of the diffloco program, run by ctest (tests/CMakeLists.txt):
+#   cli_test.sh sim DIFFLOCO ROBOT CONTACT CSV   drop test: exit 0, CSV header, rows, finite values
+#   cli_test.sh bench DIFFLOCO PYTHON3 MUJOCO    bench --json: valid JSON with the documented keys
+#   cli_test.sh badrobot DIFFLOCO                unknown robot: exit 1, message names the file
+set -euo pipefail
+
+fail() {
+  echo "FAIL: $*" >&2
+  exit 1
+}
+
+mode=$1
+bin=$2
+shift 2
+
+case "$mode" in
+  sim)
+    robot=$1 contact=$2 csv=$3
+    dt=0.005 duration=0.5
+    rm -f "$csv" "$csv.tmp"
+    rc=0
+    "$bin" sim --robot "$robot" --contact "$contact" --duration "$duration" --dt "$dt" \
+      --csv "$csv" >"$csv.log" 2>&1 || rc=$?
+    cat "$csv.log"
+    [ "$rc" -eq 0 ] || fail "diffloco sim exited with $rc"
+    [ -f "$csv" ] || fail "$csv was not written"
+    [ ! -e "$csv.tmp" ] || fail "$csv.tmp was left behind"
+    header=$(head -n 1 "$csv")
+    expected="t,x,y,z,qw,qx,qy,qz,LF_FOOT_fn,RF_FOOT_fn,LH_FOOT_fn,RH_FOOT_fn"
+    [ "$header" = "$expected" ] || fail "header is '$header', expected '$expected'"
+    # One row per step: duration / dt = 100, each with 12 finite numbers, t = k dt, the base above
+    # the ground, a unit quaternion (to the 6 digits written) and non-negative normal forces.
+    awk -F, -v n=100 -v dt="$dt" '
+      NR == 1 { next }
+      {
+        rows++
+        if (NF != 12) { printf "row %d has %d fields\n", NR, NF; bad = 1; exit }
+        for (i = 1; i <= NF; i++)
+          if ($i !~ /^-?[0-9]+(\.[0-9]*)?([eE][-+]?[0-9]+)?$/) {
+            printf "row %d field %d is not a finite number: %s\n", NR, i, $i; bad = 1; exit
+          }
+        k = NR - 1
+        if ($1 - k * dt > 1e-9 || k * dt - $1 > 1e-9) { printf "row %d: t = %s\n", NR, $1; bad = 1; exit }
+        if ($4 <= 0 || $4 > 2) { printf "row %d: base height %s\n", NR, $4; bad = 1; exit }
+        qn = $5 * $5 + $6 * $6 + $7 * $7 + $8 * $8
+        if (qn < 1 - 1e-4 || qn > 1 + 1e-4) { printf "row %d: |quat|^2 = %g\n", NR, qn; bad = 1; exit }
+        for (i = 9; i <= 12; i++)
+          if ($i < -1e-9) { printf "row %d: negative normal force %s\n", NR, $i; bad = 1; exit }
+      }
+      END {
+        if (bad) exit 1
+        if (rows != n) { printf "%d rows, expected %d\n", rows, n; exit 1 }
+      }' "$csv" || fail "$csv content"
+    # The summary line names the file written.
+    grep -q "wrote $csv" "$csv.log" || fail "no 'wrote $csv' in the output"
+    ;;
+
+  bench)
+    python=$1 mujoco=$2
+    out=$("$bin" bench --json --seconds 0.05) || fail "diffloco bench exited with $?"
+    echo "$out"
+    echo "$out" | "$python" -c '
+import json, math, sys
+mujoco = sys.argv[1] == "1"
+lines = sys.stdin.read().strip().splitlines()
+assert len(lines) == 1, f"expected one line of JSON, got {len(lines)}"
+d = json.loads(lines[0])
+keys = ["step_us_hard", "step_us_smoothed", "step_us_soft", "batch_steps_per_s", "batch_scaling"]
+if mujoco:
+    keys.append("mujoco_step_us")
+missing = [k for k in keys if k not in d]
+assert not missing, f"missing keys: {missing}"
+for k in keys:
+    v = d[k]
+    assert isinstance(v, (int, float)) and math.isfinite(v) and v > 0, f"{k} = {v!r}"
+assert d["contacts_in_bench_state"] == 4, "the bench state must have all four feet in contact"
+print("bench JSON ok:", ", ".join(f"{k}={d[k]:.4g}" for k in keys))
+' "$mujoco" || fail "bench JSON"
+    ;;
+
+  badrobot)
+    rc=0
+    out=$("$bin" sim --robot nosuchrobot --duration 0.01 2>&1) || rc=$?
+    echo "$out"
+    [ "$rc" -eq 1 ] || fail "exit code $rc, expected 1"
+    echo "$out" | grep -q "nosuchrobot.yaml" || fail "the error does not name nosuchrobot.yaml"
+    echo "$out" | grep -q "not found" || fail "the error does not say the file was not found"
+    ;;
+
+  *)
+    fail "unknown mode $mode"
+    ;;
+esac
+echo "ok"
