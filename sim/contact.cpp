@@ -21,7 +21,7 @@ void selectContacts(const Model& model, const ContactOptions& opt, Data& data) {
 }
 
 void contactJacobians(const Model& model, Data& data) {
-  Eigen::Matrix<double, 3, Eigen::Dynamic> Jw(3, model.nv());
+  auto& Jw = data.Jpoint;
   for (int a = 0; a < static_cast<int>(data.active.size()); ++a) {
     const int j = data.active[a];
     const Foot& ft = model.feet[j];
@@ -38,7 +38,7 @@ void delassus(const Model& model, Data& data) {
   // so Y = L^-T Jc^T is computed on those paths only (compressed in data.Yc, path order), and G's
   // blocks between two feet only sum over the dofs their paths share (the base, for legs).
   const int nc = static_cast<int>(data.active.size());
-  const VecX& LD_diag = data.LD.diagonal();
+  const auto LD_diag = data.LD.diagonal();
   for (int a = 0; a < nc; ++a) {
     const std::vector<int>& P = model.footDofs[data.active[a]];
     const int n = static_cast<int>(P.size());
@@ -96,14 +96,19 @@ void contactBlockInverses(Data& data, int nc) {
 }
 
 Vec3 gaussSeidelUpdate(const Vec3& p, const Vec3& s, const Mat3& Gjj, const Mat3& Gjj_inv,
-                       double mu) {
+                       double mu, int* branch) {
   const Vec3 stick = p - Gjj_inv * s;
-  if (stick[0] > 0 && norm2(stick[1], stick[2]) <= mu * stick[0]) return stick;
+  if (stick[0] > 0 && norm2(stick[1], stick[2]) <= mu * stick[0]) {
+    if (branch) *branch = 0;
+    return stick;
+  }
   // Largest eigenvalue of the symmetric 2x2 tangential block, in closed form.
   const double a = Gjj(1, 1), b = Gjj(1, 2), d = Gjj(2, 2);
   const double lmax = 0.5 * (a + d) + std::sqrt(0.25 * (a - d) * (a - d) + b * b);
   const double rn = 1.0 / Gjj(0, 0), rt = 1.0 / lmax;
-  return proxFrictionCone(Vec3(p[0] - rn * s[0], p[1] - rt * s[1], p[2] - rt * s[2]), mu);
+  const Vec3 z(p[0] - rn * s[0], p[1] - rt * s[1], p[2] - rt * s[2]);
+  if (branch) *branch = z[0] <= 0 ? 1 : norm2(z[1], z[2]) <= mu * z[0] ? 2 : 3;
+  return proxFrictionCone(z, mu);
 }
 
 void solveContacts(const ContactOptions& opt, Data& data) {
@@ -132,9 +137,11 @@ void solveContacts(const ContactOptions& opt, Data& data) {
         data.gsOld.push_back(data.impulse.segment<3>(3 * j));
         data.gsS.push_back(s);
       }
+      int branch = 0;
       data.impulse.segment<3>(3 * j) = gaussSeidelUpdate(
           data.impulse.segment<3>(3 * j), s, data.G.block<3, 3>(3 * j, 3 * j),
-          data.Ginv.block<3, 3>(3 * j, 0), opt.mu);
+          data.Ginv.block<3, 3>(3 * j, 0), opt.mu, &branch);
+      data.mixMode(branch);
     }
   }
   if (data.recordGs) data.impulseRaw = data.impulse.head(3 * nc);

@@ -29,8 +29,10 @@ void solveContacts(const ContactOptions& opt, Data& data);
 void contactBlockInverses(Data& data, int nc);
 
 // One Gauss-Seidel update of a contact's impulse p given s = sum_k G_jk p_k + c_j (see contact.cpp).
+// `branch`, if given, receives 0 (sticking), 1 (separating), 2 (sliding inside the cone after the
+// step) or 3 (sliding, projected onto the cone).
 Vec3 gaussSeidelUpdate(const Vec3& p, const Vec3& s, const Mat3& Gjj, const Mat3& Gjj_inv,
-                       double mu);
+                       double mu, int* branch = nullptr);
 
 // Proximal projection onto the friction cone (eq. 14): p = (normal, tangent1, tangent2).
 Vec3 proxFrictionCone(const Vec3& p, double mu);

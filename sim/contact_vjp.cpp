@@ -30,9 +30,18 @@ void solveContactsVjp(const ContactOptions& opt, const Data& data, const VecX& i
   const int m = 3 * nc;
   const bool smooth = opt.model == ContactModel::Smoothed;
   // Fixed-size copies of the blocks: the sweeps below touch each block many times.
-  std::vector<Mat3> G(nc * nc), Gb(nc * nc, Mat3::Zero()), Ginv(nc), GinvBar(nc, Mat3::Zero());
-  std::vector<Vec3> p(nc), pb(nc), cb(nc, Vec3::Zero());
-  std::vector<double> w(nc, 1.0), sb(nc, 0.0);
+  thread_local std::vector<Mat3> G, Gb, Ginv, GinvBar;  // per-thread scratch
+  thread_local std::vector<Vec3> p, pb, cb;
+  thread_local std::vector<double> w, sb;
+  G.resize(nc * nc);
+  Gb.assign(nc * nc, Mat3::Zero());
+  Ginv.resize(nc);
+  GinvBar.assign(nc, Mat3::Zero());
+  p.resize(nc);
+  pb.resize(nc);
+  cb.assign(nc, Vec3::Zero());
+  w.assign(nc, 1.0);
+  sb.assign(nc, 0.0);
   for (int j = 0; j < nc; ++j) {
     for (int k = 0; k < nc; ++k) G[j * nc + k] = data.G.block<3, 3>(3 * j, 3 * k);
     Ginv[j] = data.Ginv.block<3, 3>(3 * j, 0);

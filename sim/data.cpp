@@ -16,6 +16,7 @@ Data::Data(const Model& model)
       footCentre(model.nfeet(), Vec3::Zero()),
       depth(VecX::Zero(model.nfeet())),
       Jc(MatX::Zero(3 * model.nfeet(), model.nv())),
+      Jpoint(3, model.nv()),
       Y(MatX::Zero(model.nv(), 3 * model.nfeet())),
       Yc(MatX::Zero(3 * model.nfeet(), model.nv())),
       G(MatX::Zero(3 * model.nfeet(), 3 * model.nfeet())),

@@ -2,6 +2,7 @@
 // pipeline stages compute, allocated once for a Model and overwritten by every call.
 #pragma once
 
+#include <cstdint>
 #include <vector>
 
 #include "sim/model.h"
@@ -32,6 +33,7 @@ struct Data {
   VecX depth;                    // penetration depth: radius - centre height (> 0 when penetrating)
   std::vector<int> active;       // feet in the contact problem, in order
   MatX Jc;                       // 3 nc x nv contact Jacobian (active rows first)
+  Eigen::Matrix<double, 3, Eigen::Dynamic> Jpoint;  // one point's world Jacobian (scratch)
   MatX Y;                        // nv x 3 nc: L^-T Jc^T
   MatX Yc;                       // 3 nc x nv: Y^T on each foot's dof path (see delassus)
   MatX G;                        // 3 nc x 3 nc Delassus matrix Jc H^-1 Jc^T
@@ -48,6 +50,12 @@ struct Data {
   std::vector<Vec3> gsOld, gsS;
   VecX impulseInit;  // the eq. 11 guess
   VecX impulseRaw;   // the impulses after the sweeps, before the sigmoid scaling
+
+  // A fingerprint of the piecewise branches the last step took (contact set, solver branches,
+  // penalty regimes): two steps with the same fingerprint are on the same smooth piece. Used to
+  // keep finite-difference stencils from straddling a kink.
+  std::uint64_t mode = 0;
+  void mixMode(std::uint64_t value) { mode = (mode ^ value) * 0x100000001b3ull; }
 
   // step
   VecX qMid, u, tauJoint, work;

@@ -38,8 +38,11 @@ void biasForcesVjp(const Model& model, const Data& data, const Eigen::Ref<const 
                    Eigen::Ref<VecX> vbar) {
   const int nb = model.nbodies();
   const Mat3& R0 = data.R[0];
-  std::vector<Force> fb(nb);
-  std::vector<Motion> vb(nb), ab(nb);
+  thread_local std::vector<Force> fb;  // per-thread scratch: no allocation per call
+  thread_local std::vector<Motion> vb, ab;
+  fb.assign(nb, Force{});
+  vb.assign(nb, Motion{});
+  ab.assign(nb, Motion{});
 
   // tau_base = (R0 f0.f, f0.n).
   fb[0].f = R0.transpose() * tauBar.head<3>();
@@ -103,7 +106,8 @@ void biasForcesVjp(const Model& model, const Data& data, const Eigen::Ref<const 
 
 void crbaVjp(const Model& model, const Data& data, const MatX& Hbar, KinematicsBar& bar) {
   const int nb = model.nbodies();
-  std::vector<InertiaBar> Icb(nb);
+  thread_local std::vector<InertiaBar> Icb;
+  Icb.assign(nb, InertiaBar{});
   const Mat3& R0 = data.R[0];
 
   // Base block: [m I, -R [h]x; [h]x R^T, Io].
@@ -117,8 +121,8 @@ void crbaVjp(const Model& model, const Data& data, const MatX& Hbar, KinematicsB
   }
 
   // Columns: replay each column's force chain, then run it backwards.
-  std::vector<int> chain;
-  std::vector<Force> F;
+  thread_local std::vector<int> chain;
+  thread_local std::vector<Force> F;
   for (int i = nb - 1; i > 0; --i) {
     const int k = 5 + i;
     const Vec3& axis = model.bodies[i].axis;

@@ -14,6 +14,10 @@ void stepDynamics(const Model& model, const SimOptions& opt, Data& data,
                   const Eigen::Ref<const VecX>& q, const Eigen::Ref<const VecX>& v,
                   const Eigen::Ref<const VecX>& qTarget, double h) {
   actuatorTorques(model, opt.actuator, qTarget, q, v, data.tauJoint);
+  for (int j = 0; j < model.nj(); ++j) {  // the actuator's clipped or free regime
+    const double free = opt.actuator.kp * (qTarget[j] - q[7 + j]) - opt.actuator.kd * v[6 + j];
+    data.mixMode(free == data.tauJoint[j] ? 32 : 33 + (data.tauJoint[j] > free));
+  }
   data.work = 0.5 * h * v;
   integrate(model, q, data.work, data.qMid);
   forwardKinematics(model, data, data.qMid);
@@ -45,14 +49,19 @@ void softContactForce(const Model& model, const ContactOptions& opt, Data& data,
   const int nc = static_cast<int>(data.active.size());
   for (int a = 0; a < nc; ++a) {
     const double d = data.depth[data.active[a]];
-    if (d < 0) continue;
+    if (d < 0) {
+      data.mixMode(0);
+      continue;
+    }
     const auto J = data.Jc.middleRows<3>(3 * a);
     const Vec3 vc = J * v;  // (normal, tangent1, tangent2)
     Vec3 f;
     f[0] = opt.softKp * d - opt.softKd * std::min(vc[0], 0.0);
     const double vt = norm2(vc[1], vc[2]);
     // f_t = -v_t / |v_t| min(kf |v_t|, mu f_n), written without the division at v_t = 0.
-    const double k = opt.softKf * vt <= opt.mu * f[0] ? opt.softKf : opt.mu * f[0] / vt;
+    const bool viscous = opt.softKf * vt <= opt.mu * f[0];
+    const double k = viscous ? opt.softKf : opt.mu * f[0] / vt;
+    data.mixMode(1 + (vc[0] < 0) + 2 * viscous);
     f[1] = -k * vc[1];
     f[2] = -k * vc[2];
     data.work.noalias() += J.transpose() * f;
@@ -65,6 +74,7 @@ void softContactForce(const Model& model, const ContactOptions& opt, Data& data,
 bool step(const Model& model, const SimOptions& opt, Data& data, const Eigen::Ref<const VecX>& q,
           const Eigen::Ref<const VecX>& v, const Eigen::Ref<const VecX>& qTarget,
           Eigen::Ref<VecX> qNext, Eigen::Ref<VecX> vNext) {
+  data.mode = 0;
   if (opt.contact.model == ContactModel::Soft) {
     const int n = std::max(1, opt.contact.softSubsteps);
     const double h = opt.dt / n;
@@ -88,6 +98,7 @@ bool step(const Model& model, const SimOptions& opt, Data& data, const Eigen::Re
     stepDynamics(model, opt, data, q, v, qTarget, opt.dt);
     footGeometry(model, data);
     selectContacts(model, opt.contact, data);
+    for (int a : data.active) data.mixMode(16 + a);
     const int m = 3 * static_cast<int>(data.active.size());
     if (m > 0) {
       contactJacobians(model, data);

@@ -19,7 +19,7 @@ struct Scratch {
   KinematicsBar bar;
   MatX Hbar, Jbar, Gbar;
   Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> W;
-  VecX lambda, cbar, sigmaBar, work, dvbar, qmidBar, pbar;
+  VecX lambda, cbar, sigmaBar, work, dvbar, qmidBar, pbar, qn, vn, vnBar, dv, depthBar;
   Mat3X Jw;
   explicit Scratch(const Model& m) : bar(m), Jw(3, m.nv()) {}
 };
@@ -100,7 +100,10 @@ void hardOrSmoothedVjp(const Model& model, const SimOptions& opt, Data& data,
   S.Hbar.setZero(nv, nv);
 
   // Forward, recording the solver's tape.
-  VecX qn(model.nq()), vn(nv);
+  VecX& qn = S.qn;
+  VecX& vn = S.vn;
+  qn.resize(model.nq());
+  vn.resize(nv);
   data.recordGs = true;
   step(model, opt, data, q, v, qTarget, qn, vn);
   data.recordGs = false;
@@ -110,17 +113,18 @@ void hardOrSmoothedVjp(const Model& model, const SimOptions& opt, Data& data,
   S.dvbar.setZero(nv);
   data.work = 0.5 * h * (v + vn);
   integrateVjp(model, q, data.work, gq, out.q, S.dvbar);
-  VecX vnBar = gv + 0.5 * h * S.dvbar;
+  VecX& vnBar = S.vnBar;
+  vnBar = gv + 0.5 * h * S.dvbar;
   out.v += 0.5 * h * S.dvbar;
 
-  VecX ubar = vnBar;
+  VecX& ubar = vnBar;  // u enters v' with weight one
   if (m > 0) {
     const auto J = data.Jc.topRows(m);
     // v' = u + H^-1 J^T p.
     S.lambda = vnBar;
     solve(model, data, S.lambda);
-    const VecX dv = vn - data.u;
-    S.Hbar.noalias() -= S.lambda * dv.transpose();
+    S.dv = vn - data.u;
+    S.Hbar.noalias() -= S.lambda * S.dv.transpose();
     S.Jbar.noalias() = data.impulse.head(m) * S.lambda.transpose();
     S.pbar.noalias() = J * S.lambda;
     // p = GaussSeidel(G, c, sigma).
@@ -137,7 +141,8 @@ void hardOrSmoothedVjp(const Model& model, const SimOptions& opt, Data& data,
     S.Jbar.noalias() += (S.Gbar + S.Gbar.transpose()) * S.W.transpose();
     S.Hbar.noalias() -= S.W * S.Gbar * S.W.transpose();
     // sigma = sigmoid(kappa d).
-    VecX depthBar = VecX::Zero(nc);
+    VecX& depthBar = S.depthBar;
+    depthBar.setZero(nc);
     if (opt.contact.model == ContactModel::Smoothed)
       for (int a = 0; a < nc; ++a) {
         const double s = data.sigma[a], ds = s * (1 - s);

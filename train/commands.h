@@ -11,5 +11,7 @@ using Runner = std::function<int()>;
 
 Runner addSimCommand(CLI::App& app);
 Runner addBenchCommand(CLI::App& app);
+Runner addToyCommand(CLI::App& app);
+Runner addGradcheckCommand(CLI::App& app);
 
 }  // namespace diffloco::cli

@@ -1,4 +1,4 @@
-// diffloco: one program, one subcommand per job (sim, bench, and later train, eval, export, ...).
+// diffloco: one program, one subcommand per job (sim, bench, toy, and later train, eval, export, ...).
 #include <spdlog/spdlog.h>
 
 #include <exception>
@@ -18,6 +18,8 @@ int main(int argc, char** argv) {
   };
   add(diffloco::cli::addSimCommand);
   add(diffloco::cli::addBenchCommand);
+  add(diffloco::cli::addToyCommand);
+  add(diffloco::cli::addGradcheckCommand);
   CLI11_PARSE(app, argc, argv);
   try {
     for (auto& [sub, run] : runners)

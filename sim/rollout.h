@@ -1,0 +1,32 @@
+// A trajectory of H steps and its reverse pass: the building block of multi-step gradients
+// (gradcheck, the toys, system identification). Stores the H + 1 states (49 doubles per step for
+// an 18-DoF robot) and recomputes each step inside its VJP.
+#pragma once
+
+#include <vector>
+
+#include "sim/step_vjp.h"
+
+namespace diffloco::sim {
+
+struct Rollout {
+  std::vector<VecX> q, v;               // H + 1 states
+  std::vector<std::uint64_t> modes;  // per step: Data::mode, the smooth piece the step was on
+  bool finite = true;
+};
+
+// Runs H = targets.cols() steps from (q0, v0) with joint targets targets.col(t).
+Rollout rollout(const Model& model, const SimOptions& opt, Data& data, const VecX& q0,
+                const VecX& v0, const MatX& targets);
+
+// Adjoints of (q0, v0), of every step's targets (nj x H) and of the parameters, given the
+// adjoints of the final state.
+struct RolloutAdjoint {
+  VecX q0, v0;
+  MatX targets;
+  ParamGrad params;
+};
+RolloutAdjoint rolloutVjp(const Model& model, const SimOptions& opt, Data& data, const Rollout& r,
+                          const MatX& targets, const VecX& gqFinal, const VecX& gvFinal);
+
+}  // namespace diffloco::sim
