@@ -249,10 +249,6 @@ Model parseUrdf(const std::string& xml, const std::string& sourceName) {
         visit(J.child, body, Rc, pc);
         continue;
       }
-      const LinkData& C = links[J.child];
-      if (!C.hasInertial || !(C.inertia.m > 0))
-        P.fail(C.elem, "link '" + J.child + "' is moved by joint '" + J.name +
-                           "' and needs an <inertial> with mass > 0");
       Body b;
       b.name = J.child;
       b.parent = body;
@@ -262,14 +258,24 @@ Model parseUrdf(const std::string& xml, const std::string& sourceName) {
       model.bodies.push_back(b);
       model.joints.push_back(J.info);
       visit(J.child, model.nbodies() - 1, Mat3::Identity(), Vec3::Zero());
+
     }
   };
-  if (!links[root].hasInertial || !(links[root].inertia.m > 0))
-    P.fail(links[root].elem, "root link '" + root + "' needs an <inertial> with mass > 0");
   Body base;
   base.name = root;
   model.bodies.push_back(base);
   visit(root, 0, Mat3::Identity(), Vec3::Zero());
+  // Every body needs mass, on its own link or on links fixed to it (merged by now).
+  for (int i = 0; i < model.nbodies(); ++i)
+    if (!(model.bodies[i].inertia.m > 0)) {
+      const std::string& n = model.bodies[i].name;
+      P.fail(links[n].elem,
+             i == 0 ? "root link '" + n + "' needs an <inertial> with mass > 0 (on itself or on "
+                      "links fixed to it)"
+                    : "link '" + n + "' is moved by joint '" + model.joints[i - 1].name +
+                          "' and needs an <inertial> with mass > 0 (on itself or on links fixed "
+                          "to it)");
+    }
   // Every other link has a parent joint, so a link the walk missed hangs from a cycle of joints.
   for (const auto& n : linkOrder)
     if (!reached.count(n))

@@ -95,6 +95,18 @@ TEST(UrdfErrors, MovableLinkWithoutInertial) {
   // A massless root has nothing to move.
   EXPECT_ERROR(robot("<link name=\"base\"/>\n" + link("a") + joint("j", "revolute", "base", "a")),
                "bad.urdf:2: <link>", "root link 'base' needs an <inertial> with mass > 0");
+}
+
+// The common layout of a massless root link with its mass on a link fixed to it loads.
+TEST(Urdf, MassMayComeFromAFixedChild) {
+  const Model m = parseUrdf(
+      robot("<link name=\"base\"/>\n" + link("base_inertia") +
+            joint("fix", "fixed", "base", "base_inertia") + "<link name=\"a\"/>\n" + link("a_mass") +
+            joint("j", "revolute", "base", "a") + joint("fix2", "fixed", "a", "a_mass")),
+      "ok.urdf");
+  EXPECT_EQ(m.nbodies(), 2);
+  EXPECT_GT(m.bodies[0].inertia.m, 0);
+  EXPECT_GT(m.bodies[1].inertia.m, 0);
   // An <inertial> without <mass>.
   EXPECT_ERROR(robot("<link name=\"base\">\n<inertial>\n<inertia ixx=\"1\" iyy=\"1\" "
                      "izz=\"1\"/></inertial></link>\n"),

@@ -3,6 +3,7 @@
 #   cli_test.sh sim DIFFLOCO ROBOT CONTACT CSV   drop test: exit 0, CSV header, rows, finite values
 #   cli_test.sh bench DIFFLOCO PYTHON3 MUJOCO    bench --json: valid JSON with the documented keys
 #   cli_test.sh badrobot DIFFLOCO                unknown robot: exit 1, message names the file
+#   cli_test.sh toy DIFFLOCO DIR                 toy falling-mass: CSV columns and rows, the PNG
 set -euo pipefail
 
 fail() {
@@ -86,6 +87,30 @@ print("bench JSON ok:", ", ".join(f"{k}={d[k]:.4g}" for k in keys))
     [ "$rc" -eq 1 ] || fail "exit code $rc, expected 1"
     echo "$out" | grep -q "nosuchrobot.yaml" || fail "the error does not name nosuchrobot.yaml"
     echo "$out" | grep -q "not found" || fail "the error does not say the file was not found"
+    ;;
+
+  toy)
+    dir=$1
+    rm -rf "$dir"
+    args=(toy falling-mass --out "$dir" --points 21 --samples 8 --kappa 300)
+    command -v gnuplot >/dev/null || args+=(--no-plot)
+    "$bin" "${args[@]}" || fail "diffloco toy falling-mass exited with $?"
+    csv=$dir/falling_mass.csv
+    [ -f "$csv" ] || fail "$csv was not written"
+    [ ! -e "$csv.tmp" ] || fail "$csv.tmp was left behind"
+    header=$(head -n 1 "$csv")
+    expected="h0"
+    for m in hard smoothed_k300 stochastic; do
+      expected="$expected,${m}_z,${m}_vz,${m}_dz_dh0,${m}_dvz_dh0"
+    done
+    expected="$expected,stochastic_exact_dz_dh0,stochastic_exact_dvz_dh0"
+    [ "$header" = "$expected" ] || fail "header is '$header', expected '$expected'"
+    awk -F, 'NR > 1 { rows++; if (NF != 15) bad = 1 } END { exit (bad || rows != 21) }' "$csv" ||
+      fail "$csv: expected 21 rows of 15 fields"
+    if command -v gnuplot >/dev/null; then
+      [ -s "$dir/falling_mass.png" ] || fail "$dir/falling_mass.png was not written"
+      head -c 8 "$dir/falling_mass.png" | od -An -c | grep -q "P   N   G" || fail "not a PNG"
+    fi
     ;;
 
   *)
