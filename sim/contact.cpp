@@ -16,8 +16,19 @@ void footGeometry(const Model& model, Data& data) {
 
 void selectContacts(const Model& model, const ContactOptions& opt, Data& data) {
   data.active.clear();
-  for (int j = 0; j < model.nfeet(); ++j)
-    if (opt.model != ContactModel::Hard || data.depth[j] >= 0) data.active.push_back(j);
+  for (int j = 0; j < model.nfeet(); ++j) {
+    const double d = data.depth[j];
+    switch (opt.model) {
+      case ContactModel::Hard:
+      case ContactModel::StraightThrough:
+        if (d >= 0) data.active.push_back(j);
+        break;
+      case ContactModel::Smoothed:
+        if (d >= -opt.cutoff) data.active.push_back(j);
+        break;
+      case ContactModel::Soft: data.active.push_back(j); break;
+    }
+  }
 }
 
 void contactJacobians(const Model& model, Data& data) {

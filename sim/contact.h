@@ -10,8 +10,8 @@ namespace diffloco::sim {
 // Foot sphere centres and penetration depths; requires forwardKinematics.
 void footGeometry(const Model& model, Data& data);
 
-// Which feet enter the contact problem: hard -> depth >= 0; smoothed and soft -> all feet (soft
-// callers skip separated feet themselves).
+// Which feet enter the contact problem: hard and straight_through (forward) -> depth >= 0;
+// smoothed -> depth >= -cutoff; soft -> all feet (the penalty skips separated feet itself).
 void selectContacts(const Model& model, const ContactOptions& opt, Data& data);
 
 // Contact Jacobian rows (normal z, tangent x, tangent y) of the lowest sphere point of each active

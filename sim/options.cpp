@@ -8,8 +8,9 @@ ContactModel parseContactModel(const std::string& name) {
   if (name == "hard") return ContactModel::Hard;
   if (name == "smoothed") return ContactModel::Smoothed;
   if (name == "soft") return ContactModel::Soft;
+  if (name == "straight_through") return ContactModel::StraightThrough;
   throw std::invalid_argument("unknown contact model '" + name +
-                              "' (expected hard, smoothed or soft)");
+                              "' (expected hard, smoothed, soft or straight_through)");
 }
 
 const char* toString(ContactModel m) {
@@ -17,6 +18,7 @@ const char* toString(ContactModel m) {
     case ContactModel::Hard: return "hard";
     case ContactModel::Smoothed: return "smoothed";
     case ContactModel::Soft: return "soft";
+    case ContactModel::StraightThrough: return "straight_through";
   }
   return "?";
 }

@@ -2,6 +2,7 @@
 // and actuator. Values here are the defaults of the locomotion paper's Table 6.
 #pragma once
 
+#include <limits>
 #include <string>
 
 #include "sim/spatial.h"
@@ -12,6 +13,10 @@ enum class ContactModel {
   Hard,      // Gauss-Seidel on contacts with penetration d >= 0 at the mid-step
   Smoothed,  // Algorithm 1: all feet, impulses scaled by sigmoid(d * kappa)
   Soft,      // penalty spring-damper (eq. 17-18) at its own sub-step
+  // DiffMJX's contacts from distance through the straight-through trick: the forward pass is the
+  // hard model (the robot does not hover), the backward pass is the derivative of the smoothed
+  // model evaluated along the hard trajectory (informative before contact).
+  StraightThrough,
 };
 
 ContactModel parseContactModel(const std::string& name);  // throws std::invalid_argument
@@ -21,7 +26,10 @@ struct ContactOptions {
   ContactModel model = ContactModel::Smoothed;
   double mu = 0.8;        // friction coefficient
   int iterations = 10;    // Gauss-Seidel sweeps (hard, smoothed)
-  double kappa = 300.0;   // sigmoid stiffness [1/m] (smoothed)
+  double kappa = 300.0;   // sigmoid stiffness [1/m] (smoothed, straight_through's backward)
+  // Feet farther than this from the ground stay out of the smoothed problem [m] (the paper's
+  // threshold; infinite there). Bounds the reach of straight_through's gradients.
+  double cutoff = std::numeric_limits<double>::infinity();
   double softKp = 1.2e4;  // normal stiffness [N/m] (soft)
   double softKd = 30.0;   // normal damping on approach [N s/m] (soft)
   double softKf = 900.0;  // tangential viscous friction [N s/m] (soft)

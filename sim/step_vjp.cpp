@@ -256,10 +256,17 @@ void stepVjp(const Model& model, const SimOptions& opt, Data& data,
              const Eigen::Ref<const VecX>& q, const Eigen::Ref<const VecX>& v,
              const Eigen::Ref<const VecX>& qTarget, const Eigen::Ref<const VecX>& gqNext,
              const Eigen::Ref<const VecX>& gvNext, StepAdjoint& out) {
-  if (opt.contact.model == ContactModel::Soft)
-    softVjp(model, opt, data, q, v, qTarget, gqNext, gvNext, out);
-  else
-    hardOrSmoothedVjp(model, opt, data, q, v, qTarget, gqNext, gvNext, out);
+  switch (opt.contact.model) {
+    case ContactModel::Soft: softVjp(model, opt, data, q, v, qTarget, gqNext, gvNext, out); break;
+    case ContactModel::StraightThrough: {
+      // The smoothed model's derivative at the (hard) trajectory's state.
+      SimOptions smoothed = opt;
+      smoothed.contact.model = ContactModel::Smoothed;
+      hardOrSmoothedVjp(model, smoothed, data, q, v, qTarget, gqNext, gvNext, out);
+      break;
+    }
+    default: hardOrSmoothedVjp(model, opt, data, q, v, qTarget, gqNext, gvNext, out);
+  }
 }
 
 }  // namespace diffloco::sim

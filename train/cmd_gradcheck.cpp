@@ -1,5 +1,6 @@
 // `diffloco gradcheck`: the backward pass against central finite differences.
 #include <cstdio>
+#include <stdexcept>
 
 #include "train/commands.h"
 #include "train/gradcheck.h"
@@ -31,7 +32,13 @@ Runner addGradcheckCommand(CLI::App& app) {
   cmd->add_flag("--json", a->json, "print one JSON object");
   return [a] {
     Robot robot = loadRobot(a->robot);
-    const sim::SimOptions opt = defaultSimOptions(robot, sim::parseContactModel(a->contact));
+    const sim::ContactModel cm = sim::parseContactModel(a->contact);
+    if (cm == sim::ContactModel::StraightThrough)
+      throw std::invalid_argument(
+          "gradcheck: straight_through's backward pass is the smoothed model's derivative by "
+          "design, so it does not match differences of its (hard) forward pass; check "
+          "--contact smoothed and --contact hard instead");
+    const sim::SimOptions opt = defaultSimOptions(robot, cm);
     const GradcheckReport r = gradcheck(robot, opt, a->o);
     if (a->json) {
       std::printf("{\"robot\": \"%s\", \"contact\": \"%s\", \"state\": \"%s\", \"horizon\": %d, "

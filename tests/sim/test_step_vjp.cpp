@@ -138,3 +138,54 @@ TEST(StepVjp, MatchesFiniteDifferencesWhileSliding) {
     for (ContactModel cm : {ContactModel::Smoothed, ContactModel::Soft, ContactModel::Hard})
       checkCase(robot, cm, true, 1e-5, 2.0);
 }
+
+// straight_through: the forward pass is the hard model's, bit for bit.
+TEST(StraightThrough, ForwardIsTheHardModel) {
+  Robot r = loadRobot("anymal");
+  for (auto& j : r.model.joints) j.armature = 0.1;
+  SimOptions hard;
+  hard.dt = 0.005;
+  hard.contact.model = ContactModel::Hard;
+  hard.actuator.kp = 85;
+  hard.actuator.kd = 0.6;
+  SimOptions st = hard;
+  st.contact.model = ContactModel::StraightThrough;
+  Data d1(r.model), d2(r.model);
+  VecX q1 = r.standingConfiguration(), v1 = VecX::Zero(r.model.nv());
+  q1[2] += 0.05;
+  VecX q2 = q1, v2 = v1, qn(q1.size()), vn(v1.size());
+  for (int k = 0; k < 300; ++k) {
+    step(r.model, hard, d1, q1, v1, r.defaultJointPos, qn, vn);
+    q1 = qn, v1 = vn;
+    step(r.model, st, d2, q2, v2, r.defaultJointPos, qn, vn);
+    q2 = qn, v2 = vn;
+  }
+  EXPECT_EQ(q1, q2);
+  EXPECT_EQ(v1, v2);
+  EXPECT_GT(d1.active.size(), 0u);  // it did land
+}
+
+// straight_through's backward is the smoothed model's derivative at the hard trajectory's state:
+// before touchdown the hard model sees no ground, straight_through does.
+TEST(StraightThrough, GradientSeesTheGroundBeforeContact) {
+  Case c = makeCase("quadruped", ContactModel::Hard, false, 5);
+  const Model& m = c.robot.model;
+  Data d(m);
+  // Loss: the base's vertical velocity after the step; input: its height.
+  VecX gq = VecX::Zero(m.nq()), gv = VecX::Zero(m.nv());
+  gv[2] = 1;
+  auto dvz_dz = [&](ContactModel cm) {
+    SimOptions o = c.opt;
+    o.contact.model = cm;
+    StepAdjoint a(m);
+    stepVjp(m, o, d, c.q, c.v, c.target, gq, gv, a);
+    return a.q[2];
+  };
+  const double hard = dvz_dz(ContactModel::Hard);
+  const double st = dvz_dz(ContactModel::StraightThrough);
+  const double smoothed = dvz_dz(ContactModel::Smoothed);
+  std::printf("d vz'/d z: hard %.3e, straight_through %.3e, smoothed %.3e\n", hard, st, smoothed);
+  EXPECT_NEAR(hard, 0.0, 1e-12);  // in flight: height does not change the velocity
+  EXPECT_LT(st, -1e-3);           // lower start -> more upward push from the ground ahead
+  EXPECT_EQ(st, smoothed);
+}
