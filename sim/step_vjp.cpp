@@ -17,7 +17,7 @@ using Mat3X = Eigen::Matrix<double, 3, Eigen::Dynamic>;
 // Scratch of the backward pass, kept per thread so that no step allocates.
 struct Scratch {
   KinematicsBar bar;
-  MatX Hbar, Jbar, Gbar;
+  MatX Hbar, Jbar, Gbar, Gsym, WG;
   Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> W;
   VecX lambda, cbar, sigmaBar, work, dvbar, qmidBar, pbar, qn, vn, vnBar, dv, depthBar;
   Mat3X Jw;
@@ -56,12 +56,14 @@ void contactGeometryVjp(const Model& model, const Data& data, const MatX& Jbar,
 void dynamicsVjp(const Model& model, const SimOptions& opt, Data& data,
                  const Eigen::Ref<const VecX>& q, const Eigen::Ref<const VecX>& v,
                  const Eigen::Ref<const VecX>& qTarget, double h, const VecX& ubar, Scratch& S,
-                 StepAdjoint& out) {
+                 StepAdjoint& out, bool lambdaReady = false) {
   const int nv = model.nv(), nj = model.nj();
   // u = v - h H^-1 b.
   out.v += ubar;
-  S.lambda = ubar;
-  solve(model, data, S.lambda);
+  if (!lambdaReady) {  // else the caller has S.lambda = H^-1 ubar already
+    S.lambda = ubar;
+    solve(model, data, S.lambda);
+  }
   S.Hbar.noalias() += S.lambda * (v - data.u).transpose();
   S.work = -h * S.lambda;  // bbar
   // b = RNEA(q_mid, v) + damping v - tau.
@@ -129,17 +131,22 @@ void hardOrSmoothedVjp(const Model& model, const SimOptions& opt, Data& data,
     S.pbar.noalias() = J * S.lambda;
     // p = GaussSeidel(G, c, sigma).
     solveContactsVjp(opt.contact, data, S.pbar, S.Gbar, S.cbar, S.sigmaBar, out.params.mu);
-    // c = J u.
-    S.Jbar.noalias() += S.cbar * data.u.transpose();
-    ubar.noalias() += J.transpose() * S.cbar;
     // G = J W with W = H^-1 J^T = L^-1 D^-1 Y.
     // All columns at once, row by row (rows of W are contiguous: the updates vectorise).
     S.W = data.LD.diagonal().cwiseInverse().asDiagonal() * data.Y.leftCols(m);
     for (int k = 0; k < nv; ++k)
       for (int i = model.dofParent[k]; i >= 0; i = model.dofParent[i])
         S.W.row(k) -= data.LD(k, i) * S.W.row(i);
-    S.Jbar.noalias() += (S.Gbar + S.Gbar.transpose()) * S.W.transpose();
-    S.Hbar.noalias() -= S.W * S.Gbar * S.W.transpose();
+    // c = J u. The adjoint of u is then vnBar + J^T cbar, and H^-1 of it is lambda' + W cbar:
+    // one solve saved.
+    S.Jbar.noalias() += S.cbar * data.u.transpose();
+    ubar.noalias() += J.transpose() * S.cbar;
+    S.lambda.noalias() += S.W * S.cbar;
+    // Small products: coefficient-wise kernels beat Eigen's blocked GEMM at these sizes.
+    S.Gsym = S.Gbar + S.Gbar.transpose();
+    S.Jbar.noalias() += S.Gsym.lazyProduct(S.W.transpose());
+    S.WG.noalias() = S.W.lazyProduct(S.Gbar);
+    S.Hbar.noalias() -= S.WG.lazyProduct(S.W.transpose());
     // sigma = sigmoid(kappa d).
     VecX& depthBar = S.depthBar;
     depthBar.setZero(nc);
@@ -151,7 +158,11 @@ void hardOrSmoothedVjp(const Model& model, const SimOptions& opt, Data& data,
       }
     contactGeometryVjp(model, data, S.Jbar, depthBar, S);
   }
-  dynamicsVjp(model, opt, data, q, v, qTarget, h, ubar, S, out);
+  if (m == 0) {
+    S.lambda = ubar;
+    solve(model, data, S.lambda);
+  }
+  dynamicsVjp(model, opt, data, q, v, qTarget, h, ubar, S, out, true);
 }
 
 void softVjp(const Model& model, const SimOptions& opt, Data& /*data*/,
@@ -237,7 +248,7 @@ void softVjp(const Model& model, const SimOptions& opt, Data& /*data*/,
       local.v.noalias() += Ja.transpose() * vcb;
     }
     contactGeometryVjp(model, data, S.Jbar, depthBar, S);
-    dynamicsVjp(model, sub, data, qs0, vs0, qTarget, h, v1Bar, S, local);
+    dynamicsVjp(model, sub, data, qs0, vs0, qTarget, h, v1Bar, S, local, true);  // u's adjoint is v1's
     qBar = local.q;
     vBar = local.v;
   }
