@@ -59,6 +59,18 @@ struct Data {
 
   // step
   VecX qMid, u, tauJoint, work;
+
+  // Adaptive integration of the soft model (sim/adaptive.h): statistics of the last env step, and
+  // a running count of the env steps that hit AdaptiveOptions::maxSteps (never reset by step(): the
+  // caller reads, reports and clears it).
+  struct AdaptiveStats {
+    int accepted = 0, rejected = 0, evaluations = 0;  // steps and dynamics evaluations
+    int events = 0;  // accepted steps that end on a located contact switch
+    double minStep = 0, maxStep = 0;                  // smallest and largest accepted step [s]
+    bool capHit = false;      // maxSteps reached: the rest of the env step was one unchecked step
+    bool minStepHit = false;  // a step at minStep failed the error test and was accepted anyway
+  } adaptive;
+  long long adaptiveCapHits = 0;
 };
 
 }  // namespace diffloco::sim

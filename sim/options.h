@@ -22,6 +22,32 @@ enum class ContactModel {
 ContactModel parseContactModel(const std::string& name);  // throws std::invalid_argument
 const char* toString(ContactModel m);
 
+// Time integration of the soft model inside an env step (the other models ignore it):
+// Fixed: softSubsteps equal sub-steps of the Moreau scheme (step.cpp); Adaptive: Dormand-Prince
+// 5(4) with a PI step-size controller on the continuous dynamics (sim/adaptive.h, DiffMJX).
+// parseIntegrator / toString live in sim/adaptive.h.
+enum class Integrator { Fixed, Adaptive };
+
+struct AdaptiveOptions {
+  double rtol = 1e-4;        // relative tolerance of the local error
+  double atol = 1e-6;        // absolute tolerance (units of q and v)
+  double initialStep = 0;    // first step of each env step [s]; 0: Hairer's automatic estimate
+  double minStep = 1e-8;     // [s]; a step wanted below it is taken at it and accepted anyway
+  double maxStep = 0;        // [s]; 0: the env step dt
+  int maxSteps = 2000;       // attempts (accepted + rejected) per env step; see Data::adaptive
+  double pcoeff = 0.2;       // PI controller (DiffMJX's P = 0.2, I = 0.4)
+  double icoeff = 0.4;
+  // Land a step boundary on every contact switch (a foot's depth crossing 0), so that no RK step
+  // straddles the kink of the penalty force: without it the stage Jacobians jump by k inside a
+  // step and the gradient's error is first order in that step's size (sim/adaptive.h).
+  bool locateContacts = true;
+  double contactEventTol = 1e-8;  // [m]: depths within it count as "at the switch"
+  // Add the touchdown's saltation term to the backward pass (needs locateContacts): the approach
+  // damping makes the force jump at touchdown, and the exact flow's derivative has a term there
+  // that no step's VJP contains (sim/adaptive.h). false: plain discretise-then-optimise.
+  bool saltation = true;
+};
+
 struct ContactOptions {
   ContactModel model = ContactModel::Smoothed;
   double mu = 0.8;        // friction coefficient
@@ -34,6 +60,8 @@ struct ContactOptions {
   double softKd = 30.0;   // normal damping on approach [N s/m] (soft)
   double softKf = 900.0;  // tangential viscous friction [N s/m] (soft)
   int softSubsteps = 20;  // sub-steps per step (soft); the paper's 0.01 s / 0.0005 s
+  Integrator integrator = Integrator::Fixed;  // soft only
+  AdaptiveOptions adaptive;                   // soft with integrator = Adaptive
 };
 
 // PD drive on joint position targets (the same for every joint):

@@ -22,8 +22,23 @@ Rollout rollout(const Model& model, const SimOptions& opt, Data& data, const Vec
 RolloutAdjoint rolloutVjp(const Model& model, const SimOptions& opt, Data& data, const Rollout& r,
                           const MatX& targets, const VecX& gqFinal, const VecX& gvFinal) {
   const int H = static_cast<int>(targets.cols());
-  RolloutAdjoint out{gqFinal, gvFinal, MatX::Zero(model.nj(), H), {}};
+  std::vector<VecX> gq(H + 1), gv(H + 1);
+  gq[H] = gqFinal;
+  gv[H] = gvFinal;
+  return rolloutVjp(model, opt, data, r, targets, gq, gv);
+}
+
+RolloutAdjoint rolloutVjp(const Model& model, const SimOptions& opt, Data& data, const Rollout& r,
+                          const MatX& targets, const std::vector<VecX>& gq,
+                          const std::vector<VecX>& gv) {
+  const int H = static_cast<int>(targets.cols());
+  RolloutAdjoint out{VecX::Zero(model.nq()), VecX::Zero(model.nv()), MatX::Zero(model.nj(), H), {}};
   out.params.setZero(model);
+  auto addDirect = [&](int t) {
+    if (t < static_cast<int>(gq.size()) && gq[t].size() > 0) out.q0 += gq[t];
+    if (t < static_cast<int>(gv.size()) && gv[t].size() > 0) out.v0 += gv[t];
+  };
+  addDirect(H);
   StepAdjoint adj(model);
   for (int t = H - 1; t >= 0; --t) {
     adj.setZero(model);
@@ -31,11 +46,8 @@ RolloutAdjoint rolloutVjp(const Model& model, const SimOptions& opt, Data& data,
     out.q0 = adj.q;
     out.v0 = adj.v;
     out.targets.col(t) = adj.qTarget;
-    out.params.mass += adj.params.mass;
-    out.params.mu += adj.params.mu;
-    out.params.kappa += adj.params.kappa;
-    out.params.kp += adj.params.kp;
-    out.params.kd += adj.params.kd;
+    out.params += adj.params;
+    addDirect(t);
   }
   return out;
 }

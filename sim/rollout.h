@@ -28,5 +28,12 @@ struct RolloutAdjoint {
 };
 RolloutAdjoint rolloutVjp(const Model& model, const SimOptions& opt, Data& data, const Rollout& r,
                           const MatX& targets, const VecX& gqFinal, const VecX& gvFinal);
+// The same for a loss on every state of the trajectory (multi-step prediction errors): gq[t], gv[t]
+// are the adjoints of the loss's direct dependence on state t (t = 0..H; an empty vector counts
+// as zero). They are added to the adjoint flowing back through the steps, so the result includes
+// gq[0], gv[0] in q0, v0.
+RolloutAdjoint rolloutVjp(const Model& model, const SimOptions& opt, Data& data, const Rollout& r,
+                          const MatX& targets, const std::vector<VecX>& gq,
+                          const std::vector<VecX>& gv);
 
 }  // namespace diffloco::sim

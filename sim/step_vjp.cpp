@@ -3,6 +3,7 @@
 #include <memory>
 
 #include "sim/actuator.h"
+#include "sim/adaptive.h"
 #include "sim/adjoint.h"
 #include "sim/cholesky.h"
 #include "sim/contact.h"
@@ -33,8 +34,9 @@ Scratch& scratchFor(const Model& model) {
 
 // Contact Jacobian rows (n, t1, t2) = world (z, x, y) rows, and penetration depths, back to the
 // kinematic adjoints. Jbar has 3 rows per active contact; depthBar one entry per active contact.
+// Also adds the adjoints of the feet's offsets (body frame) to offsetBar.
 void contactGeometryVjp(const Model& model, const Data& data, const MatX& Jbar,
-                        const VecX& depthBar, Scratch& S) {
+                        const VecX& depthBar, Scratch& S, std::vector<Vec3>& offsetBar) {
   for (int a = 0; a < static_cast<int>(data.active.size()); ++a) {
     const int j = data.active[a];
     const Foot& ft = model.feet[j];
@@ -48,6 +50,7 @@ void contactGeometryVjp(const Model& model, const Data& data, const MatX& Jbar,
     xbar.z() -= depthBar[a];
     S.bar.R[ft.body] += xbar * ft.offset.transpose();
     S.bar.p[ft.body] += xbar;
+    offsetBar[j] += data.R[ft.body].transpose() * xbar;
   }
 }
 
@@ -88,6 +91,9 @@ void dynamicsVjp(const Model& model, const SimOptions& opt, Data& data,
     const InertiaBar& Ib = S.bar.inertia[i];
     if (I.m > 0)
       out.params.mass[i] += (Ib.m * I.m + Ib.h.dot(I.h) + Ib.Io.cwiseProduct(I.Io).sum()) / I.m;
+    out.params.inertia[i].m += Ib.m;
+    out.params.inertia[i].h += Ib.h;
+    out.params.inertia[i].Io += Ib.Io;
   }
 }
 
@@ -156,7 +162,7 @@ void hardOrSmoothedVjp(const Model& model, const SimOptions& opt, Data& data,
         depthBar[a] = S.sigmaBar[a] * ds * opt.contact.kappa;
         out.params.kappa += S.sigmaBar[a] * ds * data.depth[data.active[a]];
       }
-    contactGeometryVjp(model, data, S.Jbar, depthBar, S);
+    contactGeometryVjp(model, data, S.Jbar, depthBar, S, out.params.footOffset);
   }
   if (m == 0) {
     S.lambda = ubar;
@@ -233,6 +239,7 @@ void softVjp(const Model& model, const SimOptions& opt, Data& /*data*/,
       if (viscous) {
         vcb[1] -= c.softKf * fb[1];
         vcb[2] -= c.softKf * fb[2];
+        local.params.softKf -= vc[1] * fb[1] + vc[2] * fb[2];
       } else {
         const Eigen::Vector2d e(vc[1] / vt, vc[2] / vt), ftb(fb[1], fb[2]);
         const double proj = ftb.dot(e);
@@ -243,11 +250,13 @@ void softVjp(const Model& model, const SimOptions& opt, Data& /*data*/,
         vcb[2] += vtb[1];
       }
       depthBar[a] += c.softKp * fb[0];
+      local.params.softKp += d * fb[0];  // fb[0]: the normal force's adjoint (friction's included)
+      local.params.softKd -= std::min(vc[0], 0.0) * fb[0];
       if (vc[0] < 0) vcb[0] -= c.softKd * fb[0];
       S.Jbar.middleRows<3>(3 * a) += vcb * vs0.transpose();
       local.v.noalias() += Ja.transpose() * vcb;
     }
-    contactGeometryVjp(model, data, S.Jbar, depthBar, S);
+    contactGeometryVjp(model, data, S.Jbar, depthBar, S, local.params.footOffset);
     dynamicsVjp(model, sub, data, qs0, vs0, qTarget, h, v1Bar, S, local, true);  // u's adjoint is v1's
     qBar = local.q;
     vBar = local.v;
@@ -255,10 +264,7 @@ void softVjp(const Model& model, const SimOptions& opt, Data& /*data*/,
   out.q += qBar;
   out.v += vBar;
   out.qTarget += local.qTarget;
-  out.params.mass += local.params.mass;
-  out.params.mu += local.params.mu;
-  out.params.kp += local.params.kp;
-  out.params.kd += local.params.kd;
+  out.params += local.params;  // every parameter adjoint gathered over the sub-steps
 }
 
 }  // namespace
@@ -268,7 +274,12 @@ void stepVjp(const Model& model, const SimOptions& opt, Data& data,
              const Eigen::Ref<const VecX>& qTarget, const Eigen::Ref<const VecX>& gqNext,
              const Eigen::Ref<const VecX>& gvNext, StepAdjoint& out) {
   switch (opt.contact.model) {
-    case ContactModel::Soft: softVjp(model, opt, data, q, v, qTarget, gqNext, gvNext, out); break;
+    case ContactModel::Soft:
+      if (opt.contact.integrator == Integrator::Adaptive)  // step sizes frozen, sim/adaptive.h
+        adaptiveStepVjp(model, opt, data, q, v, qTarget, gqNext, gvNext, out);
+      else
+        softVjp(model, opt, data, q, v, qTarget, gqNext, gvNext, out);
+      break;
     case ContactModel::StraightThrough: {
       // The smoothed model's derivative at the (hard) trajectory's state.
       SimOptions smoothed = opt;

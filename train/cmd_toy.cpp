@@ -2,6 +2,9 @@
 //   toy falling-mass   Figure 3: final height and velocity of a falling mass and their gradients
 //                      with respect to the initial height under hard, smoothed and stochastic
 //                      contact; writes falling_mass.csv and falling_mass.png.
+//   toy billiard       DiffMJX Figure 8: loss and dL/dtheta of a billiard shot at angle theta under
+//                      hard, smoothed and straight-through contact, and gradient descent on theta
+//                      from a miss; writes billiard.csv, billiard_descent.csv, billiard.png.
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -9,9 +12,14 @@
 #include <memory>
 
 #include "train/commands.h"
+#include "train/toys/billiard.h"
 #include "train/toys/falling_mass.h"
 
 namespace diffloco::cli {
+
+// `toy point-mass` and `toy robot-drop` (train/cmd_toy_adaptive.cpp); the runner returns -1 when
+// neither was parsed.
+Runner addAdaptiveToyCommands(CLI::App& toy);
 
 namespace {
 
@@ -45,6 +53,40 @@ int runFallingMass(const FallingMassArgs& a) {
     const std::string png = toys::plotFallingMass(s, a.out);
     spdlog::info("toy falling-mass: wrote {}", png);
   }
+  return 0;
+}
+
+struct BilliardArgs {
+  toys::BilliardOptions options;
+  std::vector<double> target;  // x y, if given
+  std::string out = "runs/toy_billiard";
+  bool noPlot = false;
+};
+
+int runBilliardToy(BilliardArgs& a) {
+  auto& o = a.options;
+  if (!a.target.empty()) o.params.target = toys::Vec2(a.target[0], a.target[1]);
+  const auto& P = o.params;
+  spdlog::info(
+      "toy billiard: impulse {} N s, object ball at ({}, 0), target ({}, {}), T {} s, dt {} s, "
+      "kappa {} 1/m, theta in [{}, {}] rad ({} points)",
+      P.impulse, P.distance, P.target.x(), P.target.y(), P.duration, P.dt, P.kappa, o.thetaMin,
+      o.thetaMax, o.points);
+  const toys::BilliardSweep s = toys::runBilliard(o);
+  const std::string csv = toys::writeBilliardCsv(s, a.out);
+  spdlog::info(
+      "toy billiard: hard hits for theta in [{:.4f}, {:.4f}] rad, least hard loss {:.5f} "
+      "m^2 at theta {:.4f}; wrote {}",
+      s.hitMin, s.hitMax, s.lossStar, s.thetaStar, csv);
+  for (size_t m = 0; m < s.descent.size(); ++m) {
+    const auto& d = s.descent[m];
+    spdlog::info(
+        "  {:<16} at theta0 {:+.3f}: dL/dtheta {:+.3e}; after {} Adam steps theta {:+.4f}, "
+        "real (hard) loss {:.5f} m^2",
+        d.model, d.theta.front(), d.grad.front(), d.theta.size() - 1, d.theta.back(),
+        d.loss.back());
+  }
+  if (!a.noPlot) spdlog::info("toy billiard: wrote {}", toys::plotBilliard(s, a.out));
   return 0;
 }
 
@@ -82,8 +124,46 @@ Runner addToyCommand(CLI::App& app) {
   fm->add_option("--iterations", o.iterations, "Gauss-Seidel iterations")->capture_default_str();
   fm->add_flag("--no-plot", a->noPlot, "write the CSV only (no gnuplot)");
 
-  return [cmd, fm, a]() -> int {
+  auto* bl = cmd->add_subcommand(
+      "billiard",
+      "DiffMJX Figure 8: a cue ball shot at angle theta should send an object ball to a target; "
+      "loss and gradient under hard, smoothed and straight-through contact, gradient descent");
+  auto ba = std::make_shared<BilliardArgs>();
+  {
+    auto& bo = ba->options;
+    auto& bp = bo.params;
+    bl->add_option("--out", ba->out, "output folder for billiard*.csv/.png/.gp")
+        ->capture_default_str();
+    bl->add_option("--points", bo.points, "number of shot angles")->capture_default_str();
+    bl->add_option("--theta-min", bo.thetaMin, "smallest shot angle [rad]")->capture_default_str();
+    bl->add_option("--theta-max", bo.thetaMax, "largest shot angle [rad]")->capture_default_str();
+    bl->add_option("--kappa", bp.kappa, "sigmoid stiffness of the smoothed model [1/m]")
+        ->capture_default_str();
+    bl->add_option("--cutoff", bp.cutoff, "smoothed contact only within this gap [m]")
+        ->capture_default_str();
+    bl->add_option("--restitution", bp.restitution, "ball-ball restitution e in [0, 1]")
+        ->capture_default_str();
+    bl->add_option("--dt", bp.dt, "time step [s]")->capture_default_str();
+    bl->add_option("--duration", bp.duration, "simulated time T [s]")->capture_default_str();
+    bl->add_option("--damping", bp.damping, "table drag [1/s]")->capture_default_str();
+    bl->add_option("--impulse", bp.impulse, "impulse on the cue ball [N s]")->capture_default_str();
+    bl->add_option("--distance", bp.distance, "object ball at (distance, 0) [m]")
+        ->capture_default_str();
+    bl->add_option("--target", ba->target, "target x y [m] (default 1.2 0.3)")->expected(2);
+    bl->add_option("--descent-start", bo.descentStart, "initial theta of the descent [rad]")
+        ->capture_default_str();
+    bl->add_option("--descent-steps", bo.descentSteps, "Adam iterations (0: no descent)")
+        ->capture_default_str();
+    bl->add_option("--lr", bo.learningRate, "Adam step size [rad]")->capture_default_str();
+    bl->add_flag("--no-plot", ba->noPlot, "write the CSVs only (no gnuplot)");
+  }
+
+  Runner adaptiveToys = addAdaptiveToyCommands(*cmd);
+
+  return [cmd, fm, a, bl, ba, adaptiveToys]() -> int {
+    if (const int rc = adaptiveToys(); rc >= 0) return rc;
     if (fm->parsed()) return runFallingMass(*a);
+    if (bl->parsed()) return runBilliardToy(*ba);
     return 1;  // unreachable: require_subcommand(1)
   };
 }

@@ -13,5 +13,8 @@ Runner addSimCommand(CLI::App& app);
 Runner addBenchCommand(CLI::App& app);
 Runner addToyCommand(CLI::App& app);
 Runner addGradcheckCommand(CLI::App& app);
+Runner addSysidCommand(CLI::App& app);
+Runner addTrainCommand(CLI::App& app);
+Runner addPlotCommand(CLI::App& app);
 
 }  // namespace diffloco::cli

@@ -111,6 +111,47 @@ GradcheckReport gradcheck(const Robot& robot, const sim::SimOptions& opt,
       return sim::rollout(m, opt, d, q0, v0, targets);
     };
   }, 10.0);
+  // Shape: the feet's offsets in their bodies' frames; and the bodies' inertia entries (m, h, and
+  // Io perturbed symmetrically: its adjoint pairs as Ib(r, c) + Ib(c, r)).
+  VecX offsetVjp(3 * model.nfeet());
+  for (int f = 0; f < model.nfeet(); ++f) offsetVjp.segment<3>(3 * f) = adj.params.footOffset[f];
+  group("foot_offset", offsetVjp, 3 * model.nfeet(), [&](int i) -> Eval {
+    return [&, i](double e) {
+      sim::Model m = model;
+      m.feet[i / 3].offset[i % 3] += e;
+      sim::Data d(m);
+      return sim::rollout(m, opt, d, q0, v0, targets);
+    };
+  });
+  static const int kPairs[6][2] = {{0, 0}, {1, 1}, {2, 2}, {0, 1}, {0, 2}, {1, 2}};
+  VecX inertiaVjp(10 * model.nbodies());
+  for (int b = 0; b < model.nbodies(); ++b) {
+    const sim::InertiaBar& Ib = adj.params.inertia[b];
+    inertiaVjp[10 * b] = Ib.m;
+    inertiaVjp.segment<3>(10 * b + 1) = Ib.h;
+    for (int k = 0; k < 6; ++k) {
+      const int r = kPairs[k][0], c = kPairs[k][1];
+      inertiaVjp[10 * b + 4 + k] = Ib.Io(r, c) + (r != c ? Ib.Io(c, r) : 0.0);
+    }
+  }
+  group("inertia", inertiaVjp, 10 * model.nbodies(), [&](int i) -> Eval {
+    return [&, i](double e) {
+      sim::Model m = model;
+      sim::Inertia& I = m.bodies[i / 10].inertia;
+      const int k = i % 10;
+      if (k == 0) {
+        I.m += e;
+      } else if (k < 4) {
+        I.h[k - 1] += e;
+      } else {
+        const int r = kPairs[k - 4][0], c = kPairs[k - 4][1];
+        I.Io(r, c) += e;
+        if (r != c) I.Io(c, r) += e;
+      }
+      sim::Data d(m);
+      return sim::rollout(m, opt, d, q0, v0, targets);
+    };
+  });
   auto param = [&](const std::string& name, double vjp, double value,
                    std::function<void(sim::SimOptions&, double)> set) {
     group(name, VecX::Constant(1, vjp), 1, [&, set](int) -> Eval {
@@ -126,6 +167,14 @@ GradcheckReport gradcheck(const Robot& robot, const sim::SimOptions& opt,
         [](sim::SimOptions& p, double e) { p.contact.kappa += e; });
   param("kp", adj.params.kp, opt.actuator.kp, [](sim::SimOptions& p, double e) { p.actuator.kp += e; });
   param("kd", adj.params.kd, opt.actuator.kd, [](sim::SimOptions& p, double e) { p.actuator.kd += e; });
+  if (opt.contact.model == sim::ContactModel::Soft) {
+    param("soft_kp", adj.params.softKp, opt.contact.softKp,
+          [](sim::SimOptions& p, double e) { p.contact.softKp += e; });
+    param("soft_kd", adj.params.softKd, opt.contact.softKd,
+          [](sim::SimOptions& p, double e) { p.contact.softKd += e; });
+    param("soft_kf", adj.params.softKf, opt.contact.softKf,
+          [](sim::SimOptions& p, double e) { p.contact.softKf += e; });
+  }
 
   GradcheckReport report;
   {

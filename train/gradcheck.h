@@ -1,7 +1,8 @@
 // Gradient check of the simulator's hand-written backward pass against central finite differences
 // in double precision, over a horizon of H steps: the gradient of a scalar loss of the final state
 // (fixed random weights on q_H and v_H) with respect to the initial state, every step's joint
-// targets and the parameters (body masses, mu, kappa, kp, kd).
+// targets and the parameters (body masses, mu, kappa, kp, kd; the soft model's kp, kd, kf), the
+// feet's offsets and the bodies' inertia entries (shape identification, train/sysid.h).
 #pragma once
 
 #include <string>

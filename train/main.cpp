@@ -20,6 +20,9 @@ int main(int argc, char** argv) {
   add(diffloco::cli::addBenchCommand);
   add(diffloco::cli::addToyCommand);
   add(diffloco::cli::addGradcheckCommand);
+  add(diffloco::cli::addSysidCommand);
+  add(diffloco::cli::addTrainCommand);
+  add(diffloco::cli::addPlotCommand);
   CLI11_PARSE(app, argc, argv);
   try {
     for (auto& [sub, run] : runners)

@@ -122,6 +122,65 @@ void checkCase(const std::string& robot, ContactModel cm, bool inContact, double
   EXPECT_NEAR(adj.params.kappa, gkappa, tol * scale) << what;
   EXPECT_NEAR(adj.params.kp, gkp, tol * scale) << what;
   EXPECT_NEAR(adj.params.kd, gkd, tol * scale) << what;
+
+  // Shape and inertia (system identification of geometry, train/sysid.h): every foot's offset in
+  // its body's frame, and every body's inertia entries m, h and Io (Io perturbed symmetrically, so
+  // its adjoint pairs as Ib(r, c) + Ib(c, r)); the soft model's penalty coefficients, perturbed
+  // relative to their size.
+  auto withModel = [&](auto edit) {
+    return fd([&](double e) { Model mm = m; edit(mm, e); return L(c, mm, c.opt, c.q, c.v, c.target); });
+  };
+  VecX gOff(3 * m.nfeet()), vOff(3 * m.nfeet());
+  for (int f = 0; f < m.nfeet(); ++f)
+    for (int k = 0; k < 3; ++k) {
+      gOff[3 * f + k] = withModel([&](Model& mm, double e) { mm.feet[f].offset[k] += e; });
+      vOff[3 * f + k] = adj.params.footOffset[f][k];
+    }
+  const int pairs[6][2] = {{0, 0}, {1, 1}, {2, 2}, {0, 1}, {0, 2}, {1, 2}};
+  VecX gIn(10 * m.nbodies()), vIn(10 * m.nbodies());
+  for (int b = 0; b < m.nbodies(); ++b) {
+    const InertiaBar& Ib = adj.params.inertia[b];
+    gIn[10 * b] = withModel([&](Model& mm, double e) { mm.bodies[b].inertia.m += e; });
+    vIn[10 * b] = Ib.m;
+    for (int k = 0; k < 3; ++k) {
+      gIn[10 * b + 1 + k] = withModel([&](Model& mm, double e) { mm.bodies[b].inertia.h[k] += e; });
+      vIn[10 * b + 1 + k] = Ib.h[k];
+    }
+    for (int k = 0; k < 6; ++k) {
+      const int r = pairs[k][0], cc = pairs[k][1];
+      gIn[10 * b + 4 + k] = withModel([&](Model& mm, double e) {
+        mm.bodies[b].inertia.Io(r, cc) += e;
+        if (r != cc) mm.bodies[b].inertia.Io(cc, r) += e;
+      });
+      vIn[10 * b + 4 + k] = Ib.Io(r, cc) + (r != cc ? Ib.Io(cc, r) : 0.0);
+    }
+  }
+  auto scaledFd = [&](auto set, double size) {
+    const double h = eps * size;
+    SimOptions op = c.opt, om = c.opt;
+    set(op, h);
+    set(om, -h);
+    return (L(c, m, op, c.q, c.v, c.target) - L(c, m, om, c.q, c.v, c.target)) / (2 * h);
+  };
+  const double gsKp = scaledFd([](SimOptions& o, double e) { o.contact.softKp += e; }, c.opt.contact.softKp);
+  const double gsKd = scaledFd([](SimOptions& o, double e) { o.contact.softKd += e; }, c.opt.contact.softKd);
+  const double gsKf = scaledFd([](SimOptions& o, double e) { o.contact.softKf += e; }, c.opt.contact.softKf);
+  std::printf("%-28s foot offsets %.1e (|g| %.2e), inertia %.1e (|g| %.2e) | soft kp %.3e/%.3e "
+              "kd %.3e/%.3e kf %.3e/%.3e\n",
+              what.c_str(), relErr(vOff, gOff), gOff.lpNorm<Eigen::Infinity>(), relErr(vIn, gIn),
+              gIn.lpNorm<Eigen::Infinity>(), adj.params.softKp, gsKp, adj.params.softKd, gsKd,
+              adj.params.softKf, gsKf);
+  EXPECT_LT(relErr(vOff, gOff), tol) << what;
+  EXPECT_LT(relErr(vIn, gIn), tol) << what;
+  EXPECT_NEAR(adj.params.softKp, gsKp, tol * std::max(std::abs(gsKp), 1e-12)) << what;
+  EXPECT_NEAR(adj.params.softKd, gsKd, tol * std::max(std::abs(gsKd), 1e-12)) << what;
+  EXPECT_NEAR(adj.params.softKf, gsKf, tol * std::max(std::abs(gsKf), 1e-12)) << what;
+  if (cm == ContactModel::Soft && inContact) {
+    EXPECT_GT(std::abs(gsKp), 0.0) << what;
+  }
+  if (inContact) {
+    EXPECT_GT(gOff.lpNorm<Eigen::Infinity>(), 0.0) << what;
+  }
 }
 
 }  // namespace

@@ -4,6 +4,8 @@
 #   cli_test.sh bench DIFFLOCO PYTHON3 MUJOCO    bench --json: valid JSON with the documented keys
 #   cli_test.sh badrobot DIFFLOCO                unknown robot: exit 1, message names the file
 #   cli_test.sh toy DIFFLOCO DIR                 toy falling-mass: CSV columns and rows, the PNG
+#   cli_test.sh sysid DIFFLOCO DIR               sysid --generate cube, a short fit of side and mu
+#                                                (outputs, accuracy), a NaN in the data (exit 1)
 set -euo pipefail
 
 fail() {
@@ -111,6 +113,42 @@ print("bench JSON ok:", ", ".join(f"{k}={d[k]:.4g}" for k in keys))
       [ -s "$dir/falling_mass.png" ] || fail "$dir/falling_mass.png was not written"
       head -c 8 "$dir/falling_mass.png" | od -An -c | grep -q "P   N   G" || fail "not a PNG"
     fi
+    ;;
+
+  sysid)
+    dir=$1
+    rm -rf "$dir"
+    "$bin" sysid --generate cube --out "$dir/data" --count 3 --duration 0.4 --seed 3 ||
+      fail "diffloco sysid --generate exited with $?"
+    for f in toss_000.csv toss_001.csv toss_002.csv truth.txt; do
+      [ -f "$dir/data/$f" ] || fail "$dir/data/$f was not written"
+    done
+    header=$(head -n 1 "$dir/data/toss_000.csv")
+    [ "$header" = "t,x,y,z,qw,qx,qy,qz,vx,vy,vz,wx,wy,wz" ] || fail "toss header is '$header'"
+    awk 'NR > 1 { rows++ } END { exit rows != 81 }' "$dir/data/toss_000.csv" ||
+      fail "toss_000.csv: expected 81 rows"
+    grep -qx "side 0.1" "$dir/data/truth.txt" || fail "truth.txt has no 'side 0.1'"
+    "$bin" sysid --model cube --data "$dir"/data/toss_*.csv --fit side,mu --set side=0.07,mu=0.4 \
+      --iterations 40 --stride 2 --truth "$dir/data/truth.txt" --out "$dir/fit" \
+      --json "$dir/fit/result.json" >"$dir/fit.log" 2>&1 || { cat "$dir/fit.log"; fail "fit exited with $?"; }
+    cat "$dir/fit.log"
+    grep -q "per gradient step" "$dir/fit.log" || fail "no runtime per gradient step in the output"
+    header=$(head -n 1 "$dir/fit/sysid_log.csv")
+    [ "$header" = "iteration,loss,lr,seconds,side,side_grad,mu,mu_grad" ] ||
+      fail "sysid_log.csv header is '$header'"
+    awk 'NR > 1 { rows++ } END { exit rows != 40 }' "$dir/fit/sysid_log.csv" ||
+      fail "sysid_log.csv: expected 40 rows"
+    awk '$1 == "side" { ok = ($2 > 0.095 && $2 < 0.105) } $1 == "mu" { okm = ($2 > 0.285 && $2 < 0.315) }
+         END { exit !(ok && okm) }' "$dir/fit/params.txt" || fail "fitted side/mu off by more than 5 %"
+    grep -q '"side": {"initial": 0.07' "$dir/fit/result.json" || fail "result.json lacks side"
+    # Bad input: a NaN in row 5 (line 6), column vz (11).
+    sed '6s/^\([^,]*,[^,]*,[^,]*,[^,]*,[^,]*,[^,]*,[^,]*,[^,]*,[^,]*,[^,]*,\)[^,]*/\1nan/' \
+      "$dir/data/toss_000.csv" >"$dir/bad.csv"
+    rc=0
+    out=$("$bin" sysid --model cube --data "$dir/bad.csv" --fit side --iterations 1 --out "$dir/bad" 2>&1) || rc=$?
+    echo "$out"
+    [ "$rc" -eq 1 ] || fail "bad data: exit code $rc, expected 1"
+    echo "$out" | grep -q "bad.csv:6: column 11 'vz': NaN" || fail "the error does not name file, line and column"
     ;;
 
   *)

@@ -1,0 +1,212 @@
+#include "algorithms/algorithm.h"
+
+#include <ATen/CPUGeneratorImpl.h>
+
+#include <cmath>
+#include <limits>
+#include <numeric>
+
+namespace diffloco::algorithms {
+
+using torch::Tensor;
+
+namespace {
+const auto kF64 = torch::TensorOptions().dtype(torch::kDouble);
+const double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+double mean(const std::deque<double>& d) {
+  return d.empty() ? kNaN : std::accumulate(d.begin(), d.end(), 0.0) / d.size();
+}
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// EpisodeTracker
+
+EpisodeTracker::EpisodeTracker(int numEnvs, size_t window)
+    : window_(window), ret_(torch::zeros({numEnvs}, kF64)), len_(torch::zeros({numEnvs}, kF64)) {}
+
+void EpisodeTracker::step(const envs::StepResult& r) {
+  ret_ += r.rewards.detach().to(torch::kDouble);
+  len_ += 1;
+  const Tensor& ids = r.extras.resetIds;
+  if (ids.defined() && ids.numel() > 0) {
+    const Tensor idc = ids.contiguous();
+    const auto* id = idc.data_ptr<int64_t>();
+    const double* ret = ret_.data_ptr<double>();
+    const double* len = len_.data_ptr<double>();
+    for (int64_t i = 0; i < idc.numel(); ++i) {
+      returns_.push_back(ret[id[i]]);
+      lengths_.push_back(len[id[i]]);
+      if (returns_.size() > window_) returns_.pop_front(), lengths_.pop_front();
+    }
+    ret_.index_fill_(0, idc, 0.0);
+    len_.index_fill_(0, idc, 0.0);
+    finished_ += static_cast<double>(idc.numel());
+  }
+  const auto& log = r.extras.log;
+  auto count = log.find("Episode/count");
+  if (count != log.end() && count->second > 0) {
+    for (const auto& [k, v] : log)
+      if (k.rfind("Episode/", 0) == 0 && k != "Episode/count") logSums_[k] += v * count->second;
+    logCount_ += count->second;
+  }
+  auto fails = log.find("Env/sim_failures");
+  if (fails != log.end()) simFailures_ += fails->second;
+}
+
+double EpisodeTracker::meanReturn() const { return mean(returns_); }
+double EpisodeTracker::meanLength() const { return mean(lengths_); }
+
+std::map<std::string, double> EpisodeTracker::takeIterationLogs() {
+  std::map<std::string, double> out;
+  for (const auto& [k, v] : logSums_) out[k] = v / logCount_;
+  out["Env/sim_failures"] = simFailures_;
+  out["Train/episodes"] = finished_;
+  logSums_.clear();
+  logCount_ = simFailures_ = finished_ = 0;
+  return out;
+}
+
+void EpisodeTracker::save(torch::serialize::OutputArchive& a) const {
+  a.write("episodes/ret", ret_);
+  a.write("episodes/len", len_);
+  a.write("episodes/returns", torch::tensor(std::vector<double>(returns_.begin(), returns_.end()), kF64));
+  a.write("episodes/lengths", torch::tensor(std::vector<double>(lengths_.begin(), lengths_.end()), kF64));
+}
+
+void EpisodeTracker::load(torch::serialize::InputArchive& a) {
+  Tensor r, l;
+  a.read("episodes/ret", ret_);
+  a.read("episodes/len", len_);
+  a.read("episodes/returns", r);
+  a.read("episodes/lengths", l);
+  returns_.assign(r.data_ptr<double>(), r.data_ptr<double>() + r.numel());
+  lengths_.assign(l.data_ptr<double>(), l.data_ptr<double>() + l.numel());
+  logSums_.clear();
+  logCount_ = simFailures_ = finished_ = 0;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Algorithm
+
+Algorithm::Algorithm(envs::VecEnv& env, std::uint64_t seed)
+    : env_(env),
+      gen_(at::make_generator<at::CPUGeneratorImpl>(deriveSeed(seed, 1))),
+      episodes_(env.numEnvs()) {}
+
+void Algorithm::save(torch::serialize::OutputArchive& a) {
+  a.write("algorithm", c10::IValue(name()));
+  a.write("iteration", c10::IValue(static_cast<int64_t>(iteration_)));
+  a.write("generator", gen_.get_state());
+  episodes_.save(a);
+}
+
+void Algorithm::load(torch::serialize::InputArchive& a) {
+  c10::IValue v;
+  a.read("algorithm", v);
+  if (v.toStringRef() != name())
+    throw std::runtime_error("checkpoint of algorithm '" + v.toStringRef() + "', not '" + name() +
+                             "'");
+  a.read("iteration", v);
+  iteration_ = static_cast<int>(v.toInt());
+  Tensor state;
+  a.read("generator", state);
+  gen_.set_state(state);
+  episodes_.load(a);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Helpers
+
+double scheduledLearningRate(const std::string& schedule, double lr0, double decay, double lrFinal,
+                             int i, int n) {
+  if (schedule == "exponential") return lr0 * std::pow(decay, i);
+  if (schedule == "linear") {
+    const double w = n <= 1 ? 0.0 : i / (n - 1.0);
+    return (1 - w) * lr0 + w * lrFinal;
+  }
+  return lr0;
+}
+
+Tensor flattenParameters(const std::vector<Tensor>& params) {
+  torch::NoGradGuard noGrad;
+  int64_t n = 0;
+  for (const auto& p : params) n += p.numel();
+  Tensor flat = torch::empty({n}, params.at(0).options().requires_grad(false));
+  int64_t at = 0;
+  for (auto p : params) {
+    const int64_t k = p.numel();
+    Tensor view = flat.narrow(0, at, k);
+    view.copy_(p.detach().reshape(-1));
+    p.set_data(view.view(p.sizes()));
+    at += k;
+  }
+  return flat;
+}
+
+FlatAdam::FlatAdam(const std::vector<Tensor>& params, double lr, double beta1, double beta2,
+                   double eps)
+    : lr_(lr), beta1_(beta1), beta2_(beta2), eps_(eps) {
+  flat_ = flattenParameters(params);
+  grad_ = torch::zeros_like(flat_);
+  m_ = torch::zeros_like(flat_);
+  v_ = torch::zeros_like(flat_);
+  int64_t at = 0;
+  for (auto p : params) {
+    const int64_t k = p.numel();
+    p.mutable_grad() = grad_.narrow(0, at, k).view(p.sizes());
+    at += k;
+  }
+}
+
+double FlatAdam::clipGradNorm(double maxNorm) {
+  torch::NoGradGuard noGrad;
+  const double norm = grad_.norm().item<double>();
+  if (std::isfinite(norm) && maxNorm > 0 && norm > maxNorm) grad_.mul_(maxNorm / (norm + 1e-6));
+  return norm;
+}
+
+void FlatAdam::step() {
+  torch::NoGradGuard noGrad;
+  ++steps_;
+  const double bc1 = 1 - std::pow(beta1_, static_cast<double>(steps_));
+  const double bc2 = 1 - std::pow(beta2_, static_cast<double>(steps_));
+  m_.mul_(beta1_).add_(grad_, 1 - beta1_);
+  v_.mul_(beta2_).addcmul_(grad_, grad_, 1 - beta2_);
+  const Tensor denom = (v_.sqrt() / std::sqrt(bc2)).add_(eps_);
+  flat_.addcdiv_(m_, denom, -lr_ / bc1);
+}
+
+void FlatAdam::save(torch::serialize::OutputArchive& a, const std::string& prefix) const {
+  a.write(prefix + "/exp_avg", m_);
+  a.write(prefix + "/exp_avg_sq", v_);
+  a.write(prefix + "/steps", c10::IValue(steps_));
+  a.write(prefix + "/lr", c10::IValue(lr_));
+}
+
+void FlatAdam::load(torch::serialize::InputArchive& a, const std::string& prefix) {
+  torch::NoGradGuard noGrad;
+  Tensor m, v;
+  c10::IValue steps, lr;
+  a.read(prefix + "/exp_avg", m);
+  a.read(prefix + "/exp_avg_sq", v);
+  a.read(prefix + "/steps", steps);
+  a.read(prefix + "/lr", lr);
+  if (m.numel() != m_.numel())
+    throw std::runtime_error("optimiser state of " + std::to_string(m.numel()) +
+                             " parameters, the network has " + std::to_string(m_.numel()));
+  m_.copy_(m);
+  v_.copy_(v);
+  steps_ = steps.toInt();
+  lr_ = lr.toDouble();
+}
+
+std::uint64_t deriveSeed(std::uint64_t seed, std::uint64_t stream) {
+  // splitmix64 of the pair
+  std::uint64_t z = seed + 0x9E3779B97F4A7C15ull * (stream + 1);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+}  // namespace diffloco::algorithms

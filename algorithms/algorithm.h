@@ -1,0 +1,127 @@
+// What SHAC and PPO share: the interface the trainer drives (one iterate() per iteration, save and
+// load of the whole learning state), the per-iteration statistics, the episode statistics of the
+// training envs, learning-rate schedules and gradient clipping with the non-finite guard.
+#pragma once
+
+#include <torch/torch.h>
+
+#include <deque>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "envs/vec_env.h"
+#include "policies/actor_critic.h"
+
+namespace diffloco::algorithms {
+
+struct IterationStats {
+  // Scalars by TensorBoard tag ("Loss/actor", "Policy/mean_std", ...); the algorithm's keys are
+  // listed by Algorithm::scalarKeys().
+  std::map<std::string, double> scalars;
+  std::int64_t envSteps = 0;  // env steps of this iteration (all envs)
+  double collectionS = 0;     // rollout
+  double learnS = 0;          // everything after the rollout
+  // Updates skipped because a loss or a gradient was not finite (the parameters are unchanged
+  // by them); what the first one was.
+  int skippedUpdates = 0;
+  std::string skippedWhat;
+};
+
+// Episodes of the training envs (stochastic policy, raw undiscounted rewards, rsl_rl's and SHAC's
+// "mean reward"): returns and lengths of the last `window` finished episodes, and the env's
+// per-episode logs (Episode/rew_<term>, Episode/length_s) averaged over the episodes that ended in
+// the current iteration.
+class EpisodeTracker {
+ public:
+  explicit EpisodeTracker(int numEnvs, size_t window = 100);
+  void step(const envs::StepResult& r);
+  double meanReturn() const;  // NaN before the first episode ends
+  double meanLength() const;  // env steps
+  // Averages of the env's Episode/* logs and the sum of Env/sim_failures since the last call,
+  // plus "Train/episodes" (episodes finished since the last call).
+  std::map<std::string, double> takeIterationLogs();
+  void save(torch::serialize::OutputArchive& a) const;
+  void load(torch::serialize::InputArchive& a);
+
+ private:
+  size_t window_;
+  torch::Tensor ret_, len_;  // [N] double: running sums of the unfinished episodes
+  std::deque<double> returns_, lengths_;
+  std::map<std::string, double> logSums_;
+  double logCount_ = 0, simFailures_ = 0, finished_ = 0;
+};
+
+class Algorithm {
+ public:
+  Algorithm(envs::VecEnv& env, std::uint64_t seed);
+  virtual ~Algorithm() = default;
+
+  // One iteration: rollout, updates, normaliser update. Increments iteration().
+  virtual IterationStats iterate() = 0;
+  virtual int totalIterations() const = 0;
+  virtual policies::Actor& actor() = 0;
+  // Keys of IterationStats::scalars this algorithm reports.
+  virtual std::vector<std::string> scalarKeys() const = 0;
+  // Environment steps per iteration (all envs).
+  virtual std::int64_t stepsPerIteration() const = 0;
+  virtual std::string name() const = 0;
+
+  // The whole learning state: networks, normaliser, optimisers, iteration counter, the random
+  // generator of the algorithm (action noise, minibatch permutations) and the episode statistics.
+  virtual void save(torch::serialize::OutputArchive& a);
+  virtual void load(torch::serialize::InputArchive& a);
+
+  int iteration() const { return iteration_; }
+  const EpisodeTracker& episodes() const { return episodes_; }
+  EpisodeTracker& episodes() { return episodes_; }
+  envs::VecEnv& env() { return env_; }
+  at::Generator& generator() { return gen_; }
+
+ protected:
+  envs::VecEnv& env_;
+  int iteration_ = 0;
+  at::Generator gen_;  // every random draw of the algorithm
+  EpisodeTracker episodes_;
+};
+
+// Adam (PyTorch's formula, no weight decay) over networks whose parameters and gradients live in
+// one contiguous buffer each: the parameters become views into a flat tensor, their .grad views
+// into a flat gradient that backward() accumulates into. A step, the gradient norm and the
+// clipping are then a handful of tensor ops instead of a few per parameter tensor: SHAC's critic
+// takes 64 small steps per iteration, where that per-op overhead dominated.
+// Do not reassign the parameters' storage or .grad (Module::load does: load into a separate
+// module and copyModule() into these).
+class FlatAdam {
+ public:
+  FlatAdam(const std::vector<torch::Tensor>& params, double lr, double beta1, double beta2,
+           double eps = 1e-8);
+  void zeroGrad() { grad_.zero_(); }
+  // Global gradient norm; scales the gradient to at most maxNorm (> 0). A non-finite norm is
+  // returned and the gradient left alone (the caller skips the step).
+  double clipGradNorm(double maxNorm);
+  void step();
+  void setLr(double lr) { lr_ = lr; }
+  double lr() const { return lr_; }
+  const torch::Tensor& flat() const { return flat_; }  // the parameters, [numel]
+  void save(torch::serialize::OutputArchive& a, const std::string& prefix) const;
+  void load(torch::serialize::InputArchive& a, const std::string& prefix);
+
+ private:
+  torch::Tensor flat_, grad_, m_, v_;
+  std::int64_t steps_ = 0;
+  double lr_, beta1_, beta2_, eps_;
+};
+
+// Makes `params` views into one new contiguous tensor holding their values, and returns it.
+torch::Tensor flattenParameters(const std::vector<torch::Tensor>& params);
+
+// Learning rate of iteration i (0-based) of n: "constant", "exponential" (lr0 decay^i) or
+// "linear" (lr0 at i = 0 to lrFinal at i = n - 1; the SHAC reference only approaches its final
+// rate, algorithms.md 1.3).
+double scheduledLearningRate(const std::string& schedule, double lr0, double decay, double lrFinal,
+                             int i, int n);
+// A seed derived from (seed, stream): different streams of one run do not overlap.
+std::uint64_t deriveSeed(std::uint64_t seed, std::uint64_t stream);
+
+}  // namespace diffloco::algorithms

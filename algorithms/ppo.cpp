@@ -1,0 +1,230 @@
+#include "algorithms/ppo.h"
+
+#include <chrono>
+#include <cmath>
+
+#include "algorithms/returns.h"
+
+namespace diffloco::algorithms {
+
+using torch::Tensor;
+
+namespace {
+double seconds(std::chrono::steady_clock::time_point since) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
+}
+}  // namespace
+
+Ppo::Ppo(envs::VecEnv& env, const PpoConfig& config, const policies::PolicyConfig& policy,
+         std::uint64_t seed)
+    : Algorithm(env, seed), config_(config), lr_(config.learningRate) {
+  env_.setDifferentiable(false);
+  torch::manual_seed(deriveSeed(seed, 0));
+  actor_ = policies::Actor(env.numObs(), env.numActions(), policy);
+  critic_ = policies::Critic(env.numObs(), policy);
+  const auto& b = config_.adamBetas;
+  actorOpt_ = std::make_unique<FlatAdam>(actor_->parameters(), lr_, b[0], b[1]);
+  criticOpt_ = std::make_unique<FlatAdam>(critic_->parameters(), lr_, b[0], b[1]);
+}
+
+std::vector<std::string> Ppo::scalarKeys() const {
+  return {"Loss/value", "Loss/surrogate", "Loss/entropy", "Loss/learning_rate", "Loss/kl",
+          "Grad/actor_norm", "Grad/critic_norm", "Policy/mean_std"};
+}
+
+Ppo::Rollout Ppo::rollout() {
+  torch::NoGradGuard noGrad;
+  const int T = config_.rollout;
+  auto& norm = actor_->normalizer();
+  const Tensor logStd = actor_->logStd().detach().clone();
+  std::vector<Tensor> obsB, rawB, actB, logpB, meanB, valB, rewB, doneB, nextB;
+  Tensor obs = env_.observations().to(torch::kFloat);
+  Tensor on = norm(obs);
+  Tensor value = critic_->forward(on);
+  for (int t = 0; t < T; ++t) {
+    const Tensor mean = actor_->mean(on);
+    const Tensor a = actor_->sample(mean, gen_);
+    envs::StepResult r = env_.step(actor_->squash(a));
+    episodes_.step(r);
+    obsB.push_back(on);
+    rawB.push_back(obs);
+    actB.push_back(a);
+    meanB.push_back(mean);
+    logpB.push_back(policies::gaussianLogProb(a, mean, logStd));
+    valB.push_back(value);
+    rewB.push_back(r.rewards.to(torch::kFloat));
+    const Tensor done = r.terminated | r.truncated;
+    doneB.push_back(done);
+
+    obs = r.obs.to(torch::kFloat);
+    on = norm(obs);
+    value = critic_->forward(on);
+    // Value of the state each env reached: the next input's value where the env goes on, the
+    // terminal observation's where it was truncated, 0 where it terminated.
+    Tensor next = value * done.logical_not().to(torch::kFloat);
+    if (r.truncated.any().item<bool>()) {
+      Tensor term = r.extras.terminalObs.to(torch::kFloat);
+      const Tensor ok = (term.abs().amax(1) < 1e6) & r.truncated;
+      term = torch::where(ok.unsqueeze(1), term, torch::zeros_like(term));
+      next = next + critic_->forward(norm(term)) * ok.to(torch::kFloat);
+    }
+    nextB.push_back(next);
+  }
+  Rollout ro;
+  ro.obs = torch::stack(obsB);
+  ro.rawObs = torch::stack(rawB);
+  ro.actions = torch::stack(actB);
+  ro.logProbs = torch::stack(logpB);
+  ro.means = torch::stack(meanB);
+  ro.values = torch::stack(valB);
+  ro.rewards = torch::stack(rewB);
+  ro.dones = torch::stack(doneB);
+  ro.nextValues = torch::stack(nextB);
+  ro.logStd = logStd;
+  return ro;
+}
+
+IterationStats Ppo::iterate() {
+  const auto start = std::chrono::steady_clock::now();
+  IterationStats s;
+  auto skip = [&s](const std::string& what) {
+    if (s.skippedUpdates++ == 0) s.skippedWhat = what;
+  };
+  Rollout ro = rollout();
+  s.collectionS = seconds(start);
+  const auto learnStart = std::chrono::steady_clock::now();
+
+  const Tensor adv = gaeAdvantages(ro.rewards, ro.values, ro.nextValues, ro.dones, config_.gamma,
+                                   config_.lambda);
+  const Tensor returns = (adv + ro.values).reshape(-1);
+  Tensor advN = adv.reshape(-1);
+  advN = (advN - advN.mean()) / (advN.std() + 1e-8);
+  const int64_t O = ro.obs.size(2), A = ro.actions.size(2);
+  const Tensor obs = ro.obs.reshape({-1, O}), actions = ro.actions.reshape({-1, A});
+  const Tensor oldLogp = ro.logProbs.reshape(-1), oldMean = ro.means.reshape({-1, A});
+  const Tensor oldValues = ro.values.reshape(-1);
+  const int64_t total = obs.size(0);
+  const int64_t mb = std::max<int64_t>(1, total / config_.minibatches);
+  const double eps = config_.clip;
+
+  double sumValue = 0, sumSurr = 0, sumEnt = 0, sumKl = 0, sumAn = 0, sumCn = 0;
+  int updates = 0, klCount = 0;
+  for (int e = 0; e < config_.epochs; ++e) {
+    // A new permutation every epoch (rsl_rl reuses one for all epochs).
+    const Tensor perm = torch::randperm(total, gen_, torch::TensorOptions().dtype(torch::kLong));
+    for (int b = 0; b < config_.minibatches; ++b) {
+      const Tensor idx = perm.narrow(0, b * mb, std::min(mb, total - b * mb));
+      const Tensor o = obs.index_select(0, idx);
+      const Tensor mean = actor_->mean(o);
+      const Tensor& logStd = actor_->logStd();
+      const Tensor mOld = oldMean.index_select(0, idx);
+
+      if (config_.schedule == "adaptive") {
+        // rsl_rl: KL(old || new) of this minibatch, before the step, decides the rate.
+        torch::NoGradGuard noGrad;
+        const double kl =
+            policies::gaussianKl(mOld, ro.logStd, mean.detach(), logStd.detach()).mean().item<double>();
+        if (std::isfinite(kl)) {
+          if (kl > 2 * config_.desiredKl)
+            lr_ = std::max(1e-5, lr_ / 1.5);
+          else if (kl < config_.desiredKl / 2 && kl > 0)
+            lr_ = std::min(1e-2, lr_ * 1.5);
+          sumKl += kl;
+          ++klCount;
+        }
+        actorOpt_->setLr(lr_);
+        criticOpt_->setLr(lr_);
+      }
+
+      const Tensor logp = policies::gaussianLogProb(actions.index_select(0, idx), mean, logStd);
+      const Tensor a = advN.index_select(0, idx);
+      const Tensor ratio = (logp - oldLogp.index_select(0, idx)).exp();
+      const Tensor surr =
+          torch::max(-a * ratio, -a * ratio.clamp(1 - eps, 1 + eps)).mean();
+      const Tensor v = critic_->forward(o);
+      const Tensor ret = returns.index_select(0, idx);
+      Tensor valueLoss;
+      if (config_.clippedValueLoss) {
+        const Tensor vOld = oldValues.index_select(0, idx);
+        const Tensor vClip = vOld + (v - vOld).clamp(-eps, eps);
+        valueLoss = torch::max((v - ret).square(), (vClip - ret).square()).mean();
+      } else {
+        valueLoss = (v - ret).square().mean();
+      }
+      const Tensor entropy = policies::gaussianEntropy(logStd);
+      const Tensor loss = surr + config_.valueLossCoef * valueLoss - config_.entropyCoef * entropy;
+
+      actorOpt_->zeroGrad();
+      criticOpt_->zeroGrad();
+      const double lv = loss.item<double>();
+      if (!std::isfinite(lv)) {
+        skip("loss (" + std::to_string(lv) + ")");
+        continue;
+      }
+      loss.backward();
+      const double an = actorOpt_->clipGradNorm(config_.maxGradNorm);
+      const double cn = criticOpt_->clipGradNorm(config_.maxGradNorm);
+      if (!std::isfinite(an) || !std::isfinite(cn)) {
+        skip("gradient (actor norm " + std::to_string(an) + ", critic norm " +
+             std::to_string(cn) + ")");
+        continue;
+      }
+      actorOpt_->step();
+      criticOpt_->step();
+      sumValue += valueLoss.item<double>();
+      sumSurr += surr.item<double>();
+      sumEnt += entropy.item<double>();
+      sumAn += an;
+      sumCn += cn;
+      ++updates;
+    }
+  }
+  actor_->normalizer()->update(ro.rawObs);
+  ++iteration_;
+
+  const double nan = std::nan("");
+  s.envSteps = stepsPerIteration();
+  s.learnS = seconds(learnStart);
+  s.scalars["Loss/value"] = updates ? sumValue / updates : nan;
+  s.scalars["Loss/surrogate"] = updates ? sumSurr / updates : nan;
+  s.scalars["Loss/entropy"] = updates ? sumEnt / updates : nan;
+  s.scalars["Loss/learning_rate"] = lr_;
+  s.scalars["Loss/kl"] = klCount ? sumKl / klCount : nan;
+  s.scalars["Grad/actor_norm"] = updates ? sumAn / updates : nan;
+  s.scalars["Grad/critic_norm"] = updates ? sumCn / updates : nan;
+  s.scalars["Policy/mean_std"] = actor_->logStd().exp().mean().item<double>();
+  return s;
+}
+
+void Ppo::save(torch::serialize::OutputArchive& a) {
+  Algorithm::save(a);
+  policies::writeActor(a, actor_);
+  torch::serialize::OutputArchive c;
+  critic_->save(c);
+  a.write("critic", c);
+  actorOpt_->save(a, "actor_optimizer");
+  criticOpt_->save(a, "critic_optimizer");
+  a.write("learning_rate", c10::IValue(lr_));
+}
+
+void Ppo::load(torch::serialize::InputArchive& a) {
+  Algorithm::load(a);
+  // Into separate modules, then copied: the live parameters are views into the optimisers'
+  // flat buffers, which Module::load would detach.
+  policies::copyModule(*policies::readActor(a), *actor_);
+  actor_->normalizer()->refresh();
+  torch::serialize::InputArchive c;
+  a.read("critic", c);
+  policies::Critic loaded(actor_->numObs(), actor_->config());
+  loaded->load(c);
+  policies::copyModule(*loaded, *critic_);
+  actorOpt_->load(a, "actor_optimizer");
+  criticOpt_->load(a, "critic_optimizer");
+  c10::IValue lr;
+  a.read("learning_rate", lr);
+  lr_ = lr.toDouble();  // the adaptive rate goes on where it was (rsl_rl #221)
+  actorOpt_->setLr(lr_);
+  criticOpt_->setLr(lr_);
+}
+
+}  // namespace diffloco::algorithms

@@ -1,0 +1,241 @@
+#include "algorithms/shac.h"
+
+#include <chrono>
+#include <cmath>
+
+#include "algorithms/returns.h"
+
+namespace diffloco::algorithms {
+
+using torch::Tensor;
+
+namespace {
+
+double seconds(std::chrono::steady_clock::time_point since) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
+}
+
+// Rows whose observations are finite and below 1e6 in magnitude: only their values may bootstrap
+// (the reference's guard, algorithms.md 1.9, vectorised).
+Tensor finiteRows(const Tensor& obs) { return obs.detach().abs().amax(-1) < 1e6; }
+
+}  // namespace
+
+Shac::Shac(envs::VecEnv& env, const ShacConfig& config, const policies::PolicyConfig& policy,
+           std::uint64_t seed)
+    : Algorithm(env, seed), config_(config) {
+  env_.setDifferentiable(true);
+  torch::manual_seed(deriveSeed(seed, 0));
+  actor_ = policies::Actor(env.numObs(), env.numActions(), policy);
+  critic_ = policies::Critic(env.numObs(), policy);
+  target_ = policies::Critic(env.numObs(), policy);
+  policies::copyModule(*critic_, *target_);
+  for (auto& p : target_->parameters()) p.set_requires_grad(false);
+  targetFlat_ = flattenParameters(target_->parameters());
+  const auto& b = config_.adamBetas;
+  actorOpt_ = std::make_unique<FlatAdam>(actor_->parameters(), config_.actorLr, b[0], b[1]);
+  criticOpt_ = std::make_unique<FlatAdam>(critic_->parameters(), config_.criticLr, b[0], b[1]);
+}
+
+std::vector<std::string> Shac::scalarKeys() const {
+  return {"Loss/actor",         "Loss/value",       "Loss/learning_rate_actor",
+          "Loss/learning_rate_critic", "Grad/actor_norm", "Grad/critic_norm",
+          "Policy/mean_std",    "Train/value_mean", "Perf/actor_backward_time",
+          "Perf/critic_time"};
+}
+
+Shac::Window Shac::rollout() {
+  const int T = config_.horizon;
+  const int64_t N = env_.numEnvs();
+  const double gamma = config_.gamma;
+  env_.detach();  // the window starts from constants: no gradient into earlier iterations
+  auto& norm = actor_->normalizer();
+  const auto f32 = torch::TensorOptions().dtype(torch::kFloat);
+
+  Tensor obs = env_.observations().to(torch::kFloat);
+  Tensor loss = torch::zeros({}, f32);
+  Tensor rewAcc = torch::zeros({N}, f32);  // discounted rewards of the current segment
+  Tensor disc = torch::ones({N}, f32);     // gamma^k, k = steps into the current segment
+  std::vector<Tensor> obsBuf, rawBuf, nextObsBuf, rewBuf, doneBuf, bootBuf;
+  for (int t = 0; t < T; ++t) {
+    const Tensor on = norm(obs);
+    rawBuf.push_back(obs.detach());
+    obsBuf.push_back(on.detach());
+    const Tensor a = actor_->squash(actor_->sample(actor_->mean(on), gen_));
+    envs::StepResult r = env_.step(a);
+    episodes_.step(r);
+    const Tensor rew = config_.rewardScale == 1 ? r.rewards.to(torch::kFloat)
+                                                : r.rewards.to(torch::kFloat) * config_.rewardScale;
+    Tensor done = r.terminated | r.truncated;
+    const bool last = t == T - 1;
+    const bool anyReset = r.extras.resetIds.numel() > 0;
+
+    // The state each env reached (before any reset), normalised; rows that may not bootstrap
+    // (terminated, or non-finite) are zeroed before the network so that no NaN enters the graph.
+    Tensor term = r.extras.terminalObs.to(torch::kFloat);
+    Tensor boot = r.terminated.logical_not();
+    const Tensor ok = finiteRows(term);
+    if (!ok.all().item<bool>()) {
+      term = torch::where(ok.unsqueeze(1), term, torch::zeros_like(term));
+      boot = boot & ok;
+    }
+    const Tensor termN = norm(term);
+    rewAcc = rewAcc + disc * rew;
+    if (last || anyReset) {
+      // Segments that end here: resets inside the window, every env at its end.
+      const Tensor v = target_->forward(termN) * boot.to(torch::kFloat);
+      const Tensor segmentReturn = rewAcc + gamma * disc * v;
+      if (last) done = torch::ones_like(done);
+      loss = loss - (last ? segmentReturn.sum() : (segmentReturn * done.to(torch::kFloat)).sum());
+    }
+    if (!last && anyReset) {
+      disc = torch::where(done, torch::ones_like(disc), disc * gamma);
+      rewAcc = torch::where(done, torch::zeros_like(rewAcc), rewAcc);
+    } else {
+      disc = disc * gamma;
+    }
+    nextObsBuf.push_back(termN.detach());
+    rewBuf.push_back(rew.detach());
+    doneBuf.push_back(done);
+    bootBuf.push_back(boot);
+    obs = r.obs.to(torch::kFloat);
+  }
+  Window w;
+  w.actorLoss = loss / static_cast<double>(T * N);
+  w.obs = torch::stack(obsBuf);
+  w.rawObs = torch::stack(rawBuf);
+  w.rewards = torch::stack(rewBuf);
+  w.dones = torch::stack(doneBuf);
+  {
+    torch::NoGradGuard noGrad;
+    w.nextValues = target_->forward(torch::stack(nextObsBuf)) *
+                   torch::stack(bootBuf).to(torch::kFloat);
+  }
+  return w;
+}
+
+IterationStats Shac::iterate() {
+  const auto start = std::chrono::steady_clock::now();
+  IterationStats s;
+  const int n = config_.iterations;
+  const double lrA = scheduledLearningRate(config_.lrSchedule, config_.actorLr,
+                                           config_.actorLrDecay, config_.actorLrFinal,
+                                           iteration_, n);
+  const double lrC = scheduledLearningRate(config_.lrSchedule, config_.criticLr,
+                                           config_.criticLrDecay, config_.criticLrFinal,
+                                           iteration_, n);
+  actorOpt_->setLr(lrA);
+  criticOpt_->setLr(lrC);
+
+  auto skip = [&s](const std::string& what) {
+    if (s.skippedUpdates++ == 0) s.skippedWhat = what;
+  };
+
+  // Actor: back-propagation through the window.
+  Window w = rollout();
+  s.collectionS = seconds(start);
+  const auto learnStart = std::chrono::steady_clock::now();
+  actorOpt_->zeroGrad();
+  const double actorLoss = w.actorLoss.item<double>();
+  double actorNorm = std::nan("");
+  if (std::isfinite(actorLoss)) {
+    w.actorLoss.backward();
+    actorNorm = actorOpt_->clipGradNorm(config_.actorGradNorm);
+    if (std::isfinite(actorNorm))
+      actorOpt_->step();
+    else
+      skip("actor gradient (norm " + std::to_string(actorNorm) + ")");
+  } else {
+    skip("actor loss (" + std::to_string(actorLoss) + ")");
+  }
+  w.actorLoss = Tensor();  // frees the graph through the simulator
+  const double backwardS = seconds(learnStart);
+  const auto criticStart = std::chrono::steady_clock::now();
+
+  // Critic: TD(lambda) targets, shuffled minibatches (the reference's contiguous, unshuffled time
+  // slices give minibatches of a few consecutive steps each; shuffling decorrelates them).
+  const Tensor targets =
+      lambdaReturns(w.rewards, w.nextValues, w.dones, config_.gamma, config_.lambda).reshape(-1);
+  const Tensor x = w.obs.reshape({-1, w.obs.size(2)});
+  const int64_t total = x.size(0);
+  const int64_t mb = std::max<int64_t>(1, total / config_.criticMinibatches);
+  double valueLoss = 0, criticNorm = 0;
+  int updates = 0;
+  for (int e = 0; e < config_.criticIterations; ++e) {
+    const Tensor perm = torch::randperm(total, gen_, torch::TensorOptions().dtype(torch::kLong));
+    for (int b = 0; b < config_.criticMinibatches; ++b) {
+      const Tensor idx = perm.narrow(0, b * mb, std::min(mb, total - b * mb));
+      const Tensor l = (critic_->forward(x.index_select(0, idx)) - targets.index_select(0, idx))
+                           .square()
+                           .mean();
+      criticOpt_->zeroGrad();
+      const double lv = l.item<double>();
+      if (!std::isfinite(lv)) {
+        skip("critic loss (" + std::to_string(lv) + ")");
+        continue;
+      }
+      l.backward();
+      const double gn = criticOpt_->clipGradNorm(config_.criticGradNorm);
+      if (!std::isfinite(gn)) {
+        skip("critic gradient (norm " + std::to_string(gn) + ")");
+        continue;
+      }
+      criticOpt_->step();
+      valueLoss += lv;
+      criticNorm += gn;
+      ++updates;
+    }
+  }
+  {
+    torch::NoGradGuard noGrad;
+    targetFlat_.mul_(config_.targetAlpha).add_(criticOpt_->flat(), 1 - config_.targetAlpha);
+  }
+  const double criticS = seconds(criticStart);
+  actor_->normalizer()->update(w.rawObs);
+  ++iteration_;
+
+  s.envSteps = stepsPerIteration();
+  s.learnS = seconds(learnStart);
+  s.scalars["Perf/actor_backward_time"] = backwardS;
+  s.scalars["Perf/critic_time"] = criticS;
+  s.scalars["Loss/actor"] = actorLoss;
+  s.scalars["Loss/value"] = updates ? valueLoss / updates : std::nan("");
+  s.scalars["Loss/learning_rate_actor"] = lrA;
+  s.scalars["Loss/learning_rate_critic"] = lrC;
+  s.scalars["Grad/actor_norm"] = actorNorm;
+  s.scalars["Grad/critic_norm"] = updates ? criticNorm / updates : std::nan("");
+  s.scalars["Policy/mean_std"] = actor_->logStd().exp().mean().item<double>();
+  s.scalars["Train/value_mean"] = targets.mean().item<double>();
+  return s;
+}
+
+void Shac::save(torch::serialize::OutputArchive& a) {
+  Algorithm::save(a);
+  policies::writeActor(a, actor_);
+  torch::serialize::OutputArchive c, t;
+  critic_->save(c);
+  target_->save(t);
+  a.write("critic", c);
+  a.write("target_critic", t);
+  actorOpt_->save(a, "actor_optimizer");
+  criticOpt_->save(a, "critic_optimizer");
+}
+
+void Shac::load(torch::serialize::InputArchive& a) {
+  Algorithm::load(a);
+  // Into separate modules, then copied: the live parameters are views into the optimisers'
+  // flat buffers, which Module::load would detach.
+  policies::copyModule(*policies::readActor(a), *actor_);
+  actor_->normalizer()->refresh();
+  for (auto [key, dst] : {std::pair{"critic", critic_}, std::pair{"target_critic", target_}}) {
+    torch::serialize::InputArchive ar;
+    a.read(key, ar);
+    policies::Critic loaded(actor_->numObs(), actor_->config());
+    loaded->load(ar);
+    policies::copyModule(*loaded, *dst);
+  }
+  actorOpt_->load(a, "actor_optimizer");
+  criticOpt_->load(a, "critic_optimizer");
+}
+
+}  // namespace diffloco::algorithms

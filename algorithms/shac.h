@@ -1,0 +1,82 @@
+// SHAC, Short-Horizon Actor-Critic (Xu et al. 2022; reference/algorithms.md 1), as used by the
+// locomotion paper (Tables 6 and 9).
+//
+// One iteration:
+//  1. Rollout of `horizon` steps of every env in the differentiable mode, from the state the last
+//     iteration left (the graph is cut there with env.detach()). Actions are reparameterised
+//     samples of the actor's Gaussian, squashed by tanh when configured.
+//  2. Actor loss: minus the discounted rewards of each segment plus the discounted value of where
+//     it ends, summed over segments and divided by horizon * numEnvs (algorithms.md 1.4):
+//       L = -1/(T N) sum_segments [ sum_k gamma^k r_{t0+k} + gamma^{len} V_target(s_end) ].
+//     A segment ends at a reset inside the window or at the window's end. The value is that of the
+//     target critic on the state reached, with its autograd history (the gradient flows through
+//     the value into the simulator; the target critic's parameters are frozen): at a truncation
+//     (time limit) the env's terminal observation, i.e. the state before the reset; at a
+//     termination 0; for a state with non-finite or huge (|x| > 1e6) observations 0.
+//  3. Back-propagation through the window, actor gradient clipping, Adam.
+//  4. Critic: TD(lambda) targets from the window's (detached) rewards and target-critic values,
+//     `critic_iterations` epochs of `critic_minibatches` shuffled minibatches of MSE, gradient
+//     clipping, Adam.
+//  5. Target critic: target = alpha target + (1 - alpha) critic.
+//  6. Observation normaliser: the window's observations are merged in (frozen until then).
+//
+// Where the reference implementation (NVlabs/DiffRL) has a known flaw this one differs, each
+// noted where it is done: shuffled critic minibatches (the reference takes contiguous time slices,
+// so each minibatch holds a few consecutive steps only); non-finite losses or gradients skip the
+// update and are reported (the reference silently replaces NaN critic gradients by 0 and raises on
+// the actor's); separate actor and critic clipping norms (Table 6: 1 and 10; the reference uses
+// one); the linear schedule reaches its final rate; each observation enters the normaliser once;
+// truncation comes from the env's flag, not an algorithm-side step counter; done handling is
+// vectorised; the target critic accumulates no gradients.
+#pragma once
+
+#include <memory>
+
+#include "algorithms/algorithm.h"
+#include "algorithms/config.h"
+
+namespace diffloco::algorithms {
+
+class Shac : public Algorithm {
+ public:
+  // Switches env to the differentiable mode. Network initialisation draws from torch's global
+  // generator, seeded here with `seed`.
+  Shac(envs::VecEnv& env, const ShacConfig& config, const policies::PolicyConfig& policy,
+       std::uint64_t seed);
+
+  IterationStats iterate() override;
+  int totalIterations() const override { return config_.iterations; }
+  policies::Actor& actor() override { return actor_; }
+  std::vector<std::string> scalarKeys() const override;
+  std::int64_t stepsPerIteration() const override {
+    return static_cast<std::int64_t>(config_.horizon) * env_.numEnvs();
+  }
+  std::string name() const override { return "shac"; }
+  void save(torch::serialize::OutputArchive& a) override;
+  void load(torch::serialize::InputArchive& a) override;
+
+  policies::Critic& critic() { return critic_; }
+  policies::Critic& targetCritic() { return target_; }
+  const ShacConfig& config() const { return config_; }
+
+  // The actor loss of one window from the env's current state (steps 1-2), with its graph, and
+  // what the critic update needs; exposed for tests.
+  struct Window {
+    torch::Tensor actorLoss;   // scalar, with history
+    torch::Tensor obs;         // [T, N, O] normalised inputs, detached
+    torch::Tensor rawObs;      // [T, N, O] raw observations (normaliser update)
+    torch::Tensor rewards;     // [T, N] scaled rewards, detached
+    torch::Tensor dones;       // [T, N] bool: segment ends (the last row is true)
+    torch::Tensor nextValues;  // [T, N] target-critic value of the state reached (0: terminated)
+  };
+  Window rollout();
+
+ private:
+  ShacConfig config_;
+  policies::Actor actor_{nullptr};
+  policies::Critic critic_{nullptr}, target_{nullptr};
+  std::unique_ptr<FlatAdam> actorOpt_, criticOpt_;
+  torch::Tensor targetFlat_;  // the target critic's parameters, flat (policies are views)
+};
+
+}  // namespace diffloco::algorithms

@@ -1,0 +1,591 @@
+#include "envs/locomotion_env.h"
+
+#include <ATen/CPUGeneratorImpl.h>
+#include <spdlog/fmt/fmt.h>
+#include <spdlog/spdlog.h>
+
+#include <cmath>
+#include <optional>
+#include <sstream>
+#include <stdexcept>
+
+#include "sim/kinematics.h"
+
+namespace diffloco::envs {
+
+using torch::Tensor;
+
+namespace {
+
+const auto kF64 = torch::TensorOptions().dtype(torch::kDouble);
+const auto kI64 = torch::TensorOptions().dtype(torch::kLong);
+
+std::vector<std::int64_t> toVector(const Tensor& ids) {
+  const Tensor c = ids.contiguous();
+  const std::int64_t* p = c.data_ptr<std::int64_t>();
+  return {p, p + c.numel()};
+}
+
+Tensor fromEigen(const sim::VecX& x) {
+  return torch::from_blob(const_cast<double*>(x.data()), {x.size()}, kF64).clone();
+}
+
+std::string formatParams(const TermParams& p) {
+  std::string s;
+  for (const auto& [k, v] : p.values()) {
+    s += (s.empty() ? "" : ", ") + k + "=";
+    if (v.size() == 1) {
+      s += fmt::format("{:g}", v[0]);
+    } else {
+      s += "[";
+      for (size_t i = 0; i < v.size(); ++i) s += fmt::format("{}{:g}", i ? ", " : "", v[i]);
+      s += "]";
+    }
+  }
+  return s;
+}
+
+}  // namespace
+
+LocomotionEnv::LocomotionEnv(TaskConfig task, const EnvOptions& options)
+    : task_(std::move(task)),
+      options_(options),
+      robot_(loadRobot(task_.robot)),
+      rng_(options.seed),
+      gen_(at::make_generator<at::CPUGeneratorImpl>(options.seed)) {
+  n_ = options.numEnvs;
+  if (n_ < 1) throw std::invalid_argument("LocomotionEnv: numEnvs must be >= 1");
+  sim::Model& m = robot_.model;
+  const int nj = m.nj();
+  for (auto& j : m.joints) j.armature = task_.armature;
+  if (task_.sim.actuator.effort <= 0) task_.sim.actuator.effort = robot_.torqueLimit;
+  decimation_ = task_.decimation();
+  maxSteps_ = task_.maxEpisodeSteps();
+  link_ = std::make_unique<SimLink>(m, task_.sim, n_, options.threads);
+
+  k_.defaultJointPos = fromEigen(robot_.defaultJointPos);
+  k_.effort = torch::empty({nj}, kF64);
+  for (int j = 0; j < nj; ++j)
+    k_.effort[j] = std::min(task_.sim.actuator.effort, m.joints[j].effort);
+  k_.footRadius = torch::empty({m.nfeet()}, kF64);
+  for (int f = 0; f < m.nfeet(); ++f) k_.footRadius[f] = m.feet[f].radius;
+  k_.actuator = task_.sim.actuator;
+  k_.envDt = task_.envDt;
+  k_.link = link_.get();
+
+  // Sizes, per-column observation scale and noise, reward weights, what the terms read.
+  std::vector<double> scale, noise;
+  for (const auto& t : task_.observations) {
+    const int dim = t.def->dim == TermDef::kPerJoint  ? nj
+                    : t.def->dim == TermDef::kPerFoot ? m.nfeet()
+                                                      : t.def->dim;
+    numObs_ += dim;
+    scale.insert(scale.end(), dim, t.scale);
+    noise.insert(noise.end(), dim, t.noise);
+  }
+  if (std::any_of(scale.begin(), scale.end(), [](double s) { return s != 1; }))
+    obsScale_ = torch::tensor(scale, kF64);
+  if (task_.randomization.observationNoise &&
+      std::any_of(noise.begin(), noise.end(), [](double s) { return s > 0; }))
+    obsNoise_ = torch::tensor(noise, kF64);
+  std::vector<double> weights;
+  for (const auto& t : task_.rewards) {
+    weights.push_back(t.weight);
+    rewardNames_.push_back(t.name);
+  }
+  rewardWeights_ = torch::tensor(weights, kF64);
+  for (const auto* list : {&task_.observations, &task_.rewards, &task_.terminations})
+    for (const auto& t : *list) {
+      needs_ |= t.def->needs;
+      const auto& p = t.params.values();
+      auto it = p.find("phase_offsets");
+      if (it != p.end() && static_cast<int>(it->second.size()) != m.nfeet())
+        throw std::runtime_error(task_.source + ": " + t.name +
+                                 ".phase_offsets needs one entry per foot (" +
+                                 std::to_string(m.nfeet()) + ")");
+    }
+
+  standing_ = fromEigen(robot_.standingConfiguration());
+  command_ = torch::zeros({n_, 3}, kF64);
+  lastAction_ = torch::zeros({n_, nj}, kF64);
+  episodeStep_ = torch::zeros({n_}, kI64);
+  pushAt_ = torch::zeros({n_}, kI64);
+  episodeSums_ = torch::zeros({n_, static_cast<std::int64_t>(weights.size())}, kF64);
+  q_ = asTensor(link_->batch().q);
+  v_ = asTensor(link_->batch().v);
+  reset();
+  setDifferentiable(options.differentiable);
+  if (options.printSummary) {
+    std::istringstream lines(summary());
+    for (std::string line; std::getline(lines, line);) spdlog::info("{}", line);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Resets, commands, pushes.
+
+void LocomotionEnv::resetEnvs(const Tensor& idsT) {
+  const auto ids = toVector(idsT);
+  const std::int64_t k = static_cast<std::int64_t>(ids.size());
+  const sim::Model& m = robot_.model;
+  const int nq = m.nq(), nv = m.nv(), nj = m.nj();
+  const ResetConfig& r = task_.reset;
+  sim::Data& d = *link_->kinematicsData()[0];
+  Tensor qRows = torch::empty({k, nq}, kF64), vRows = torch::empty({k, nv}, kF64);
+  for (std::int64_t i = 0; i < k; ++i) {
+    Eigen::Map<sim::VecX> q(qRows.data_ptr<double>() + i * nq, nq);
+    Eigen::Map<sim::VecX> v(vRows.data_ptr<double>() + i * nv, nv);
+    q = robot_.standingConfiguration();
+    for (int j = 0; j < nj; ++j) q[7 + j] += uniform(-r.jointPosNoise, r.jointPosNoise);
+    q[0] += uniform(-r.basePosNoise, r.basePosNoise);
+    q[1] += uniform(-r.basePosNoise, r.basePosNoise);
+    // Yaw, then a tilt about a random horizontal axis.
+    const double axisAngle = uniform(0, 2 * M_PI);
+    const sim::Quat rot =
+        sim::Quat(Eigen::AngleAxisd(uniform(-r.randomYaw, r.randomYaw), sim::Vec3::UnitZ())) *
+        sim::Quat(Eigen::AngleAxisd(uniform(-r.baseRotNoise, r.baseRotNoise),
+                                    sim::Vec3(std::cos(axisAngle), std::sin(axisAngle), 0)));
+    q.segment<4>(3) << rot.w(), rot.x(), rot.y(), rot.z();
+    // Height: the lowest foot sphere starts `footClearance` above the ground, whatever the
+    // sampled joint angles and tilt (no initial penetration impulse).
+    q[2] = 0;
+    sim::forwardKinematics(m, d, q);
+    double lowest = 1e300;
+    for (const auto& f : m.feet)
+      lowest = std::min(lowest, sim::worldPoint(d, f.body, f.offset).z() - f.radius);
+    q[2] = r.footClearance - lowest;
+    for (int a = 0; a < 3; ++a) v[a] = uniform(-r.baseLinVelNoise, r.baseLinVelNoise);
+    for (int a = 3; a < 6; ++a) v[a] = uniform(-r.baseAngVelNoise, r.baseAngVelNoise);
+    for (int j = 0; j < nj; ++j) v[6 + j] = uniform(-r.jointVelNoise, r.jointVelNoise);
+  }
+  // The differentiable mode replaces rows out of place: the other envs keep their history.
+  if (differentiable_) {
+    q_ = q_.index_copy(0, idsT, qRows);
+    v_ = v_.index_copy(0, idsT, vRows);
+    lastAction_ = lastAction_.index_fill(0, idsT, 0.0);
+  } else {
+    q_.index_copy_(0, idsT, qRows);
+    v_.index_copy_(0, idsT, vRows);
+    lastAction_.index_fill_(0, idsT, 0.0);
+  }
+  episodeStep_.index_fill_(0, idsT, 0);
+  episodeSums_.index_fill_(0, idsT, 0.0);
+  if (task_.commands.enabled) sampleCommands(ids);
+
+  const RandomizationConfig& rnd = task_.randomization;
+  if (rnd.pushes) {
+    auto* at = pushAt_.data_ptr<std::int64_t>();
+    for (auto id : ids)
+      at[id] = std::max<std::int64_t>(
+          1, std::lround(uniform(rnd.pushIntervalS.lo, rnd.pushIntervalS.hi) / task_.envDt));
+  }
+  if (rnd.friction || rnd.addedMass) {
+    // New tensors (not in-place): graph nodes recorded before keep the values they ran with.
+    Tensor fr = link_->friction().clone();
+    Tensor dm =
+        link_->addedMass().defined() ? link_->addedMass().clone() : torch::zeros({n_}, kF64);
+    for (auto id : ids) {
+      if (rnd.friction) fr[id] = uniform(rnd.frictionRange.lo, rnd.frictionRange.hi);
+      if (rnd.addedMass) dm[id] = uniform(rnd.addedMassRange.lo, rnd.addedMassRange.hi);
+    }
+    link_->setWorldParams(fr, rnd.addedMass ? dm : Tensor());
+  }
+}
+
+void LocomotionEnv::sampleCommands(const std::vector<std::int64_t>& ids) {
+  const CommandConfig& c = task_.commands;
+  command_ = command_.clone();  // never modify a tensor a graph may hold
+  double* p = command_.data_ptr<double>();
+  for (auto id : ids) {
+    double* row = p + 3 * id;
+    row[0] = uniform(c.linVelX.lo, c.linVelX.hi);
+    row[1] = uniform(c.linVelY.lo, c.linVelY.hi);
+    row[2] = uniform(c.angVelZ.lo, c.angVelZ.hi);
+    if (uniform(0, 1) < c.standingFraction) row[0] = row[1] = row[2] = 0;
+  }
+}
+
+void LocomotionEnv::applyPushes() {
+  const RandomizationConfig& rnd = task_.randomization;
+  if (!rnd.pushes) return;
+  const Tensor ids = (episodeStep_ == pushAt_).nonzero().squeeze(1);
+  if (ids.numel() == 0) return;
+  const auto idv = toVector(ids);
+  Tensor delta = torch::zeros({ids.numel(), v_.size(1)}, kF64);
+  auto* at = pushAt_.data_ptr<std::int64_t>();
+  for (size_t i = 0; i < idv.size(); ++i) {
+    delta[i][0] = uniform(-rnd.pushVelocity, rnd.pushVelocity);
+    delta[i][1] = uniform(-rnd.pushVelocity, rnd.pushVelocity);
+    at[idv[i]] += std::max<std::int64_t>(
+        1, std::lround(uniform(rnd.pushIntervalS.lo, rnd.pushIntervalS.hi) / task_.envDt));
+  }
+  if (differentiable_)
+    v_ = v_.index_add(0, ids, delta);
+  else
+    v_.index_add_(0, ids, delta);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Observations and the step.
+
+Tensor LocomotionEnv::computeObservations(TermContext& c) {
+  std::vector<Tensor> parts;
+  parts.reserve(task_.observations.size());
+  for (const auto& t : task_.observations) parts.push_back(t.def->eval(c, t.params));
+  Tensor o = torch::cat(parts, 1);
+  if (obsNoise_.defined())
+    o = o + (torch::rand({o.size(0), numObs_}, gen_, kF64) * 2 - 1) * obsNoise_;
+  if (obsScale_.defined()) o = o * obsScale_;
+  return o;
+}
+
+TermContext LocomotionEnv::resetContext(const Tensor& ids) {
+  TermContext c(k_);
+  if (ids.defined()) {
+    // Rows just reset hold constants: no history to select through.
+    c.q = q_.index_select(0, ids).detach();
+    c.v = v_.index_select(0, ids).detach();
+    c.command = command_.index_select(0, ids);
+  } else {
+    c.q = q_;
+    c.v = v_;
+    c.command = command_;
+  }
+  const std::int64_t n = c.q.size(0);
+  c.vStart = c.v;
+  c.qSub = c.q;
+  c.vSub = c.v;
+  c.action = c.lastAction = torch::zeros({n, robot_.model.nj()}, kF64);
+  c.qTargetSub = k_.defaultJointPos.expand({n, robot_.model.nj()});
+  c.time = torch::zeros({n}, kF64);
+  return c;
+}
+
+Tensor LocomotionEnv::reset() {
+  torch::NoGradGuard noGrad;  // every state becomes a constant
+  resetEnvs(torch::arange(n_, kI64));
+  if (differentiable_) {
+    q_ = q_.detach();
+    v_ = v_.detach();
+    lastAction_ = lastAction_.detach();
+  }
+  TermContext c = resetContext(Tensor());
+  obs_ = computeObservations(c).to(options_.dtype);
+  return obs_;
+}
+
+StepResult LocomotionEnv::step(const Tensor& actions) {
+  const int nj = robot_.model.nj();
+  if (actions.dim() != 2 || actions.size(0) != n_ || actions.size(1) != nj)
+    throw std::invalid_argument(
+        fmt::format("LocomotionEnv::step: actions must be [{}, {}]", n_, nj));
+  std::optional<torch::NoGradGuard> noGrad;
+  if (!differentiable_) noGrad.emplace();
+
+  const Tensor a = actions.to(torch::kDouble).clamp(-task_.actionClip, task_.actionClip);
+  const Tensor qTarget = torch::add(k_.defaultJointPos, a, task_.actionScale);
+  applyPushes();
+
+  TermContext c(k_);
+  // In the sampling mode q_, v_ are views of the simulator's state: clone what must survive it.
+  if (needs_ & TermDef::kStepStart) c.vStart = differentiable_ ? v_ : v_.clone();
+  Tensor failed;  // [N] bool, undefined when no world failed
+  std::int64_t nFailed = 0;
+  if (differentiable_) {
+    for (int s = 0; s < decimation_; ++s) {
+      if (s == decimation_ - 1 && (needs_ & TermDef::kSubstep)) {
+        c.qSub = q_;
+        c.vSub = v_;
+      }
+      SimStepResult r = simStep(*link_, q_, v_, qTarget);
+      q_ = r.q;
+      v_ = r.v;
+      if (link_->lastFailures() > 0) failed = failed.defined() ? failed | r.failed : r.failed;
+    }
+    if (failed.defined()) nFailed = failed.sum().item<std::int64_t>();
+  } else {
+    sim::BatchSim& b = link_->batch();
+    asTensor(b.qTarget).copy_(qTarget);
+    std::vector<std::uint8_t> any;
+    for (int s = 0; s < decimation_; ++s) {
+      if (s == decimation_ - 1 && (needs_ & TermDef::kSubstep)) {
+        c.qSub = q_.clone();
+        c.vSub = v_.clone();
+      }
+      if (b.step() > 0) {
+        if (any.empty()) any.assign(n_, 0);
+        for (int w = 0; w < n_; ++w) any[w] |= b.failed[w];
+      }
+    }
+    if (!any.empty()) {
+      failed = torch::from_blob(any.data(), {n_}, torch::kUInt8).to(torch::kBool);
+      nFailed = failed.sum().item<std::int64_t>();
+    }
+  }
+  episodeStep_ += 1;
+  c.q = q_;
+  c.v = v_;
+  c.qTargetSub = qTarget;
+  c.action = a;
+  c.lastAction = lastAction_;
+  c.command = command_;
+  if (needs_ & TermDef::kTime) c.time = episodeStep_.to(torch::kDouble) * task_.envDt;
+
+  // Rewards: weighted terms [N, T], summed.
+  std::vector<Tensor> values;
+  values.reserve(task_.rewards.size());
+  for (const auto& t : task_.rewards) values.push_back(t.def->eval(c, t.params));
+  const Tensor terms = torch::stack(values, 1) * rewardWeights_;
+  const Tensor rewards = terms.sum(1);
+  const Tensor termsDetached = terms.detach();
+  episodeSums_ += termsDetached;
+
+  // Terminations; a failed simulation ends the episode like a fall.
+  Tensor terminated = failed.defined() ? failed.clone() : torch::zeros({n_}, torch::kBool);
+  for (const auto& t : task_.terminations) terminated |= t.def->eval(c, t.params);
+  const Tensor timeOut = episodeStep_ >= maxSteps_;
+  const Tensor truncated = timeOut & terminated.logical_not();
+  const Tensor done = terminated | timeOut;
+
+  // Commands due for resampling are seen by the observations, not by this step's rewards.
+  if (task_.commands.enabled && task_.commands.resampleS > 0) {
+    const std::int64_t every =
+        std::max<std::int64_t>(1, std::lround(task_.commands.resampleS / task_.envDt));
+    const Tensor due = (episodeStep_ % every == 0).nonzero().squeeze(1);
+    if (due.numel() > 0) {
+      sampleCommands(toVector(due));
+      c.command = command_;
+    }
+  }
+
+  StepResult res;
+  res.extras.terminalObs = computeObservations(c).to(options_.dtype);
+  lastAction_ = a;
+  obs_ = res.extras.terminalObs;
+  const Tensor ids = done.nonzero().squeeze(1);
+  res.extras.resetIds = ids;
+  if (ids.numel() > 0) {
+    // Episode statistics of the envs that finish, before their counters are reset (plain loops:
+    // torch reductions over a few rows cost more than the whole step's terms).
+    const auto idv = toVector(ids);
+    const std::int64_t nt = episodeSums_.size(1);
+    const double* sums = episodeSums_.data_ptr<double>();
+    const std::int64_t* steps = episodeStep_.data_ptr<std::int64_t>();
+    std::vector<double> mean(nt, 0.0);
+    double length = 0;
+    for (auto id : idv) {
+      for (std::int64_t i = 0; i < nt; ++i) mean[i] += sums[id * nt + i] / idv.size();
+      length += steps[id] * task_.envDt / idv.size();
+    }
+    for (std::int64_t i = 0; i < nt; ++i)
+      res.extras.log["Episode/rew_" + rewardNames_[i]] = mean[i];
+    res.extras.log["Episode/length_s"] = length;
+    res.extras.log["Episode/count"] = static_cast<double>(idv.size());
+    resetEnvs(ids);
+    TermContext rc = resetContext(ids);
+    obs_ = obs_.index_copy(0, ids, computeObservations(rc).to(options_.dtype));
+  }
+  res.obs = obs_;
+  res.rewards = rewards.to(options_.dtype);
+  res.terminated = terminated;
+  res.truncated = truncated;
+  res.extras.rewardTerms = termsDetached;
+  res.extras.log["Env/sim_failures"] = static_cast<double>(nFailed);
+  return res;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Modes and state access.
+
+void LocomotionEnv::setDifferentiable(bool on) {
+  if (on == differentiable_) return;
+  if (on) {
+    // Own tensors: the simulator's matrices become scratch for simStep.
+    q_ = q_.clone();
+    v_ = v_.clone();
+  } else {
+    sim::BatchSim& b = link_->batch();
+    copyToMatrix(q_.detach(), b.q);
+    copyToMatrix(v_.detach(), b.v);
+    q_ = asTensor(b.q);
+    v_ = asTensor(b.v);
+    lastAction_ = lastAction_.detach();
+    obs_ = obs_.detach();
+  }
+  differentiable_ = on;
+}
+
+void LocomotionEnv::detach() {
+  q_ = q_.detach();
+  v_ = v_.detach();
+  lastAction_ = lastAction_.detach();
+  obs_ = obs_.detach();
+}
+
+void LocomotionEnv::seed(std::uint64_t seed) {
+  rng_.seed(seed);
+  gen_.set_current_seed(seed);
+}
+
+void LocomotionEnv::setState(const Tensor& q, const Tensor& v) {
+  torch::NoGradGuard noGrad;
+  if (differentiable_) {
+    q_ = q.to(torch::kDouble).clone();
+    v_ = v.to(torch::kDouble).clone();
+  } else {
+    copyToMatrix(q, link_->batch().q);
+    copyToMatrix(v, link_->batch().v);
+  }
+  TermContext c = resetContext(Tensor());
+  c.action = lastAction_;
+  c.time = episodeStep_.to(torch::kDouble) * task_.envDt;
+  obs_ = computeObservations(c).to(options_.dtype);
+}
+
+void LocomotionEnv::setCommands(const Tensor& commands) {
+  if (commands.dim() != 2 || commands.size(0) != n_ || commands.size(1) != 3)
+    throw std::invalid_argument(fmt::format("setCommands: commands must be [{}, 3]", n_));
+  command_ = commands.detach().to(torch::kDouble).clone();
+}
+
+std::map<std::string, Tensor> LocomotionEnv::stateDict() const {
+  std::map<std::string, Tensor> s;
+  s["q"] = q_.detach().clone();
+  s["v"] = v_.detach().clone();
+  s["last_action"] = lastAction_.detach().clone();
+  s["obs"] = obs_.detach().clone();
+  s["episode_step"] = episodeStep_.clone();
+  s["episode_sums"] = episodeSums_.clone();
+  s["commands"] = command_.clone();
+  s["push_at"] = pushAt_.clone();
+  s["friction"] = link_->friction().clone();
+  if (link_->addedMass().defined()) s["added_mass"] = link_->addedMass().clone();
+  std::ostringstream rng;
+  rng << rng_;
+  const std::string r = rng.str();
+  s["rng"] = torch::tensor(std::vector<std::uint8_t>(r.begin(), r.end()), torch::kUInt8);
+  s["noise_generator"] = gen_.get_state();
+  return s;
+}
+
+void LocomotionEnv::loadStateDict(const std::map<std::string, Tensor>& state) {
+  torch::NoGradGuard noGrad;
+  auto get = [&](const std::string& key, std::vector<std::int64_t> shape) {
+    auto it = state.find(key);
+    if (it == state.end()) throw std::runtime_error("env state: missing '" + key + "'");
+    if (!shape.empty() && it->second.sizes() != torch::IntArrayRef(shape))
+      throw std::runtime_error(fmt::format("env state: '{}' has shape {}, expected {}", key,
+                                           fmt::join(it->second.sizes(), "x"),
+                                           fmt::join(shape, "x")));
+    return it->second;
+  };
+  const sim::Model& m = robot_.model;
+  const Tensor q = get("q", {n_, m.nq()}), v = get("v", {n_, m.nv()});
+  const Tensor mass = state.count("added_mass") ? get("added_mass", {n_}) : Tensor();
+  link_->setWorldParams(get("friction", {n_}).to(torch::kDouble).clone(),
+                        mass.defined() ? mass.to(torch::kDouble).clone() : Tensor());
+  if (differentiable_) {
+    q_ = q.to(torch::kDouble).clone();
+    v_ = v.to(torch::kDouble).clone();
+  } else {
+    copyToMatrix(q, link_->batch().q);
+    copyToMatrix(v, link_->batch().v);
+  }
+  lastAction_ = get("last_action", {n_, m.nj()}).to(torch::kDouble).clone();
+  obs_ = get("obs", {n_, numObs_}).to(options_.dtype).clone();
+  episodeStep_ = get("episode_step", {n_}).to(torch::kLong).clone();
+  episodeSums_ = get("episode_sums", {n_, episodeSums_.size(1)}).to(torch::kDouble).clone();
+  command_ = get("commands", {n_, 3}).to(torch::kDouble).clone();
+  pushAt_ = get("push_at", {n_}).to(torch::kLong).clone();
+  const Tensor r = get("rng", {}).contiguous();
+  std::istringstream rng(
+      std::string(r.data_ptr<std::uint8_t>(), r.data_ptr<std::uint8_t>() + r.numel()));
+  rng >> rng_;
+  gen_.set_state(get("noise_generator", {}));
+}
+
+std::vector<std::pair<std::string, int>> LocomotionEnv::observationLayout() const {
+  std::vector<std::pair<std::string, int>> out;
+  const sim::Model& m = robot_.model;
+  for (const auto& t : task_.observations)
+    out.emplace_back(t.name, t.def->dim == TermDef::kPerJoint  ? m.nj()
+                             : t.def->dim == TermDef::kPerFoot ? m.nfeet()
+                                                               : t.def->dim);
+  return out;
+}
+
+std::string LocomotionEnv::summary() const {
+  const auto& s = task_.sim;
+  const auto& m = robot_.model;
+  std::string out;
+  auto line = [&](const std::string& l) { out += l + "\n"; };
+  line(fmt::format("task '{}' ({}) on robot '{}': {} envs, {}", task_.name, task_.source,
+                   robot_.name, n_, differentiable_ ? "differentiable" : "sampling"));
+  line(fmt::format("  env dt {:g} s = {} x sim dt {:g} s; episode {:g} s ({} steps)", task_.envDt,
+                   decimation_, s.dt, task_.episodeLengthS, maxSteps_));
+  std::string contact =
+      fmt::format("contact {}, mu {:g}", sim::toString(s.contact.model), s.contact.mu);
+  if (s.contact.model == sim::ContactModel::Soft)
+    contact += fmt::format(", kp {:g}, kd {:g}, kf {:g}, {} sub-steps", s.contact.softKp,
+                           s.contact.softKd, s.contact.softKf, s.contact.softSubsteps);
+  else
+    contact += fmt::format(", {} Gauss-Seidel iterations", s.contact.iterations);
+  if (s.contact.model == sim::ContactModel::Smoothed ||
+      s.contact.model == sim::ContactModel::StraightThrough)
+    contact += fmt::format(", kappa {:g}, cutoff {:g} m", s.contact.kappa, s.contact.cutoff);
+  line("  " + contact);
+  line(fmt::format("  actuator PD kp {:g}, kd {:g}, effort {:g} N m, armature {:g} kg m^2",
+                   s.actuator.kp, s.actuator.kd, s.actuator.effort, task_.armature));
+  std::string joints;
+  for (const auto& j : m.joints) joints += (joints.empty() ? "" : " ") + j.name;
+  line(fmt::format("  action [{}]: q* = q_default + {:g} * clip(a, -{:g}, {:g}); joints: {}",
+                   m.nj(), task_.actionScale, task_.actionClip, task_.actionClip, joints));
+  if (task_.commands.enabled) {
+    const auto& c = task_.commands;
+    line(
+        fmt::format("  commands: v_x [{:g}, {:g}], v_y [{:g}, {:g}], w_z [{:g}, {:g}], resample "
+                    "every {:g} s, standing {:g}",
+                    c.linVelX.lo, c.linVelX.hi, c.linVelY.lo, c.linVelY.hi, c.angVelZ.lo,
+                    c.angVelZ.hi, c.resampleS, c.standingFraction));
+  }
+  const auto& r = task_.randomization;
+  std::string rnd;
+  if (r.friction)
+    rnd += fmt::format(" friction [{:g}, {:g}];", r.frictionRange.lo, r.frictionRange.hi);
+  if (r.addedMass)
+    rnd +=
+        fmt::format(" added base mass [{:g}, {:g}] kg;", r.addedMassRange.lo, r.addedMassRange.hi);
+  if (r.pushes)
+    rnd += fmt::format(" pushes +-{:g} m/s every [{:g}, {:g}] s;", r.pushVelocity,
+                       r.pushIntervalS.lo, r.pushIntervalS.hi);
+  if (obsNoise_.defined()) rnd += " observation noise;";
+  line("  randomisation:" + (rnd.empty() ? std::string(" none") : rnd));
+
+  line(fmt::format("observations ({}):", numObs_));
+  line(fmt::format("  {:>5}  {:<18} {:>4} {:>6} {:>6}  {}", "index", "name", "dim", "scale",
+                   "noise", "definition"));
+  int index = 0;
+  const auto layout = observationLayout();
+  for (size_t i = 0; i < layout.size(); ++i) {
+    const auto& t = task_.observations[i];
+    line(fmt::format("  {:>5}  {:<18} {:>4} {:>6g} {:>6g}  {}{}", index, t.name, layout[i].second,
+                     t.scale, t.noise, t.def->formula,
+                     t.params.values().empty() ? "" : " (" + formatParams(t.params) + ")"));
+    index += layout[i].second;
+  }
+  line("rewards:");
+  line(fmt::format("  {:<22} {:>8}  {}", "name", "weight", "definition"));
+  for (const auto& t : task_.rewards)
+    line(fmt::format("  {:<22} {:>8g}  {}{}", t.name, t.weight, t.def->formula,
+                     t.params.values().empty() ? "" : " (" + formatParams(t.params) + ")"));
+  line("terminations:");
+  for (const auto& t : task_.terminations)
+    line(fmt::format("  {:<22} {}{}", t.name, t.def->formula,
+                     t.params.values().empty() ? "" : " (" + formatParams(t.params) + ")"));
+  line(fmt::format("  {:<22} episode longer than {:g} s (truncation)", "time_out",
+                   task_.episodeLengthS));
+  line(fmt::format("  {:<22} non-finite simulator state", "sim_failure"));
+  return out;
+}
+
+}  // namespace diffloco::envs

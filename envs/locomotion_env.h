@@ -1,0 +1,121 @@
+// A batch of legged-locomotion environments built from a TaskConfig (configs/tasks/*.yaml): the
+// robot in the batched simulator, actions as joint position targets
+// q* = q_default + action_scale * clip(a, -clip, clip), named observation / reward / termination
+// terms (envs/terms.h), velocity commands, domain randomisation and resets.
+//
+// One env step: pushes due -> `decimation` simulator steps with q* held -> rewards and
+// terminations on the new state -> command resampling -> observations (the terminal observations)
+// -> reset of the envs that terminated, timed out or whose simulation failed -> observations of
+// the reset envs replaced.
+//
+// State tensors are double; observations and rewards are returned in EnvOptions::dtype. In the
+// sampling mode the state tensors are views of the simulator's own matrices (no copies).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "envs/robot.h"
+#include "envs/sim_function.h"
+#include "envs/task_config.h"
+#include "envs/terms.h"
+#include "envs/vec_env.h"
+
+namespace diffloco::envs {
+
+struct EnvOptions {
+  int numEnvs = 64;
+  int threads = 2;  // simulator thread pool; torch's intra-op threads are the caller's choice
+  torch::Dtype dtype = torch::kFloat32;  // observations and rewards (the state is always double)
+  bool differentiable = false;
+  std::uint64_t seed = 0;
+  bool printSummary = true;  // log the term tables at construction (spdlog, info)
+};
+
+class LocomotionEnv : public VecEnv {
+ public:
+  LocomotionEnv(TaskConfig task, const EnvOptions& options);
+
+  int numEnvs() const override { return n_; }
+  int numObs() const override { return numObs_; }
+  int numActions() const override { return robot_.model.nj(); }
+  int maxEpisodeLength() const override { return maxSteps_; }
+  double envDt() const override { return task_.envDt; }
+  const std::vector<std::string>& rewardNames() const override { return rewardNames_; }
+
+  torch::Tensor reset() override;
+  torch::Tensor observations() const override { return obs_; }
+  StepResult step(const torch::Tensor& actions) override;
+  void setDifferentiable(bool on) override;
+  bool differentiable() const override { return differentiable_; }
+  void detach() override;
+  torch::Tensor episodeLength() const override { return episodeStep_; }
+  void seed(std::uint64_t seed) override;
+
+  const TaskConfig& task() const { return task_; }
+  const Robot& robot() const { return robot_; }
+  SimLink& link() { return *link_; }
+
+  // Observation layout: (term name, size) in order; the policy's input contract.
+  std::vector<std::pair<std::string, int>> observationLayout() const;
+  // The start-up tables (task settings, observation layout, rewards, terminations) as text.
+  std::string summary() const;
+
+  // The state, double: q [N, nq], v [N, nv] (with history in the differentiable mode).
+  torch::Tensor q() const { return q_; }
+  torch::Tensor v() const { return v_; }
+  // Overwrites the state of every env (tests, tools; the values become constants) and recomputes
+  // the observations. Episode counters are kept.
+  void setState(const torch::Tensor& q, const torch::Tensor& v);
+  torch::Tensor commands() const { return command_; }  // [N, 3]
+  void setCommands(const torch::Tensor& commands);
+
+  // Everything needed to continue exactly where the env is (checkpoints): state, last actions,
+  // observations, episode counters and reward sums, commands, push schedule, per-world
+  // parameters and the random generators. Detached copies.
+  std::map<std::string, torch::Tensor> stateDict() const;
+  // Restores a stateDict of an env of the same task and size; throws naming a missing or
+  // mis-sized entry.
+  void loadStateDict(const std::map<std::string, torch::Tensor>& state);
+
+ private:
+  void resetEnvs(const torch::Tensor& ids);
+  void sampleCommands(const std::vector<std::int64_t>& ids);
+  void applyPushes();
+  // Observations [n, numObs] (double, noise and scale applied) for the rows of context c.
+  torch::Tensor computeObservations(TermContext& c);
+  // Context for the envs `ids` (undefined: all) right after a reset: zero actions and time.
+  TermContext resetContext(const torch::Tensor& ids);
+  double uniform(double lo, double hi) {
+    return std::uniform_real_distribution<double>(lo, hi)(rng_);
+  }
+
+  TaskConfig task_;
+  EnvOptions options_;
+  Robot robot_;  // model with the task's armature; the simulator holds a reference to it
+  std::unique_ptr<SimLink> link_;
+  TaskConstants k_;
+  int n_ = 0, numObs_ = 0, maxSteps_ = 1, decimation_ = 1;
+  bool differentiable_ = false;
+  unsigned needs_ = 0;  // union of TermDef::needs over the terms
+  std::vector<std::string> rewardNames_;
+
+  torch::Tensor q_, v_;          // [N, nq], [N, nv] double
+  torch::Tensor lastAction_;     // [N, nj] double: action of the previous step
+  torch::Tensor obs_;            // [N, numObs], options_.dtype
+  torch::Tensor command_;        // [N, 3] double
+  torch::Tensor episodeStep_;    // [N] int64
+  torch::Tensor pushAt_;         // [N] int64: episode step of the next push
+  torch::Tensor rewardWeights_;  // [T] double
+  torch::Tensor episodeSums_;    // [N, T] double: weighted reward terms summed over the episode
+  torch::Tensor obsScale_, obsNoise_;  // [numObs] or undefined when trivial
+  torch::Tensor standing_;             // [nq] default configuration
+  std::mt19937_64 rng_;
+  at::Generator gen_;  // observation noise
+};
+
+}  // namespace diffloco::envs

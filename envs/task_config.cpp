@@ -1,0 +1,330 @@
+#include "envs/task_config.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <set>
+#include <stdexcept>
+
+#include "envs/robot.h"
+
+namespace diffloco::envs {
+namespace fs = std::filesystem;
+
+namespace {
+
+// Levenshtein distance, for "did you mean" hints.
+size_t editDistance(const std::string& a, const std::string& b) {
+  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j)
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] != b[j - 1])});
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
+
+std::string suggestion(const std::string& key, const std::vector<std::string>& known) {
+  std::string best;
+  size_t bestD = 3;  // only close matches
+  for (const auto& k : known) {
+    const size_t d = editDistance(key, k);
+    if (d < bestD) bestD = d, best = k;
+  }
+  std::string s = best.empty() ? "" : " (did you mean '" + best + "'?)";
+  std::string all;
+  for (const auto& k : known) all += (all.empty() ? "" : ", ") + k;
+  return s + "; known: " + all;
+}
+
+// Reads one YAML map strictly: every key must be read (get/sub) before finish().
+class MapReader {
+ public:
+  MapReader(const YAML::Node& node, std::string path, const std::string& file)
+      : node_(node), path_(std::move(path)), file_(file) {
+    if (node && !node.IsMap() && !node.IsNull()) fail(node, "expected a map");
+  }
+
+  [[noreturn]] void fail(const YAML::Node& at, const std::string& msg) const {
+    throw std::runtime_error(file_ + ":" + std::to_string(at.Mark().line + 1) + ": " +
+                             (path_.empty() ? "" : path_ + ": ") + msg);
+  }
+  std::string keyPath(const std::string& key) const {
+    return path_.empty() ? key : path_ + "." + key;
+  }
+
+  bool has(const std::string& key) {
+    known_.push_back(key);
+    return node_ && node_.IsMap() && node_[key];
+  }
+
+  YAML::Node sub(const std::string& key) {
+    known_.push_back(key);
+    return node_ && node_.IsMap() ? node_[key] : YAML::Node(YAML::NodeType::Undefined);
+  }
+
+  template <class T>
+  void get(const std::string& key, T& out) {
+    const YAML::Node n = sub(key);
+    if (!n) return;
+    try {
+      out = n.as<T>();
+    } catch (const YAML::Exception&) {
+      throw std::runtime_error(file_ + ":" + std::to_string(n.Mark().line + 1) + ": " +
+                               keyPath(key) + ": cannot read '" + YAML::Dump(n) + "' as " +
+                               typeName<T>());
+    }
+  }
+
+  void getRange(const std::string& key, Range& r) {
+    const YAML::Node n = sub(key);
+    if (!n) return;
+    r = parseRange(n, keyPath(key), file_);
+  }
+
+  void getPositive(const std::string& key, double& out) {
+    get(key, out);
+    if (has(key) && !(out > 0)) fail(node_[key], keyPath(key) + " must be > 0");
+  }
+
+  // Throws for the first key that was not read.
+  void finish() const {
+    if (!node_ || !node_.IsMap()) return;
+    for (auto it = node_.begin(); it != node_.end(); ++it) {
+      const std::string k = it->first.as<std::string>();
+      if (std::find(known_.begin(), known_.end(), k) == known_.end())
+        throw std::runtime_error(file_ + ":" + std::to_string(it->first.Mark().line + 1) +
+                                 ": unknown key '" + keyPath(k) + "'" + suggestion(k, known_));
+    }
+  }
+
+  static Range parseRange(const YAML::Node& n, const std::string& path, const std::string& file) {
+    Range r;
+    try {
+      if (n.IsScalar()) {
+        r.lo = r.hi = n.as<double>();
+      } else if (n.IsSequence() && n.size() == 2) {
+        r.lo = n[0].as<double>();
+        r.hi = n[1].as<double>();
+      } else {
+        throw YAML::Exception(n.Mark(), "");
+      }
+    } catch (const YAML::Exception&) {
+      throw std::runtime_error(file + ":" + std::to_string(n.Mark().line + 1) + ": " + path +
+                               ": expected [low, high] or a number");
+    }
+    if (r.lo > r.hi)
+      throw std::runtime_error(file + ":" + std::to_string(n.Mark().line + 1) + ": " + path +
+                               ": low > high");
+    return r;
+  }
+
+ private:
+  template <class T>
+  static const char* typeName() {
+    if constexpr (std::is_same_v<T, double>) return "a number";
+    if constexpr (std::is_same_v<T, int>) return "an integer";
+    if constexpr (std::is_same_v<T, bool>) return "true/false";
+    return "a string";
+  }
+
+  const YAML::Node node_;  // const: lookups of absent keys must not insert them
+  std::string path_;
+  const std::string& file_;
+  std::vector<std::string> known_;
+};
+
+// A term list: a map from term name to its parameters (`{}` for none), in YAML order.
+std::vector<TermConfig> parseTerms(const YAML::Node& node, TermKind kind, const std::string& path,
+                                   const std::string& file) {
+  std::vector<TermConfig> out;
+  if (!node || node.IsNull()) return out;
+  if (!node.IsMap())
+    throw std::runtime_error(file + ":" + std::to_string(node.Mark().line + 1) + ": " + path +
+                             ": expected a map of term names to their parameters");
+  std::vector<std::string> names;
+  for (const auto& t : termRegistry(kind)) names.push_back(t.name);
+  for (auto it = node.begin(); it != node.end(); ++it) {
+    TermConfig tc;
+    tc.name = it->first.as<std::string>();
+    tc.def = findTerm(kind, tc.name);
+    if (!tc.def)
+      throw std::runtime_error(file + ":" + std::to_string(it->first.Mark().line + 1) +
+                               ": unknown " + toString(kind) + " term '" + tc.name + "' in " +
+                               path + suggestion(tc.name, names));
+    for (const auto& prev : out)
+      if (prev.name == tc.name)
+        throw std::runtime_error(file + ": " + path + ": term '" + tc.name + "' given twice");
+    MapReader r(it->second, path + "." + tc.name, file);
+    if (kind == TermKind::Reward) r.get("weight", tc.weight);
+    if (kind == TermKind::Observation) {
+      r.get("scale", tc.scale);
+      r.get("noise", tc.noise);
+      if (tc.noise < 0) r.fail(it->second, "noise must be >= 0");
+    }
+    std::map<std::string, std::vector<double>> values;
+    for (const auto& p : tc.def->params) {
+      std::vector<double> v = p.value;
+      const YAML::Node n = r.sub(p.name);
+      if (n) {
+        try {
+          v = n.IsSequence() ? n.as<std::vector<double>>() : std::vector<double>{n.as<double>()};
+        } catch (const YAML::Exception&) {
+          r.fail(n, r.keyPath(p.name) + ": expected a number or a list of numbers");
+        }
+        if (v.size() != p.value.size())
+          r.fail(n, r.keyPath(p.name) + ": expected " + std::to_string(p.value.size()) +
+                        " value(s), got " + std::to_string(v.size()));
+      }
+      values[p.name] = v;
+    }
+    tc.params = TermParams(std::move(values));
+    r.finish();
+    out.push_back(std::move(tc));
+  }
+  return out;
+}
+
+}  // namespace
+
+int TaskConfig::decimation() const {
+  const double d = envDt / sim.dt;
+  const int n = static_cast<int>(std::lround(d));
+  if (n < 1 || std::abs(d - n) > 1e-9 * d)
+    throw std::runtime_error(source + ": env_dt (" + std::to_string(envDt) +
+                             ") must be a multiple of sim.dt (" + std::to_string(sim.dt) + ")");
+  return n;
+}
+
+int TaskConfig::maxEpisodeSteps() const {
+  return std::max(1, static_cast<int>(std::lround(episodeLengthS / envDt)));
+}
+
+void TaskConfig::freezeRandomization() {
+  randomization.friction = false;
+  randomization.addedMass = false;
+  randomization.pushes = false;
+  randomization.observationNoise = false;
+  commands.resampleS = 0;
+}
+
+TaskConfig parseTaskConfig(const YAML::Node& node, const std::string& source) {
+  TaskConfig t;
+  t.source = source;
+  t.name = fs::path(source).stem().string();
+  MapReader top(node, "", source);
+  if (!node || !node.IsMap()) throw std::runtime_error(source + ": expected a map at the top");
+  if (!top.has("robot")) throw std::runtime_error(source + ": missing key 'robot'");
+  top.get("robot", t.robot);
+  top.getPositive("episode_length_s", t.episodeLengthS);
+  top.getPositive("env_dt", t.envDt);
+
+  {
+    MapReader r(top.sub("sim"), "sim", source);
+    auto& c = t.sim.contact;
+    r.getPositive("dt", t.sim.dt);
+    std::string model = sim::toString(c.model);
+    r.get("contact", model);
+    try {
+      c.model = sim::parseContactModel(model);
+    } catch (const std::invalid_argument& e) {
+      throw std::runtime_error(source + ": sim.contact: " + e.what());
+    }
+    r.get("friction", c.mu);
+    r.getPositive("kappa", c.kappa);
+    r.getPositive("cutoff", c.cutoff);
+    r.get("iterations", c.iterations);
+    r.get("soft_kp", c.softKp);
+    r.get("soft_kd", c.softKd);
+    r.get("soft_kf", c.softKf);
+    r.get("soft_substeps", c.softSubsteps);
+    r.finish();
+  }
+  {
+    MapReader r(top.sub("actuator"), "actuator", source);
+    auto& a = t.sim.actuator;
+    a.effort = 0;  // the robot's torque limit unless given
+    r.get("kp", a.kp);
+    r.get("kd", a.kd);
+    r.get("effort", a.effort);
+    r.get("saturation", a.saturation);
+    r.get("velocity_limit", a.velocityLimit);
+    r.get("armature", t.armature);
+    r.finish();
+  }
+  {
+    MapReader r(top.sub("action"), "action", source);
+    r.get("scale", t.actionScale);
+    r.getPositive("clip", t.actionClip);
+    r.finish();
+  }
+  if (top.has("commands")) {
+    MapReader r(top.sub("commands"), "commands", source);
+    t.commands.enabled = true;
+    r.getRange("lin_vel_x", t.commands.linVelX);
+    r.getRange("lin_vel_y", t.commands.linVelY);
+    r.getRange("ang_vel_z", t.commands.angVelZ);
+    r.get("resample_s", t.commands.resampleS);
+    r.get("standing_fraction", t.commands.standingFraction);
+    r.finish();
+  }
+  t.observations =
+      parseTerms(top.sub("observations"), TermKind::Observation, "observations", source);
+  t.rewards = parseTerms(top.sub("rewards"), TermKind::Reward, "rewards", source);
+  t.terminations =
+      parseTerms(top.sub("terminations"), TermKind::Termination, "terminations", source);
+  if (t.observations.empty()) throw std::runtime_error(source + ": no observation terms");
+  if (t.rewards.empty()) throw std::runtime_error(source + ": no reward terms");
+  {
+    MapReader r(top.sub("randomization"), "randomization", source);
+    auto& d = t.randomization;
+    d.friction = r.has("friction");
+    r.getRange("friction", d.frictionRange);
+    d.addedMass = r.has("added_base_mass");
+    r.getRange("added_base_mass", d.addedMassRange);
+    d.pushes = r.has("push_interval_s");
+    r.getRange("push_interval_s", d.pushIntervalS);
+    r.get("push_velocity", d.pushVelocity);
+    r.get("observation_noise", d.observationNoise);
+    if (d.pushes && !(d.pushIntervalS.lo > 0))
+      r.fail(r.sub("push_interval_s"), "randomization.push_interval_s must be > 0");
+    r.finish();
+  }
+  {
+    MapReader r(top.sub("reset"), "reset", source);
+    auto& s = t.reset;
+    r.get("joint_pos_noise", s.jointPosNoise);
+    r.get("joint_vel_noise", s.jointVelNoise);
+    r.get("base_pos_noise", s.basePosNoise);
+    r.get("base_rot_noise", s.baseRotNoise);
+    r.get("random_yaw", s.randomYaw);
+    r.get("base_lin_vel_noise", s.baseLinVelNoise);
+    r.get("base_ang_vel_noise", s.baseAngVelNoise);
+    r.get("foot_clearance", s.footClearance);
+    r.finish();
+  }
+  top.finish();
+  t.decimation();  // validates the time steps
+  return t;
+}
+
+TaskConfig loadTaskConfig(const std::string& nameOrPath) {
+  fs::path path = nameOrPath;
+  if (path.extension() != ".yaml") path = fs::path(configDir()) / "tasks" / (nameOrPath + ".yaml");
+  if (!fs::exists(path))
+    throw std::runtime_error(path.string() + ": task file not found (expected a task name from " +
+                             configDir() + "/tasks or a path to a .yaml)");
+  YAML::Node y;
+  try {
+    y = YAML::LoadFile(path.string());
+  } catch (const YAML::Exception& e) {
+    throw std::runtime_error(path.string() + ": " + e.what());
+  }
+  return parseTaskConfig(y, path.string());
+}
+
+}  // namespace diffloco::envs

@@ -1,0 +1,89 @@
+// A locomotion task as written in configs/tasks/<name>.yaml: robot, time steps, simulator and
+// actuator settings, action mapping, commands, the named observation / reward / termination terms
+// with their parameters, randomisation and reset distribution. Parsing is strict: an unknown key
+// is an error naming the file, the line and the key (with a suggestion when one is close).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "envs/terms.h"
+#include "sim/options.h"
+
+namespace YAML {
+class Node;
+}
+
+namespace diffloco::envs {
+
+struct Range {
+  double lo = 0, hi = 0;
+  double width() const { return hi - lo; }
+};
+
+struct TermConfig {
+  std::string name;
+  const TermDef* def = nullptr;
+  double weight = 1;  // rewards
+  double scale = 1;   // observations: multiplies the term (after noise)
+  double noise = 0;   // observations: half-width of uniform noise, in the term's units
+  TermParams params;  // term-specific parameters, defaults filled in
+};
+
+struct CommandConfig {
+  bool enabled = false;             // without commands the command terms read zeros
+  Range linVelX, linVelY, angVelZ;  // uniform ranges [m/s], [m/s], [rad/s]
+  double resampleS = 10;            // seconds between resamples (0: only at reset)
+  double standingFraction = 0;      // share of resamples that give a zero command
+};
+
+struct RandomizationConfig {
+  bool friction = false;  // per env, sampled at every reset
+  Range frictionRange;
+  bool addedMass = false;  // kg added to the base, per env, sampled at every reset
+  Range addedMassRange;
+  bool pushes = false;  // add U(-push_velocity, push_velocity) to the base x/y velocity
+  Range pushIntervalS;  // time to the next push, sampled per env
+  double pushVelocity = 0;
+  bool observationNoise = false;  // master switch for the per-term noise
+};
+
+struct ResetConfig {
+  double jointPosNoise = 0;    // U(-x, x) added to the default joint angles [rad]
+  double jointVelNoise = 0;    // [rad/s]
+  double basePosNoise = 0;     // x/y offset [m]
+  double baseRotNoise = 0;     // rotation about a random horizontal axis, U(-x, x) [rad]
+  double randomYaw = 0;        // yaw U(-x, x) [rad]
+  double baseLinVelNoise = 0;  // [m/s], each component
+  double baseAngVelNoise = 0;  // [rad/s], each component
+  double footClearance = 0;    // the lowest foot starts this high above the ground [m]
+};
+
+struct TaskConfig {
+  std::string name;    // file stem
+  std::string source;  // file the task came from, for messages
+  std::string robot;   // robot name (configs/robots) or path
+  double episodeLengthS = 10;
+  double envDt = 0.01;
+  sim::SimOptions sim;  // time step, contact and actuator (effort <= 0: the robot's limit)
+  double armature = 0;  // added to every joint of the robot model [kg m^2]
+  double actionScale = 0.5;
+  double actionClip = 1.0;
+  CommandConfig commands;
+  std::vector<TermConfig> observations, rewards, terminations;
+  RandomizationConfig randomization;
+  ResetConfig reset;
+
+  int decimation() const;       // sim steps per env step
+  int maxEpisodeSteps() const;  // env steps per episode
+  // Nominal friction and mass, no observation noise, no pushes, no command resampling: the env
+  // becomes a deterministic function of its actions after reset (gradient checks, evaluation).
+  void freezeRandomization();
+};
+
+// Loads configs/tasks/<name>.yaml, or a path to a task YAML.
+TaskConfig loadTaskConfig(const std::string& nameOrPath);
+// Parses a task from a YAML node; `source` names it in error messages.
+TaskConfig parseTaskConfig(const YAML::Node& node, const std::string& source);
+
+}  // namespace diffloco::envs

@@ -1,0 +1,399 @@
+#include "envs/terms.h"
+
+#include <cmath>
+#include <stdexcept>
+
+#include "envs/sim_function.h"
+
+namespace diffloco::envs {
+
+using torch::Tensor;
+
+// ---------------------------------------------------------------------------------------------
+// Derived quantities.
+
+Tensor actuatorTorque(const sim::ActuatorOptions& a, const Tensor& effort, const Tensor& qTarget,
+                      const Tensor& q, const Tensor& qd) {
+  const Tensor tau = a.kp * (qTarget - q) - a.kd * qd;
+  if (a.saturation >= 1e9 || a.velocityLimit >= 1e9)  // no envelope (the default): a plain clip
+    return torch::min(torch::max(tau, -effort), effort);
+  // As sim/actuator.cpp: speed clipped where the envelope meets the opposite limit.
+  const Tensor vmax = a.velocityLimit * (1.0 + effort / a.saturation);
+  const Tensor w = torch::min(torch::max(qd, -vmax), vmax) / a.velocityLimit;
+  const Tensor hi = torch::min(a.saturation * (1.0 - w), effort);
+  const Tensor lo = torch::max(a.saturation * (-1.0 - w), -effort);
+  return torch::min(torch::max(tau, lo), hi);
+}
+
+namespace {
+
+using sim::Vec3;
+using torch::autograd::AutogradContext;
+using torch::autograd::variable_list;
+
+Tensor contiguousDouble(const Tensor& t) {
+  return t.scalar_type() == torch::kDouble && t.is_contiguous() ? t
+                                                                : t.to(torch::kDouble).contiguous();
+}
+
+// Outputs in StateFeatures order: height, quat, linVelW, linVelB, angVelB, gravityB, alignment,
+// heading, jointPos, jointVel. B a = R^T a = a - 2w (u x a) + 2 u x (u x a) for the quaternion
+// (w, u) at q[3:7].
+class StateFeaturesFunction : public torch::autograd::Function<StateFeaturesFunction> {
+ public:
+  static variable_list forward(AutogradContext* ctx, const Tensor& q, const Tensor& v,
+                               const Tensor& defaultJointPos) {
+    const int64_t n = q.size(0), nq = q.size(1), nv = v.size(1), nj = nq - 7;
+    const auto f64 = torch::TensorOptions().dtype(torch::kDouble);
+    Tensor height = torch::empty({n}, f64), quat = torch::empty({n, 4}, f64),
+           linW = torch::empty({n, 3}, f64), linB = torch::empty({n, 3}, f64),
+           angB = torch::empty({n, 3}, f64), grav = torch::empty({n, 3}, f64),
+           align = torch::empty({n}, f64), head = torch::empty({n}, f64),
+           jpos = torch::empty({n, nj}, f64), jvel = torch::empty({n, nj}, f64);
+    const double *qp = q.data_ptr<double>(), *vp = v.data_ptr<double>(),
+                 *dp = defaultJointPos.data_ptr<double>();
+    const Vec3 down(0, 0, -1);
+    for (int64_t i = 0; i < n; ++i) {
+      const double* qi = qp + i * nq;
+      const double* vi = vp + i * nv;
+      const double w = qi[3];
+      const Vec3 u(qi[4], qi[5], qi[6]), vw(vi[0], vi[1], vi[2]);
+      const Vec3 bv = vw - 2 * w * u.cross(vw) + 2 * u.cross(u.cross(vw));
+      const Vec3 bg = down - 2 * w * u.cross(down) + 2 * u.cross(u.cross(down));
+      height.data_ptr<double>()[i] = qi[2];
+      for (int a = 0; a < 4; ++a) quat.data_ptr<double>()[4 * i + a] = qi[3 + a];
+      for (int a = 0; a < 3; ++a) {
+        linW.data_ptr<double>()[3 * i + a] = vi[a];
+        linB.data_ptr<double>()[3 * i + a] = bv[a];
+        angB.data_ptr<double>()[3 * i + a] = vi[3 + a];
+        grav.data_ptr<double>()[3 * i + a] = bg[a];
+      }
+      align.data_ptr<double>()[i] = 1 - 2 * (u.x() * u.x() + u.y() * u.y());
+      head.data_ptr<double>()[i] = 1 - 2 * (u.y() * u.y() + u.z() * u.z());
+      for (int64_t j = 0; j < nj; ++j) {
+        jpos.data_ptr<double>()[nj * i + j] = qi[7 + j] - dp[j];
+        jvel.data_ptr<double>()[nj * i + j] = vi[6 + j];
+      }
+    }
+    ctx->save_for_backward({q, v});
+    return {height, quat, linW, linB, angB, grav, align, head, jpos, jvel};
+  }
+
+  static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    const auto saved = ctx->get_saved_variables();
+    const Tensor &q = saved[0], &v = saved[1];
+    const int64_t n = q.size(0), nq = q.size(1), nv = v.size(1), nj = nq - 7;
+    Tensor gq = torch::zeros_like(q), gv = torch::zeros_like(v);
+    // Unused outputs have undefined gradients: read them as zeros.
+    std::vector<Tensor> g(grads.size());
+    std::vector<const double*> gp(grads.size(), nullptr);
+    for (size_t k = 0; k < grads.size(); ++k)
+      if (grads[k].defined()) {
+        g[k] = contiguousDouble(grads[k]);
+        gp[k] = g[k].data_ptr<double>();
+      }
+    auto at = [&](size_t k, int64_t idx) { return gp[k] ? gp[k][idx] : 0.0; };
+    const double *qp = q.data_ptr<double>(), *vp = v.data_ptr<double>();
+    double *gqp = gq.data_ptr<double>(), *gvp = gv.data_ptr<double>();
+    const Vec3 down(0, 0, -1);
+    for (int64_t i = 0; i < n; ++i) {
+      const double* qi = qp + i * nq;
+      const double* vi = vp + i * nv;
+      double* gqi = gqp + i * nq;
+      double* gvi = gvp + i * nv;
+      const double w = qi[3];
+      const Vec3 u(qi[4], qi[5], qi[6]), vw(vi[0], vi[1], vi[2]);
+      const Vec3 gbv(at(3, 3 * i), at(3, 3 * i + 1), at(3, 3 * i + 2));
+      const Vec3 gbg(at(5, 3 * i), at(5, 3 * i + 1), at(5, 3 * i + 2));
+      const double ga = at(6, i), gh = at(7, i);
+      gqi[2] = at(0, i);
+      // a' = R^T a: a_bar = R g, w_bar = -2 g.(u x a),
+      // u_bar = -2w (a x g) + 2 (u x a) x g + 2 a x (g x u).
+      const Vec3 gvw = gbv + 2 * w * u.cross(gbv) + 2 * u.cross(u.cross(gbv));
+      const double gw = -2 * gbv.dot(u.cross(vw)) - 2 * gbg.dot(u.cross(down));
+      Vec3 gu = -2 * w * vw.cross(gbv) + 2 * u.cross(vw).cross(gbv) + 2 * vw.cross(gbv.cross(u)) -
+                2 * w * down.cross(gbg) + 2 * u.cross(down).cross(gbg) +
+                2 * down.cross(gbg.cross(u));
+      gu += Vec3(-4 * u.x() * ga, -4 * u.y() * (ga + gh), -4 * u.z() * gh);
+      gqi[3] = gw + at(1, 4 * i);
+      for (int a = 0; a < 3; ++a) {
+        gqi[4 + a] = gu[a] + at(1, 4 * i + 1 + a);
+        gvi[a] = gvw[a] + at(2, 3 * i + a);
+        gvi[3 + a] = at(4, 3 * i + a);
+      }
+      for (int64_t j = 0; j < nj; ++j) {
+        gqi[7 + j] = at(8, nj * i + j);
+        gvi[6 + j] = at(9, nj * i + j);
+      }
+    }
+    return {gq, gv, Tensor()};
+  }
+};
+
+}  // namespace
+
+StateFeatures stateFeatures(const Tensor& q, const Tensor& v, const Tensor& defaultJointPos) {
+  const auto out = StateFeaturesFunction::apply(contiguousDouble(q), contiguousDouble(v),
+                                                contiguousDouble(defaultJointPos));
+  return {out[0], out[1], out[2], out[3], out[4], out[5], out[6], out[7], out[8], out[9]};
+}
+
+const StateFeatures& TermContext::state() {
+  if (!haveState_) {
+    state_ = stateFeatures(q, v, k_.defaultJointPos);
+    haveState_ = true;
+  }
+  return state_;
+}
+
+const Tensor& TermContext::footHeight() {
+  if (!footHeight_.defined()) footHeight_ = footPositions(*k_.link, q).select(2, 2) - k_.footRadius;
+  return footHeight_;
+}
+
+const Tensor& TermContext::torque() {
+  if (!torque_.defined())
+    torque_ =
+        actuatorTorque(k_.actuator, k_.effort, qTargetSub, qSub.narrow(1, 7, qSub.size(1) - 7),
+                       vSub.narrow(1, 6, vSub.size(1) - 6));
+  return torque_;
+}
+
+const Tensor& TermContext::jointAcc() {
+  if (!jointAcc_.defined())
+    jointAcc_ = (state().jointVel - vStart.narrow(1, 6, vStart.size(1) - 6)) / k_.envDt;
+  return jointAcc_;
+}
+
+const std::vector<double>& TermParams::list(const std::string& key) const {
+  auto it = values_.find(key);
+  if (it == values_.end()) throw std::logic_error("term parameter '" + key + "' not declared");
+  return it->second;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The registries. Parameters the env handles itself (obs scale and noise, reward weight) are not
+// listed here.
+
+namespace {
+
+Tensor sq(const Tensor& t) {
+  return t * t;
+}
+
+// Gait reference of eq. 19: z*_j = height * max(sin(2 pi (f t + phi_j)), 0).
+Tensor footReference(TermContext& c, const TermParams& p) {
+  const auto& offsets = p.list("phase_offsets");
+  const Tensor phi = torch::tensor(offsets, torch::kDouble);
+  const Tensor arg = (2 * M_PI) * (p("frequency") * c.time.unsqueeze(1) + phi);
+  return p("height") * torch::relu(torch::sin(arg));
+}
+
+std::vector<TermDef> makeObservations() {
+  std::vector<TermDef> t;
+  t.push_back(
+      {"base_height", "z (base origin, world)", {}, 1, [](TermContext& c, const TermParams&) {
+         return c.state().height.unsqueeze(1);
+       }});
+  t.push_back({"base_quat",
+               "base orientation quaternion (w, x, y, z)",
+               {},
+               4,
+               [](TermContext& c, const TermParams&) { return c.state().quat; }});
+  t.push_back({"base_lin_vel",
+               "B v (base linear velocity, base axes)",
+               {},
+               3,
+               [](TermContext& c, const TermParams&) { return c.state().linVelB; }});
+  t.push_back({"base_ang_vel",
+               "B w (base angular velocity, base axes)",
+               {},
+               3,
+               [](TermContext& c, const TermParams&) { return c.state().angVelB; }});
+  t.push_back({"projected_gravity",
+               "B g (unit gravity direction, base axes)",
+               {},
+               3,
+               [](TermContext& c, const TermParams&) { return c.state().gravityB; }});
+  t.push_back({"command", "(B v_x*, B v_y*, B w_z*)", {}, 3, [](TermContext& c, const TermParams&) {
+                 return c.command;
+               }});
+  t.push_back({"joint_pos",
+               "q_j - q_default",
+               {},
+               TermDef::kPerJoint,
+               [](TermContext& c, const TermParams&) { return c.state().jointPos; }});
+  t.push_back({"joint_vel", "qd_j", {}, TermDef::kPerJoint, [](TermContext& c, const TermParams&) {
+                 return c.state().jointVel;
+               }});
+  t.push_back({"base_alignment", "e_z^W . e_z^B", {}, 1, [](TermContext& c, const TermParams&) {
+                 return c.state().alignment.unsqueeze(1);
+               }});
+  t.push_back({"heading_alignment", "e_x^W . e_x^B", {}, 1, [](TermContext& c, const TermParams&) {
+                 return c.state().heading.unsqueeze(1);
+               }});
+  t.push_back({"last_action",
+               "a (the action just applied: a_prev of the next decision)",
+               {},
+               TermDef::kPerJoint,
+               [](TermContext& c, const TermParams&) { return c.action; }});
+  t.push_back({"gait_phase",
+               "sin(2 pi f t)",
+               {{"frequency", {2.0}, "gait frequency [Hz] (eq. 19: sin(4 pi t))"}},
+               1,
+               [](TermContext& c, const TermParams& p) {
+                 return torch::sin((2 * M_PI * p("frequency")) * c.time).unsqueeze(1);
+               },
+               TermDef::kTime});
+  return t;
+}
+
+std::vector<TermDef> makeRewards() {
+  std::vector<TermDef> t;
+  // Table 4 (walk).
+  t.push_back({"forward_velocity",
+               "exp(-|W v_x - target|)",
+               {{"target", {1.0}, "forward speed [m/s]"}},
+               1,
+               [](TermContext& c, const TermParams& p) {
+                 return torch::exp(-(c.state().linVelW.select(1, 0) - p("target")).abs());
+               }});
+  t.push_back({"base_height_abs",
+               "exp(-|z - target|)",
+               {{"target", {0.45}, "height [m]"}},
+               1,
+               [](TermContext& c, const TermParams& p) {
+                 return torch::exp(-(c.state().height - p("target")).abs());
+               }});
+  t.push_back({"base_alignment", "e_z^W . e_z^B", {}, 1, [](TermContext& c, const TermParams&) {
+                 return c.state().alignment;
+               }});
+  t.push_back({"action_exp", "sum_i exp(-|a_i|)", {}, 1, [](TermContext& c, const TermParams&) {
+                 return torch::exp(-c.action.abs()).sum(1);
+               }});
+  t.push_back({"joint_velocity_l2", "-|qd|^2", {}, 1, [](TermContext& c, const TermParams&) {
+                 return -sq(c.state().jointVel).sum(1);
+               }});
+  // Table 7 (velocity tracking).
+  t.push_back({"lin_vel_tracking",
+               "exp(-|B v_xy - B v_xy*|^2 / sigma)",
+               {{"sigma", {0.25}, "kernel width [m^2/s^2]"}},
+               1,
+               [](TermContext& c, const TermParams& p) {
+                 const Tensor e = c.state().linVelB.narrow(1, 0, 2) - c.command.narrow(1, 0, 2);
+                 return torch::exp(-sq(e).sum(1) / p("sigma"));
+               }});
+  t.push_back({"ang_vel_tracking",
+               "exp(-(B w_z - B w_z*)^2 / sigma)",
+               {{"sigma", {0.25}, "kernel width [rad^2/s^2]"}},
+               1,
+               [](TermContext& c, const TermParams& p) {
+                 const Tensor e = c.state().angVelB.select(1, 2) - c.command.select(1, 2);
+                 return torch::exp(-sq(e) / p("sigma"));
+               }});
+  t.push_back(
+      {"foot_height_tracking",
+       "sum_j z*_j / height * exp(-(z_j - z*_j)^2 / sigma), "
+       "z*_j = height * max(sin(2 pi (f t + phi_j)), 0)",
+       {{"height", {0.1}, "peak of the reference [m]"},
+        {"sigma", {0.05}, "kernel width [m^2]"},
+        {"frequency", {2.0}, "gait frequency f [Hz] (eq. 19: sin(4 pi t))"},
+        {"phase_offsets",
+         {0.0, 0.5, 0.5, 0.0},
+         "phi_j per foot [cycles] in the robot's foot order; default: trot (LF+RH, RF+LH)"}},
+       1,
+       [](TermContext& c, const TermParams& p) {
+         const Tensor ref = footReference(c, p);
+         const Tensor e = c.footHeight() - ref;
+         return (ref / p("height") * torch::exp(-sq(e) / p("sigma"))).sum(1);
+       },
+       TermDef::kTime});
+  t.push_back({"lin_vel_z_l2", "-(B v_z)^2", {}, 1, [](TermContext& c, const TermParams&) {
+                 return -sq(c.state().linVelB.select(1, 2));
+               }});
+  t.push_back({"ang_vel_xy_l2", "-|B w_xy|^2", {}, 1, [](TermContext& c, const TermParams&) {
+                 return -sq(c.state().angVelB.narrow(1, 0, 2)).sum(1);
+               }});
+  t.push_back({"base_height_gauss",
+               "exp(-(z - target)^2 / sigma)",
+               {{"target", {0.45}, "height [m]"}, {"sigma", {0.1}, "kernel width [m^2]"}},
+               1,
+               [](TermContext& c, const TermParams& p) {
+                 return torch::exp(-sq(c.state().height - p("target")) / p("sigma"));
+               }});
+  t.push_back({"base_orientation", "-|B g_xy|^2", {}, 1, [](TermContext& c, const TermParams&) {
+                 return -sq(c.state().gravityB.narrow(1, 0, 2)).sum(1);
+               }});
+  t.push_back({"action_l1", "-sum_i |a_i|", {}, 1, [](TermContext& c, const TermParams&) {
+                 return -c.action.abs().sum(1);
+               }});
+  t.push_back({"action_rate", "-|a - a_prev|^2", {}, 1, [](TermContext& c, const TermParams&) {
+                 return -sq(c.action - c.lastAction).sum(1);
+               }});
+  t.push_back({"joint_acceleration_l2",
+               "-|qdd|^2 (qdd = change of qd over the env step / dt)",
+               {},
+               1,
+               [](TermContext& c, const TermParams&) { return -sq(c.jointAcc()).sum(1); },
+               TermDef::kStepStart});
+  t.push_back({"joint_torque_l2",
+               "-|tau|^2 (actuator torque of the last sim sub-step)",
+               {},
+               1,
+               [](TermContext& c, const TermParams&) { return -sq(c.torque()).sum(1); },
+               TermDef::kSubstep});
+  return t;
+}
+
+std::vector<TermDef> makeTerminations() {
+  std::vector<TermDef> t;
+  t.push_back({"base_height_below",
+               "z < height",
+               {{"height", {0.25}, "[m]"}},
+               1,
+               [](TermContext& c, const TermParams& p) { return c.state().height < p("height"); }});
+  t.push_back({"base_tilt_above",
+               "angle(e_z^W, e_z^B) > angle",
+               {{"angle", {1.0}, "[rad]"}},
+               1,
+               [](TermContext& c, const TermParams& p) {
+                 return c.state().alignment < std::cos(p("angle"));
+               }});
+  return t;
+}
+
+}  // namespace
+
+const std::vector<TermDef>& termRegistry(TermKind kind) {
+  static const std::vector<TermDef> obs = makeObservations(), rew = makeRewards(),
+                                    term = makeTerminations();
+  switch (kind) {
+    case TermKind::Observation:
+      return obs;
+    case TermKind::Reward:
+      return rew;
+    case TermKind::Termination:
+      return term;
+  }
+  return obs;
+}
+
+const TermDef* findTerm(TermKind kind, const std::string& name) {
+  for (const auto& t : termRegistry(kind))
+    if (t.name == name) return &t;
+  return nullptr;
+}
+
+const char* toString(TermKind kind) {
+  switch (kind) {
+    case TermKind::Observation:
+      return "observation";
+    case TermKind::Reward:
+      return "reward";
+    case TermKind::Termination:
+      return "termination";
+  }
+  return "?";
+}
+
+}  // namespace diffloco::envs

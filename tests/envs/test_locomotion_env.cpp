@@ -1,0 +1,286 @@
+// The locomotion environments: gradients through whole env steps against finite differences,
+// resets (falls, time-outs, simulator failures) with their flags and observations, agreement of
+// the two modes, and long randomised episodes without NaN.
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <iostream>
+
+#include "envs/locomotion_env.h"
+
+using namespace diffloco;
+using namespace diffloco::envs;
+using torch::Tensor;
+
+namespace {
+
+const auto kF64 = torch::TensorOptions().dtype(torch::kDouble);
+
+EnvOptions options(int n, bool differentiable = false) {
+  EnvOptions o;
+  o.numEnvs = n;
+  o.threads = 2;
+  o.dtype = torch::kDouble;
+  o.differentiable = differentiable;
+  o.seed = 1;
+  o.printSummary = false;
+  return o;
+}
+
+double relErr(const Tensor& a, const Tensor& b) {
+  return (a - b).norm().item<double>() / std::max(1e-300, b.norm().item<double>());
+}
+
+// Sum of all rewards of a rollout of actions [T, N, nj] from the same reset state.
+Tensor rolloutReturn(LocomotionEnv& env, const Tensor& actions) {
+  env.seed(11);
+  env.reset();
+  Tensor total = torch::zeros({}, kF64);
+  for (int64_t t = 0; t < actions.size(0); ++t) {
+    const StepResult r = env.step(actions[t]);
+    EXPECT_EQ(r.extras.resetIds.numel(), 0) << "an env reset inside the gradient check";
+    total = total + r.rewards.sum();
+  }
+  return total;
+}
+
+}  // namespace
+
+// d(sum of rewards over 16 env steps) / d(actions) by autograd through the simulator's VJP, against
+// central differences. Randomisation is frozen so that the return is a function of the actions.
+class EnvGradient : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(EnvGradient, MatchesFiniteDifferences) {
+  TaskConfig task = loadTaskConfig(GetParam());
+  task.freezeRandomization();
+  LocomotionEnv env(task, options(2, true));
+  torch::manual_seed(3);
+  const int T = 16;
+  const Tensor actions = 0.6 * torch::rand({T, 2, env.numActions()}, kF64) - 0.3;
+  const Tensor leaf = actions.clone().requires_grad_();
+  const Tensor grad = torch::autograd::grad({rolloutReturn(env, leaf)}, {leaf})[0];
+
+  torch::NoGradGuard noGrad;
+  const double h = 1e-6;
+  Tensor fd = torch::zeros_like(actions);
+  for (int64_t i = 0; i < actions.numel(); ++i) {
+    Tensor p = actions.clone(), m = actions.clone();
+    p.view(-1)[i] += h;
+    m.view(-1)[i] -= h;
+    fd.view(-1)[i] = (rolloutReturn(env, p) - rolloutReturn(env, m)) / (2 * h);
+  }
+  const double err = relErr(grad, fd);
+  std::cout << GetParam() << ": |grad| " << grad.norm().item<double>() << ", relative error " << err
+            << "\n";
+  EXPECT_LT(err, 1e-4);
+  EXPECT_EQ(env.link().vjpFailures(), 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Tasks, EnvGradient, ::testing::Values("walk", "velocity"));
+
+TEST(LocomotionEnv, ObservationLayoutFollowsThePaper) {
+  LocomotionEnv walk(loadTaskConfig("walk"), options(2));
+  EXPECT_EQ(walk.numObs(), 49);  // Table 5
+  EXPECT_EQ(walk.numActions(), 12);
+  EXPECT_EQ(walk.maxEpisodeLength(), 1000);
+  LocomotionEnv vel(loadTaskConfig("velocity"), options(2));
+  EXPECT_EQ(vel.numObs(), 49);  // Table 8
+  const auto layout = vel.observationLayout();
+  EXPECT_EQ(layout.front().first, "base_lin_vel");
+  EXPECT_EQ(layout.back().first, "gait_phase");
+  const std::string s = vel.summary();
+  for (const char* name : {"foot_height_tracking", "joint_torque_l2", "base_tilt_above",
+                           "friction [0.5, 1.25]", "kappa 300"})
+    EXPECT_NE(s.find(name), std::string::npos) << name << "\n" << s;
+  EXPECT_EQ(walk.observations().sizes(), (std::vector<int64_t>{2, 49}));
+}
+
+TEST(LocomotionEnv, ResetStandsOnTheGround) {
+  LocomotionEnv env(loadTaskConfig("walk"), options(8));
+  const Tensor z = env.q().select(1, 2);
+  EXPECT_GT(z.min().item<double>(), 0.35);
+  EXPECT_LT(z.max().item<double>(), 0.55);
+  // The lowest foot touches z = 0 (foot_clearance 0).
+  const Tensor feet = footPositions(env.link(), env.q()).select(2, 2) - 0.02;
+  EXPECT_LT(std::get<0>(feet.min(1)).abs().max().item<double>(), 1e-12);
+}
+
+TEST(LocomotionEnv, ModesAgree) {
+  TaskConfig task = loadTaskConfig("velocity");
+  LocomotionEnv a(task, options(3, false)), b(task, options(3, true));
+  torch::manual_seed(4);
+  for (int t = 0; t < 30; ++t) {
+    const Tensor act = torch::rand({3, 12}, kF64) - 0.5;
+    const StepResult ra = a.step(act), rb = b.step(act);
+    ASSERT_LT((ra.obs - rb.obs.detach()).abs().max().item<double>(), 1e-12) << t;
+    ASSERT_LT((ra.rewards - rb.rewards.detach()).abs().max().item<double>(), 1e-12) << t;
+  }
+  EXPECT_TRUE(b.q().requires_grad() == false);  // actions did not require grad
+}
+
+TEST(LocomotionEnv, FallTerminatesAndResets) {
+  for (bool diff : {false, true}) {
+    LocomotionEnv env(loadTaskConfig("walk"), options(2, diff));
+    Tensor q = env.q().detach().clone(), v = torch::zeros({2, 18}, kF64);
+    // Env 0 upside down at 0.1 m: below the 0.25 m limit, its feet in the air.
+    q[0][2] = 0.1;
+    q[0].narrow(0, 3, 4).copy_(torch::tensor({0.0, 1.0, 0.0, 0.0}, kF64));
+    env.setState(q, v);
+    const Tensor actions = torch::full({2, 12}, 0.2, kF64).requires_grad_(diff);
+    const StepResult r = env.step(actions);
+    EXPECT_TRUE(r.terminated[0].item<bool>());
+    EXPECT_FALSE(r.truncated[0].item<bool>());
+    EXPECT_FALSE(r.terminated[1].item<bool>());
+    ASSERT_EQ(r.extras.resetIds.numel(), 1);
+    EXPECT_EQ(r.extras.resetIds[0].item<int64_t>(), 0);
+    // Terminal observation: the fallen state (base_height is observation 0); next: a fresh stand.
+    EXPECT_LT(r.extras.terminalObs[0][0].item<double>(), 0.1);
+    EXPECT_GT(r.obs[0][0].item<double>(), 0.35);
+    EXPECT_TRUE(torch::equal(r.obs[1], r.extras.terminalObs[1]));
+    EXPECT_TRUE(torch::equal(r.obs, env.observations()));
+    EXPECT_EQ(env.episodeLength()[0].item<int64_t>(), 0);
+    EXPECT_EQ(env.episodeLength()[1].item<int64_t>(), 1);
+    EXPECT_EQ(env.q()[0][2].item<double>(), r.obs[0][0].item<double>());
+    EXPECT_EQ(r.extras.log.at("Episode/count"), 1);
+    if (diff) {
+      // The terminal observation keeps its history through the simulator to the actions; the
+      // observation after the reset has none.
+      ASSERT_TRUE(r.extras.terminalObs.requires_grad());
+      const Tensor g =
+          torch::autograd::grad({r.extras.terminalObs[0].sum()}, {actions}, {}, true)[0];
+      EXPECT_TRUE(torch::isfinite(g).all().item<bool>());
+      EXPECT_GT(g[0].abs().sum().item<double>(), 0);
+      EXPECT_EQ(g[1].abs().sum().item<double>(), 0);
+      const Tensor g2 = torch::autograd::grad({r.obs[0].sum()}, {actions}, {}, true)[0];
+      EXPECT_EQ(g2.abs().sum().item<double>(), 0);
+      env.detach();
+      EXPECT_FALSE(env.q().requires_grad());
+      EXPECT_FALSE(env.observations().requires_grad());
+    }
+  }
+}
+
+TEST(LocomotionEnv, TimeOutTruncates) {
+  TaskConfig task = loadTaskConfig("walk");
+  task.episodeLengthS = 0.05;  // 5 env steps
+  LocomotionEnv env(task, options(2));
+  const Tensor zero = torch::zeros({2, 12}, kF64);
+  for (int t = 1; t <= 4; ++t) {
+    const StepResult r = env.step(zero);
+    EXPECT_EQ(r.extras.resetIds.numel(), 0);
+    EXPECT_FALSE(r.truncated.any().item<bool>());
+  }
+  const Tensor before = env.q().clone();
+  const StepResult r = env.step(zero);
+  EXPECT_TRUE(r.truncated.all().item<bool>());
+  EXPECT_FALSE(r.terminated.any().item<bool>());
+  EXPECT_EQ(r.extras.resetIds.numel(), 2);
+  EXPECT_NEAR(r.extras.log.at("Episode/length_s"), 0.05, 1e-12);
+  EXPECT_EQ(r.extras.log.count("Episode/rew_forward_velocity"), 1u);
+  EXPECT_TRUE(torch::equal(env.episodeLength(), torch::zeros({2}, torch::kLong)));
+  // Terminal observations continue the episode; the next ones start a new one.
+  EXPECT_GT((r.extras.terminalObs - r.obs).abs().max().item<double>(), 1e-3);
+  EXPECT_LT(std::abs(r.extras.terminalObs[0][0].item<double>() - before[0][2].item<double>()),
+            0.05);
+  env.step(zero);
+  EXPECT_TRUE(torch::equal(env.episodeLength(), torch::ones({2}, torch::kLong)));
+}
+
+TEST(LocomotionEnv, SimulationFailureResetsTheWorld) {
+  for (bool diff : {false, true}) {
+    LocomotionEnv env(loadTaskConfig("walk"), options(2, diff));
+    Tensor v = torch::zeros({2, 18}, kF64);
+    v[0][7] = std::numeric_limits<double>::quiet_NaN();
+    env.setState(env.q().detach(), v);
+    const StepResult r = env.step(torch::zeros({2, 12}, kF64));
+    EXPECT_EQ(r.extras.log.at("Env/sim_failures"), 1);
+    EXPECT_TRUE(r.terminated[0].item<bool>());
+    EXPECT_FALSE(r.terminated[1].item<bool>());
+    EXPECT_TRUE(torch::isfinite(r.obs).all().item<bool>());
+    EXPECT_TRUE(torch::isfinite(env.v()).all().item<bool>());
+    const StepResult next = env.step(torch::zeros({2, 12}, kF64));
+    EXPECT_EQ(next.extras.log.at("Env/sim_failures"), 0);
+  }
+}
+
+TEST(LocomotionEnv, RandomisationStaysInItsRanges) {
+  LocomotionEnv env(loadTaskConfig("velocity"), options(64));
+  const Tensor mu = env.link().friction(), dm = env.link().addedMass();
+  EXPECT_GE(mu.min().item<double>(), 0.5);
+  EXPECT_LE(mu.max().item<double>(), 1.25);
+  EXPECT_GT(mu.std().item<double>(), 0.1);
+  ASSERT_TRUE(dm.defined());
+  EXPECT_GE(dm.min().item<double>(), -5);
+  EXPECT_LE(dm.max().item<double>(), 5);
+  EXPECT_EQ(env.link().batch().friction(7), mu[7].item<double>());
+  const Tensor c = env.commands();
+  EXPECT_LE(c.abs().max().item<double>(), 1.0);
+  EXPECT_GT(c.std().item<double>(), 0.3);
+  // Observation noise: two envs in the same state observe differently.
+  Tensor q = env.q().clone();
+  q.copy_(q[0].expand_as(q));
+  env.setState(q, torch::zeros({64, 18}, kF64));
+  const Tensor obs = env.observations();
+  EXPECT_GT((obs[0] - obs[1]).abs().max().item<double>(), 1e-3);
+}
+
+// A restored env continues exactly as the original (randomisation, pushes and noise included).
+TEST(LocomotionEnv, StateDictResumesExactly) {
+  TaskConfig task = loadTaskConfig("velocity");
+  task.randomization.pushIntervalS = {0.1, 0.3};  // pushes inside the window
+  task.commands.resampleS = 0.2;
+  LocomotionEnv a(task, options(4));
+  torch::manual_seed(8);
+  for (int t = 0; t < 20; ++t) a.step(torch::rand({4, 12}, kF64) - 0.5);
+  EnvOptions o = options(4);
+  o.seed = 99;
+  LocomotionEnv b(task, o);
+  b.loadStateDict(a.stateDict());
+  EXPECT_TRUE(torch::equal(a.observations(), b.observations()));
+  for (int t = 0; t < 60; ++t) {
+    const Tensor act = torch::rand({4, 12}, kF64) - 0.5;
+    const StepResult ra = a.step(act), rb = b.step(act);
+    ASSERT_TRUE(torch::equal(ra.obs, rb.obs)) << t;
+    ASSERT_TRUE(torch::equal(ra.rewards, rb.rewards)) << t;
+  }
+  auto s = a.stateDict();
+  s.erase("push_at");
+  EXPECT_THROW(b.loadStateDict(s), std::runtime_error);
+  s = a.stateDict();
+  s["q"] = torch::zeros({3, 19}, kF64);
+  EXPECT_THROW(b.loadStateDict(s), std::runtime_error);
+}
+
+// Long randomised episodes (all randomisation on) stay finite: random actions and a default-pose
+// hold, 10 000 env steps each, few envs.
+class LongEpisode : public ::testing::TestWithParam<std::tuple<std::string, bool>> {};
+
+TEST_P(LongEpisode, StaysFinite) {
+  const auto& [name, random] = GetParam();
+  const int n = 3;
+  EnvOptions o = options(n);
+  o.dtype = torch::kFloat32;
+  LocomotionEnv env(loadTaskConfig(name), o);
+  torch::manual_seed(6);
+  double failures = 0, episodes = 0, falls = 0;
+  bool finite = true;
+  for (int t = 0; t < 10000 && finite; ++t) {
+    const Tensor a = random ? 2 * torch::rand({n, 12}) - 1 : torch::zeros({n, 12});
+    const StepResult r = env.step(a);
+    finite =
+        torch::isfinite(r.obs).all().item<bool>() && torch::isfinite(r.rewards).all().item<bool>();
+    ASSERT_TRUE(finite) << "step " << t;
+    failures += r.extras.log.at("Env/sim_failures");
+    episodes += r.extras.resetIds.numel();
+    falls += r.terminated.sum().item<double>();
+  }
+  std::cout << name << (random ? " random" : " hold") << ": " << episodes << " episodes, " << falls
+            << " terminations, " << failures << " simulator failures\n";
+  // Falls are allowed: holding the default pose is not a balance controller (the quadruped's
+  // knees buckle after about 4.5 s at PD 20/1, with hard contact as well).
+  EXPECT_EQ(failures, 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Tasks, LongEpisode,
+                         ::testing::Combine(::testing::Values("walk", "velocity"),
+                                            ::testing::Bool()));

@@ -1,0 +1,167 @@
+// The autograd bridge: simStep and footPositions agree with the simulator in the forward pass and
+// with central finite differences in the backward pass; a backward run after the per-world
+// parameters changed uses the parameters its forward ran with.
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include "envs/robot.h"
+#include "envs/sim_function.h"
+#include "sim/kinematics.h"
+#include "sim/step.h"
+
+using namespace diffloco;
+using namespace diffloco::envs;
+using torch::Tensor;
+
+namespace {
+
+const auto kF64 = torch::TensorOptions().dtype(torch::kDouble);
+
+struct Fixture {
+  Robot robot = loadRobot("anymal");
+  sim::SimOptions opt;
+  Fixture() {
+    for (auto& j : robot.model.joints) j.armature = 0.1;
+    opt.dt = 0.005;
+    opt.actuator.kp = 85;
+    opt.actuator.kd = 0.6;
+    opt.actuator.effort = 80;
+  }
+  // Standing states with some velocity and a perturbed pose, feet near the ground.
+  void states(int n, Tensor& q, Tensor& v, Tensor& qt, unsigned seed) {
+    torch::manual_seed(seed);
+    const sim::VecX q0 = robot.standingConfiguration();
+    q = torch::from_blob(const_cast<double*>(q0.data()), {1, q0.size()}, kF64).repeat({n, 1});
+    q.narrow(1, 7, 12) += 0.05 * torch::randn({n, 12}, kF64);
+    q.narrow(1, 2, 1) -= 0.003;
+    Tensor quat = q.narrow(1, 3, 4) + 0.02 * torch::randn({n, 4}, kF64);
+    q.narrow(1, 3, 4).copy_(quat / quat.norm(2, 1, true));
+    v = 0.3 * torch::randn({n, 18}, kF64);
+    qt = q.narrow(1, 7, 12) + 0.1 * torch::randn({n, 12}, kF64);
+  }
+};
+
+double relErr(const Tensor& a, const Tensor& b) {
+  return (a - b).norm().item<double>() / std::max(1e-300, b.norm().item<double>());
+}
+
+}  // namespace
+
+TEST(SimFunction, ForwardMatchesSimulator) {
+  Fixture f;
+  SimLink link(f.robot.model, f.opt, 3, 2);
+  Tensor q, v, qt;
+  f.states(3, q, v, qt, 1);
+  const SimStepResult r = simStep(link, q.to(torch::kFloat), v, qt);  // float input is accepted
+  sim::Data data(f.robot.model);
+  for (int w = 0; w < 3; ++w) {
+    const Tensor qw = q[w].to(torch::kFloat).to(torch::kDouble).contiguous();
+    sim::VecX qn(19), vn(18);
+    sim::step(f.robot.model, f.opt, data, Eigen::Map<const sim::VecX>(qw.data_ptr<double>(), 19),
+              Eigen::Map<const sim::VecX>(v[w].contiguous().data_ptr<double>(), 18),
+              Eigen::Map<const sim::VecX>(qt[w].contiguous().data_ptr<double>(), 12), qn, vn);
+    for (int i = 0; i < 19; ++i) EXPECT_EQ(r.q[w][i].item<double>(), qn[i]);
+    for (int i = 0; i < 18; ++i) EXPECT_EQ(r.v[w][i].item<double>(), vn[i]);
+    EXPECT_FALSE(r.failed[w].item<bool>());
+  }
+}
+
+// <gq', q'> + <gv', v'> differentiated by autograd and by central differences in every input.
+TEST(SimFunction, StepGradientMatchesFiniteDifferences) {
+  Fixture f;
+  for (auto cm : {sim::ContactModel::Smoothed, sim::ContactModel::Hard}) {
+    f.opt.contact.model = cm;
+    SimLink link(f.robot.model, f.opt, 2, 2);
+    Tensor q, v, qt;
+    f.states(2, q, v, qt, 2);
+    const Tensor gq = torch::randn({2, 19}, kF64), gv = torch::randn({2, 18}, kF64);
+    auto objective = [&](const Tensor& a, const Tensor& b, const Tensor& c) {
+      const SimStepResult r = simStep(link, a, b, c);
+      return (r.q * gq).sum() + (r.v * gv).sum();
+    };
+    const Tensor qa = q.clone().requires_grad_(), va = v.clone().requires_grad_(),
+                 ta = qt.clone().requires_grad_();
+    const auto grads = torch::autograd::grad({objective(qa, va, ta)}, {qa, va, ta});
+    torch::NoGradGuard noGrad;
+    const double h = 1e-6;
+    std::vector<Tensor> inputs{q, v, qt};
+    for (size_t k = 0; k < 3; ++k) {
+      Tensor fd = torch::zeros_like(inputs[k]);
+      for (int64_t i = 0; i < inputs[k].numel(); ++i) {
+        std::vector<Tensor> plus{q.clone(), v.clone(), qt.clone()};
+        std::vector<Tensor> minus{q.clone(), v.clone(), qt.clone()};
+        plus[k].view(-1)[i] += h;
+        minus[k].view(-1)[i] -= h;
+        fd.view(-1)[i] =
+            (objective(plus[0], plus[1], plus[2]) - objective(minus[0], minus[1], minus[2])) /
+            (2 * h);
+      }
+      EXPECT_LT(relErr(grads[k], fd), 1e-5) << sim::toString(cm) << " input " << k;
+    }
+  }
+}
+
+TEST(SimFunction, FootPositionsMatchKinematicsAndFiniteDifferences) {
+  Fixture f;
+  SimLink link(f.robot.model, f.opt, 1, 2);
+  Tensor q, v, qt;
+  f.states(5, q, v, qt, 3);
+  const Tensor feet = footPositions(link, q);
+  ASSERT_EQ(feet.sizes(), (std::vector<int64_t>{5, 4, 3}));
+  sim::Data d(f.robot.model);
+  for (int i = 0; i < 5; ++i) {
+    const Tensor qi = q[i].contiguous();
+    sim::forwardKinematics(f.robot.model, d,
+                           Eigen::Map<const sim::VecX>(qi.data_ptr<double>(), 19));
+    for (int k = 0; k < 4; ++k) {
+      const auto& foot = f.robot.model.feet[k];
+      const sim::Vec3 x = sim::worldPoint(d, foot.body, foot.offset);
+      for (int a = 0; a < 3; ++a) EXPECT_NEAR(feet[i][k][a].item<double>(), x[a], 1e-14);
+    }
+  }
+  const Tensor g = torch::randn({5, 4, 3}, kF64);
+  const Tensor qa = q.clone().requires_grad_();
+  const Tensor grad = torch::autograd::grad({(footPositions(link, qa) * g).sum()}, {qa})[0];
+  torch::NoGradGuard noGrad;
+  Tensor fd = torch::zeros_like(q);
+  const double h = 1e-6;
+  for (int64_t i = 0; i < q.numel(); ++i) {
+    Tensor p = q.clone(), m = q.clone();
+    p.view(-1)[i] += h;
+    m.view(-1)[i] -= h;
+    fd.view(-1)[i] = ((footPositions(link, p) - footPositions(link, m)) * g).sum() / (2 * h);
+  }
+  EXPECT_LT(relErr(grad, fd), 1e-7);
+}
+
+// Randomisation at a reset replaces the per-world parameters between a step's forward and
+// backward passes; the backward must still use those of the forward.
+TEST(SimFunction, BackwardUsesTheParametersOfItsForward) {
+  Fixture f;
+  SimLink link(f.robot.model, f.opt, 2, 1);
+  Tensor q, v, qt;
+  f.states(2, q, v, qt, 4);
+  v.narrow(1, 0, 2) += 1.0;  // sliding feet: friction matters
+  auto gradWith = [&](double mu, double dm, double muAfter, double dmAfter) {
+    link.setWorldParams(torch::full({2}, mu, kF64), torch::full({2}, dm, kF64));
+    const Tensor va = v.clone().requires_grad_();
+    const SimStepResult r = simStep(link, q, va, qt);
+    link.setWorldParams(torch::full({2}, muAfter, kF64), torch::full({2}, dmAfter, kF64));
+    return torch::autograd::grad({(r.v * r.v).sum()}, {va})[0];
+  };
+  const Tensor reference = gradWith(0.8, 2.0, 0.8, 2.0);
+  const Tensor swapped = gradWith(0.8, 2.0, 0.3, -4.0);
+  const Tensor other = gradWith(0.3, -4.0, 0.3, -4.0);
+  EXPECT_LT(relErr(swapped, reference), 1e-14);
+  EXPECT_GT(relErr(other, reference), 1e-3);  // the parameters do matter here
+  EXPECT_EQ(link.friction()[0].item<double>(), 0.3);
+  EXPECT_EQ(link.batch().friction(1), 0.3);  // and the current ones are back after backward
+}
+
+TEST(SimFunction, RejectsWrongShapes) {
+  Fixture f;
+  SimLink link(f.robot.model, f.opt, 2, 1);
+  EXPECT_THROW(simStep(link, torch::zeros({3, 19}), torch::zeros({2, 18}), torch::zeros({2, 12})),
+               std::invalid_argument);
+  EXPECT_THROW(footPositions(link, torch::zeros({2, 18})), std::invalid_argument);
+}

@@ -1,0 +1,121 @@
+// Strict parsing of task files: the shipped tasks load; mistakes are errors that name the file,
+// the line and the key.
+#include <gtest/gtest.h>
+#include <yaml-cpp/yaml.h>
+
+#include "envs/task_config.h"
+
+using namespace diffloco::envs;
+
+namespace {
+
+// Parses `text`; returns the error message ("" if it parsed).
+std::string parseError(const std::string& text) {
+  try {
+    parseTaskConfig(YAML::Load(text), "test.yaml");
+  } catch (const std::runtime_error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+const char* kMinimal = R"(robot: quadruped
+observations: {base_height: {}}
+rewards: {forward_velocity: {weight: 1.0}}
+)";
+
+}  // namespace
+
+TEST(TaskConfig, ShippedTasksFollowThePaper) {
+  const TaskConfig walk = loadTaskConfig("walk");
+  EXPECT_EQ(walk.robot, "quadruped");
+  EXPECT_EQ(walk.decimation(), 1);
+  EXPECT_EQ(walk.maxEpisodeSteps(), 1000);
+  EXPECT_EQ(walk.sim.actuator.kp, 20);
+  EXPECT_EQ(walk.sim.actuator.kd, 1);
+  EXPECT_EQ(walk.sim.actuator.effort, 20);
+  EXPECT_EQ(walk.sim.contact.kappa, 300);
+  EXPECT_EQ(walk.sim.contact.mu, 0.8);
+  EXPECT_EQ(walk.rewards.size(), 5u);
+  EXPECT_EQ(walk.rewards[0].name, "forward_velocity");
+  EXPECT_EQ(walk.rewards[0].params("target"), 1.0);
+  EXPECT_EQ(walk.terminations.at(0).params("height"), 0.25);
+  EXPECT_FALSE(walk.commands.enabled);
+
+  const TaskConfig vel = loadTaskConfig("velocity");
+  EXPECT_EQ(vel.robot, "anymal");
+  EXPECT_EQ(vel.decimation(), 4);
+  EXPECT_EQ(vel.maxEpisodeSteps(), 1000);
+  EXPECT_EQ(vel.sim.actuator.kp, 85);
+  EXPECT_EQ(vel.armature, 0.1);
+  EXPECT_EQ(vel.rewards.size(), 11u);
+  EXPECT_TRUE(vel.randomization.friction);
+  EXPECT_EQ(vel.randomization.frictionRange.lo, 0.5);
+  EXPECT_EQ(vel.randomization.frictionRange.hi, 1.25);
+  EXPECT_EQ(vel.randomization.addedMassRange.lo, -5);
+  EXPECT_EQ(vel.randomization.pushVelocity, 0.5);
+  EXPECT_TRUE(vel.commands.enabled);
+}
+
+TEST(TaskConfig, MinimalTaskTakesDefaults) {
+  EXPECT_EQ(parseError(kMinimal), "");
+  const TaskConfig t = parseTaskConfig(YAML::Load(kMinimal), "test.yaml");
+  EXPECT_EQ(t.rewards[0].params("target"), 1.0);  // the term's default
+  EXPECT_EQ(t.sim.contact.model, diffloco::sim::ContactModel::Smoothed);
+}
+
+TEST(TaskConfig, UnknownKeysNameFileLineAndKey) {
+  const std::string e = parseError(std::string(kMinimal) + "sim: {dt: 0.01, kapa: 300}\n");
+  EXPECT_NE(e.find("test.yaml:4"), std::string::npos) << e;
+  EXPECT_NE(e.find("unknown key 'sim.kapa'"), std::string::npos) << e;
+  EXPECT_NE(e.find("did you mean 'kappa'"), std::string::npos) << e;
+  EXPECT_NE(parseError(std::string(kMinimal) + "episode_lenght_s: 3\n").find("episode_length_s"),
+            std::string::npos);
+}
+
+TEST(TaskConfig, TermMistakesAreErrors) {
+  const std::string unknownTerm = parseError(
+      "robot: quadruped\nobservations: {base_hieght: {}}\n"
+      "rewards: {forward_velocity: {}}\n");
+  EXPECT_NE(unknownTerm.find("unknown observation term 'base_hieght'"), std::string::npos)
+      << unknownTerm;
+  EXPECT_NE(unknownTerm.find("did you mean 'base_height'"), std::string::npos) << unknownTerm;
+  const std::string badParam = parseError(
+      "robot: quadruped\nobservations: {base_height: {}}\n"
+      "rewards: {forward_velocity: {wieght: 2}}\n");
+  EXPECT_NE(badParam.find("rewards.forward_velocity.wieght"), std::string::npos) << badParam;
+  const std::string badSize = parseError(
+      "robot: quadruped\nobservations: {base_height: {}}\n"
+      "rewards: {foot_height_tracking: {phase_offsets: [0, 1]}}\n");
+  EXPECT_NE(badSize.find("expected 4 value(s)"), std::string::npos) << badSize;
+  const std::string weightOnObs = parseError(
+      "robot: quadruped\nobservations: {base_height: {weight: 2}}\n"
+      "rewards: {forward_velocity: {}}\n");
+  EXPECT_NE(weightOnObs.find("observations.base_height.weight"), std::string::npos) << weightOnObs;
+}
+
+TEST(TaskConfig, BadValuesAreErrors) {
+  EXPECT_NE(parseError(std::string(kMinimal) + "env_dt: 0.015\nsim: {dt: 0.01}\n")
+                .find("multiple of sim.dt"),
+            std::string::npos);
+  EXPECT_NE(parseError(std::string(kMinimal) + "sim: {contact: squishy}\n").find("squishy"),
+            std::string::npos);
+  EXPECT_NE(parseError(std::string(kMinimal) + "randomization: {friction: [1.2, 0.5]}\n")
+                .find("low > high"),
+            std::string::npos);
+  EXPECT_NE(parseError(std::string(kMinimal) + "sim: {dt: fast}\n").find("sim.dt"),
+            std::string::npos);
+  EXPECT_NE(parseError("observations: {base_height: {}}\n").find("missing key 'robot'"),
+            std::string::npos);
+  EXPECT_THROW(loadTaskConfig("no_such_task"), std::runtime_error);
+}
+
+TEST(TaskConfig, FreezeRandomizationTurnsEverythingOff) {
+  TaskConfig t = loadTaskConfig("velocity");
+  t.freezeRandomization();
+  EXPECT_FALSE(t.randomization.friction);
+  EXPECT_FALSE(t.randomization.addedMass);
+  EXPECT_FALSE(t.randomization.pushes);
+  EXPECT_FALSE(t.randomization.observationNoise);
+  EXPECT_EQ(t.commands.resampleS, 0);
+}

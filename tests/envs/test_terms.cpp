@@ -1,0 +1,123 @@
+// Term building blocks against the simulator's own Eigen computations.
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <set>
+
+#include "envs/terms.h"
+#include "sim/actuator.h"
+#include "sim/kinematics.h"
+
+using namespace diffloco;
+using namespace diffloco::envs;
+using torch::Tensor;
+
+namespace {
+const auto kF64 = torch::TensorOptions().dtype(torch::kDouble);
+}
+
+TEST(Terms, StateFeaturesMatchTheRotationMatrix) {
+  torch::manual_seed(0);
+  const int n = 20;
+  Tensor q = torch::randn({n, 19}, kF64), v = torch::randn({n, 18}, kF64);
+  Tensor quat = torch::randn({n, 4}, kF64);
+  q.narrow(1, 3, 4).copy_(quat / quat.norm(2, 1, true));
+  const Tensor def = torch::randn({12}, kF64);
+  const StateFeatures s = stateFeatures(q, v, def);
+  for (int i = 0; i < n; ++i) {
+    const Tensor qi = q[i].contiguous();
+    const sim::Mat3 R = sim::baseRotation(Eigen::Map<const sim::VecX>(qi.data_ptr<double>(), 19));
+    const sim::Vec3 vw(v[i][0].item<double>(), v[i][1].item<double>(), v[i][2].item<double>());
+    const sim::Vec3 vb = R.transpose() * vw, g = R.transpose() * sim::Vec3(0, 0, -1);
+    for (int a = 0; a < 3; ++a) {
+      EXPECT_NEAR(s.linVelB[i][a].item<double>(), vb[a], 1e-14);
+      EXPECT_NEAR(s.gravityB[i][a].item<double>(), g[a], 1e-14);
+    }
+    EXPECT_NEAR(s.alignment[i].item<double>(), R(2, 2), 1e-14);
+    EXPECT_NEAR(s.heading[i].item<double>(), R(0, 0), 1e-14);
+  }
+  EXPECT_TRUE(torch::equal(s.height, q.select(1, 2)));
+  EXPECT_TRUE(torch::equal(s.quat, q.narrow(1, 3, 4)));
+  EXPECT_TRUE(torch::equal(s.linVelW, v.narrow(1, 0, 3)));
+  EXPECT_TRUE(torch::equal(s.angVelB, v.narrow(1, 3, 3)));
+  EXPECT_TRUE(torch::allclose(s.jointPos, q.narrow(1, 7, 12) - def, 0, 1e-15));
+  EXPECT_TRUE(torch::equal(s.jointVel, v.narrow(1, 6, 12)));
+}
+
+TEST(Terms, ActuatorTorqueMatchesTheSimulator) {
+  torch::manual_seed(1);
+  for (bool envelope : {false, true}) {
+    sim::ActuatorOptions a;
+    a.kp = 85;
+    a.kd = 0.6;
+    a.effort = 80;
+    if (envelope) a.saturation = 120, a.velocityLimit = 7.5;
+    const int n = 200;
+    const Tensor effort = torch::full({3}, 70.0, kF64);
+    const Tensor qt = torch::randn({n, 3}, kF64), q = torch::randn({n, 3}, kF64),
+                 qd = 10 * torch::randn({n, 3}, kF64);
+    const Tensor tau = actuatorTorque(a, effort, qt, q, qd);
+    for (int i = 0; i < n; ++i)
+      for (int j = 0; j < 3; ++j)
+        EXPECT_NEAR(tau[i][j].item<double>(),
+                    sim::actuatorTorque(a, 70.0, qt[i][j].item<double>(), q[i][j].item<double>(),
+                                        qd[i][j].item<double>()),
+                    1e-12);
+  }
+}
+
+TEST(Terms, RegistriesHaveUniqueNamesAndDocumentedParameters) {
+  for (auto kind : {TermKind::Observation, TermKind::Reward, TermKind::Termination}) {
+    std::set<std::string> names;
+    for (const auto& t : termRegistry(kind)) {
+      EXPECT_TRUE(names.insert(t.name).second) << t.name;
+      EXPECT_FALSE(t.formula.empty()) << t.name;
+      EXPECT_TRUE(t.eval) << t.name;
+      for (const auto& p : t.params) EXPECT_FALSE(p.doc.empty()) << t.name << "." << p.name;
+    }
+  }
+  EXPECT_NE(findTerm(TermKind::Reward, "foot_height_tracking"), nullptr);
+  EXPECT_EQ(findTerm(TermKind::Reward, "no_such_term"), nullptr);
+}
+
+// Every output with a random cotangent, against central differences in q and v.
+TEST(Terms, StateFeaturesGradientMatchesFiniteDifferences) {
+  torch::manual_seed(2);
+  const int n = 4;
+  Tensor q = torch::randn({n, 19}, kF64), v = torch::randn({n, 18}, kF64);
+  const Tensor quat = q.narrow(1, 3, 4);
+  quat.copy_(quat / quat.norm(2, 1, true));
+  const Tensor def = torch::randn({12}, kF64);
+  auto all = [&](const Tensor& a, const Tensor& b) {
+    const StateFeatures s = stateFeatures(a, b, def);
+    return std::vector<Tensor>{s.height,   s.quat,      s.linVelW, s.linVelB,  s.angVelB,
+                               s.gravityB, s.alignment, s.heading, s.jointPos, s.jointVel};
+  };
+  std::vector<Tensor> cot;
+  for (const auto& t : all(q, v)) cot.push_back(torch::randn_like(t));
+  auto objective = [&](const Tensor& a, const Tensor& b) {
+    Tensor sum = torch::zeros({}, kF64);
+    const auto outs = all(a, b);
+    for (size_t k = 0; k < outs.size(); ++k) sum = sum + (outs[k] * cot[k]).sum();
+    return sum;
+  };
+  const Tensor qa = q.clone().requires_grad_(), va = v.clone().requires_grad_();
+  const auto grads = torch::autograd::grad({objective(qa, va)}, {qa, va});
+  // Only some outputs used: the others' undefined gradients count as zero.
+  const Tensor onlyHeading =
+      torch::autograd::grad({stateFeatures(qa, va, def).heading.sum()}, {qa})[0];
+  EXPECT_TRUE(torch::isfinite(onlyHeading).all().item<bool>());
+  torch::NoGradGuard noGrad;
+  const double h = 1e-6;
+  const Tensor inputs[2] = {q, v};
+  for (int k = 0; k < 2; ++k) {
+    Tensor fd = torch::zeros_like(inputs[k]);
+    for (int64_t i = 0; i < inputs[k].numel(); ++i) {
+      Tensor p[2] = {q.clone(), v.clone()}, m[2] = {q.clone(), v.clone()};
+      p[k].view(-1)[i] += h;
+      m[k].view(-1)[i] -= h;
+      fd.view(-1)[i] = (objective(p[0], p[1]) - objective(m[0], m[1])) / (2 * h);
+    }
+    EXPECT_LT((grads[k] - fd).norm().item<double>() / fd.norm().item<double>(), 1e-8) << k;
+  }
+}

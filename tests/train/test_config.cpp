@@ -1,0 +1,237 @@
+// The typed, strict training config (train/config.h): errors name the file and line (or the
+// --set argument), the key and what was expected, with a "did you mean" for unknown keys; --set
+// overrides go through the same checks; the resolved config reads back to the same settings; the
+// shipped configs carry the paper's values.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "envs/robot.h"
+#include "train/config.h"
+
+using namespace diffloco::train;
+
+namespace {
+
+const char* kBase = R"(name: test_run
+algorithm: shac
+seed: 3
+task: walk
+shac:
+  iterations: 10
+  num_envs: 4
+  horizon: 8
+policy:
+  actor_hidden: [16, 8]
+run:
+  checkpoint_every: 5
+)";
+
+// The message of the exception parseTrainConfig throws (empty if none).
+std::string error(const std::string& text, const std::vector<std::string>& sets = {}) {
+  try {
+    parseTrainConfig(text, "cfg.yaml", sets);
+  } catch (const std::runtime_error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+std::string replace(std::string s, const std::string& from, const std::string& to) {
+  const size_t at = s.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  return s.replace(at, from.size(), to);
+}
+
+#define EXPECT_CONTAINS(hay, needle) EXPECT_NE((hay).find(needle), std::string::npos) << (hay)
+
+}  // namespace
+
+TEST(Config, ReadsTheBaseConfig) {
+  const TrainConfig c = parseTrainConfig(kBase, "cfg.yaml");
+  EXPECT_EQ(c.name, "test_run");
+  EXPECT_EQ(c.algorithm, "shac");
+  EXPECT_EQ(c.seed, 3);
+  EXPECT_EQ(c.shac.iterations, 10);
+  EXPECT_EQ(c.shac.numEnvs, 4);
+  EXPECT_EQ(c.shac.horizon, 8);
+  EXPECT_EQ(c.shac.gamma, 0.99);  // default kept
+  EXPECT_EQ(c.policy.actorHidden, (std::vector<int>{16, 8}));
+  EXPECT_EQ(c.run.checkpointEvery, 5);
+  EXPECT_EQ(c.task.robot, "quadruped");
+  EXPECT_EQ(c.task.name, "walk");
+  EXPECT_EQ(c.iterations(), 10);
+}
+
+TEST(Config, UnknownKeyNamesFileLineAndSuggestion) {
+  const std::string e = error(replace(kBase, "  horizon: 8", "  horizn: 8"));
+  EXPECT_CONTAINS(e, "cfg.yaml:8: unknown key 'shac.horizn'");
+  EXPECT_CONTAINS(e, "did you mean 'horizon'?");
+  const std::string top = error(replace(kBase, "seed: 3", "sed: 3"));
+  EXPECT_CONTAINS(top, "cfg.yaml:3: unknown key 'sed'");
+  EXPECT_CONTAINS(top, "did you mean 'seed'?");
+  // Far from every key: no suggestion, but the list of known keys.
+  const std::string far = error(replace(kBase, "  horizon: 8", "  zzzzzzzzzz: 8"));
+  EXPECT_EQ(far.find("did you mean"), std::string::npos) << far;
+  EXPECT_CONTAINS(far, "known: iterations, num_envs, horizon");
+}
+
+TEST(Config, WrongTypesAreErrors) {
+  EXPECT_CONTAINS(error(replace(kBase, "horizon: 8", "horizon: 8.5")),
+                  "cfg.yaml:8: shac.horizon: expected an integer, got '8.5'");
+  EXPECT_CONTAINS(error(replace(kBase, "horizon: 8", "horizon: eight")),
+                  "shac.horizon: expected an integer, got 'eight'");
+  EXPECT_CONTAINS(error(replace(kBase, "actor_hidden: [16, 8]", "actor_hidden: 16")),
+                  "cfg.yaml:10: policy.actor_hidden: expected a list like [1, 2], got '16'");
+  EXPECT_CONTAINS(error(replace(kBase, "checkpoint_every: 5", "checkpoint_every: [5]")),
+                  "run.checkpoint_every: expected an integer");
+  EXPECT_CONTAINS(error(replace(kBase, "shac:\n", "shac: 3\nx:\n")),
+                  "shac: expected a section");
+  EXPECT_CONTAINS(error(std::string(kBase) + "  verbose: maybe\n"),
+                  "run.verbose: expected true or false, got 'maybe'");
+}
+
+TEST(Config, RangesAndChoicesAreChecked) {
+  EXPECT_CONTAINS(error(replace(kBase, "horizon: 8", "horizon: 0")),
+                  "cfg.yaml:8: shac.horizon: 0 is out of range: must be >= 1");
+  EXPECT_CONTAINS(error(std::string(kBase) + "policy2: 1\n"), "unknown key 'policy2'");
+  const std::string gamma = error(replace(kBase, "horizon: 8", "horizon: 8\n  gamma: 1.5"));
+  EXPECT_CONTAINS(gamma, "cfg.yaml:9: shac.gamma: 1.5 is out of range: must be in [0, 1]");
+  const std::string choice = error(replace(kBase, "algorithm: shac", "algorithm: shak"));
+  EXPECT_CONTAINS(choice, "cfg.yaml:2: algorithm: 'shak' is not one of: shac, ppo");
+  EXPECT_CONTAINS(choice, "did you mean 'shac'?");
+  EXPECT_CONTAINS(error(replace(kBase, "[16, 8]", "[16, 0]")),
+                  "policy.actor_hidden[1]: 0 is out of range: must be > 0");
+  EXPECT_CONTAINS(error(replace(kBase, "horizon: 8", "horizon: 8\n  adam_betas: [0.9]")),
+                  "shac.adam_betas: expected 2 entries, got 1");
+  EXPECT_CONTAINS(error(replace(kBase, "horizon: 8", "horizon: 8\n  adam_betas: [0.9, 1.0]")),
+                  "shac.adam_betas[1]: 1 is out of range: must be in [0, 1)");
+}
+
+TEST(Config, OnlyTheSelectedAlgorithmsSection) {
+  EXPECT_CONTAINS(error(std::string(kBase) + "ppo:\n  rollout: 3\n"),
+                  "cfg.yaml:13: section 'ppo' does not apply to algorithm 'shac'");
+  const TrainConfig p = parseTrainConfig(
+      replace(replace(replace(kBase, "algorithm: shac", "algorithm: ppo"), "shac:", "ppo:"),
+              "  horizon: 8\n", ""),
+      "cfg.yaml",
+      {"ppo.rollout=5"});
+  EXPECT_EQ(p.ppo.rollout, 5);
+  EXPECT_EQ(p.ppo.numEnvs, 4);
+}
+
+TEST(Config, SetOverridesWithTheSameChecks) {
+  const TrainConfig c = parseTrainConfig(
+      kBase, "cfg.yaml",
+      {"shac.horizon=16", "policy.critic_hidden=[32, 32, 32]", "task.sim.contact=hard",
+       "run.verbose=true", "seed=7"});
+  EXPECT_EQ(c.shac.horizon, 16);
+  EXPECT_EQ(c.policy.criticHidden, (std::vector<int>{32, 32, 32}));
+  EXPECT_EQ(c.task.sim.contact.model, diffloco::sim::ContactModel::Hard);
+  EXPECT_TRUE(c.run.verbose);
+  EXPECT_EQ(c.seed, 7);
+
+  const std::string unknown = error(kBase, {"shac.horizn=16"});
+  EXPECT_CONTAINS(unknown, "--set shac.horizn=16: unknown key 'shac.horizn'");
+  EXPECT_CONTAINS(unknown, "did you mean 'horizon'?");
+  EXPECT_CONTAINS(error(kBase, {"shac.horizon=abc"}),
+                  "--set shac.horizon=abc: shac.horizon: expected an integer, got 'abc'");
+  EXPECT_CONTAINS(error(kBase, {"shac.gamma=2"}),
+                  "--set shac.gamma=2: shac.gamma: 2 is out of range");
+  EXPECT_CONTAINS(error(kBase, {"shac.horizon"}), "--set shac.horizon: expected key.path=value");
+  EXPECT_CONTAINS(error(kBase, {"=3"}), "expected key.path=value");
+  EXPECT_CONTAINS(error(kBase, {"shac..horizon=3"}), "is not a key path");
+  EXPECT_CONTAINS(error(kBase, {"shac.horizon.x=3"}),
+                  "--set shac.horizon.x=3: 'shac.horizon' is a value, not a section");
+  EXPECT_CONTAINS(error(kBase, {"ppo.rollout=3"}),
+                  "--set ppo.rollout=3: section 'ppo' does not apply to algorithm 'shac'");
+  // Task keys are checked by the task's own strict parser; the message names the argument.
+  const std::string task = error(kBase, {"task.sim.kapa=100"});
+  EXPECT_CONTAINS(task, "--set task.sim.kapa=100: task:");
+  EXPECT_CONTAINS(task, "did you mean 'kappa'?");
+  EXPECT_CONTAINS(error(kBase, {"task.sim.contact=squishy"}), "--set task.sim.contact=squishy");
+}
+
+TEST(Config, TaskByNamePathOrInline) {
+  EXPECT_CONTAINS(error(replace(kBase, "task: walk", "task: wlak")), "cfg.yaml:4: task: 'wlak' not found");
+  EXPECT_CONTAINS(error(replace(kBase, "task: walk\n", "")), "missing key 'task'");
+  const TrainConfig v = parseTrainConfig(kBase, "cfg.yaml", {"task=velocity"});
+  EXPECT_EQ(v.task.robot, "anymal");
+  // Inline: the resolved task text of a named task parses back to the same task.
+  const TrainConfig c = parseTrainConfig(kBase, "cfg.yaml", {"task.sim.kappa=123"});
+  std::string inl = replace(kBase, "task: walk\n", "task:\n");
+  std::istringstream lines(c.taskYaml);
+  std::string indented;
+  for (std::string l; std::getline(lines, l);) indented += "  " + l + "\n";
+  inl = replace(inl, "task:\n", "task:\n" + indented);
+  const TrainConfig i = parseTrainConfig(inl, "cfg.yaml");
+  EXPECT_EQ(i.task.sim.contact.kappa, 123);
+  EXPECT_EQ(i.task.observations.size(), c.task.observations.size());
+  // An error inside an inline task names the config file and the line.
+  EXPECT_CONTAINS(error(replace(inl, "  robot: quadruped", "  robot: quadruped\n  bogus: 1")),
+                  "cfg.yaml:6: unknown key 'bogus'");
+}
+
+TEST(Config, ResolvedConfigReadsBackTheSame) {
+  const TrainConfig c = parseTrainConfig(
+      kBase, "cfg.yaml", {"shac.actor_lr=0.0012345678901", "task.sim.contact=soft"});
+  const std::string yaml = toYaml(c);
+  const TrainConfig back = parseTrainConfig(yaml, "config.yaml");
+  EXPECT_EQ(flatten(back), flatten(c));
+  EXPECT_EQ(back.shac.actorLr, 0.0012345678901);
+  EXPECT_EQ(back.task.sim.contact.model, diffloco::sim::ContactModel::Soft);
+  EXPECT_CONTAINS(yaml, "horizon: 8  # short horizon: env steps per iteration");
+}
+
+TEST(Config, ShippedConfigsCarryThePapersTables) {
+  const std::string dir = diffloco::configDir() + "/";
+  const TrainConfig s = loadTrainConfig(dir + "walk_quadruped_shac.yaml");  // Table 6
+  EXPECT_EQ(s.algorithm, "shac");
+  EXPECT_EQ(s.shac.iterations, 1000);
+  EXPECT_EQ(s.shac.numEnvs, 64);
+  EXPECT_EQ(s.shac.horizon, 32);
+  EXPECT_EQ(s.shac.actorLr, 0.002);
+  EXPECT_EQ(s.shac.criticLr, 0.002);
+  EXPECT_EQ(s.shac.lrSchedule, "exponential");
+  EXPECT_EQ(s.shac.actorLrDecay, 0.995);
+  EXPECT_EQ(s.shac.criticLrDecay, 0.997);
+  EXPECT_EQ(s.shac.targetAlpha, 0.2);
+  EXPECT_EQ(s.shac.criticIterations, 16);
+  EXPECT_EQ(s.shac.criticMinibatches, 4);
+  EXPECT_EQ(s.shac.actorGradNorm, 1.0);
+  EXPECT_EQ(s.shac.criticGradNorm, 10.0);
+  EXPECT_EQ(s.policy.actorHidden, (std::vector<int>{128, 64, 32}));
+  EXPECT_EQ(s.policy.criticHidden, (std::vector<int>{64, 64}));
+  EXPECT_EQ(s.policy.activation, "elu");
+  EXPECT_EQ(s.task.sim.contact.model, diffloco::sim::ContactModel::Smoothed);
+
+  const TrainConfig p = loadTrainConfig(dir + "walk_quadruped_ppo.yaml");  // Table 6
+  EXPECT_EQ(p.algorithm, "ppo");
+  EXPECT_EQ(p.ppo.numEnvs, 2048);
+  EXPECT_EQ(p.ppo.rollout, 24);
+  EXPECT_EQ(p.ppo.learningRate, 0.001);
+  EXPECT_EQ(p.ppo.epochs, 5);
+  EXPECT_EQ(p.ppo.minibatches, 4);
+  EXPECT_EQ(p.ppo.desiredKl, 0.01);
+  EXPECT_EQ(p.ppo.entropyCoef, 0.0);
+  EXPECT_EQ(p.ppo.maxGradNorm, 1.0);
+
+  const TrainConfig v = loadTrainConfig(dir + "velocity_anymal_shac.yaml");  // Table 9
+  EXPECT_EQ(v.task.robot, "anymal");
+  EXPECT_EQ(v.shac.iterations, 20000);
+  EXPECT_EQ(v.shac.numEnvs, 128);
+  EXPECT_EQ(v.shac.horizon, 12);
+  EXPECT_EQ(v.shac.actorLr, 0.005);
+  EXPECT_EQ(v.shac.criticLr, 0.002);
+  EXPECT_EQ(v.shac.lrSchedule, "linear");
+  EXPECT_EQ(v.shac.actorLrFinal, 1e-5);
+  EXPECT_EQ(v.shac.criticLrFinal, 1e-5);
+}
+
+TEST(Config, EditDistanceAndHint) {
+  EXPECT_EQ(editDistance("kitten", "sitting"), 3u);
+  EXPECT_EQ(editDistance("", "abc"), 3u);
+  EXPECT_EQ(editDistance("horizon", "horizon"), 0u);
+  EXPECT_CONTAINS(didYouMean("itertions", {"iterations", "horizon"}), "'iterations'");
+}

@@ -1,0 +1,251 @@
+// `diffloco train` end to end on tiny settings (a few envs, a few iterations, well under a
+// second each): the run folder's files, a resumed run matching an uninterrupted one bit for bit
+// (SHAC and PPO), what a resume may change, checkpoints surviving an interrupted write, and the
+// stop after repeated non-finite updates.
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "policies/actor_critic.h"
+#include "train/config.h"
+#include "train/run_dir.h"
+#include "train/tfevents.h"
+#include "train/trainer.h"
+
+using namespace diffloco;
+using namespace diffloco::train;
+namespace fs = std::filesystem;
+using torch::Tensor;
+
+namespace {
+
+// Walk task, short episodes (resets happen inside the runs), small networks, one torch thread.
+const char* kShac = R"(name: tiny_shac
+algorithm: shac
+seed: 4
+task: walk
+shac:
+  iterations: 4
+  num_envs: 4
+  horizon: 4
+  critic_iterations: 2
+  critic_minibatches: 2
+policy:
+  actor_hidden: [16, 8]
+  critic_hidden: [16]
+  layer_norm: true
+  squash: tanh
+  init_std: 0.5
+run:
+  checkpoint_every: 2
+  torch_threads: 1
+  sim_threads: 2
+)";
+
+const char* kPpo = R"(name: tiny_ppo
+algorithm: ppo
+seed: 4
+task: walk
+ppo:
+  iterations: 4
+  num_envs: 8
+  rollout: 4
+  epochs: 2
+  minibatches: 2
+policy:
+  actor_hidden: [16, 8]
+  critic_hidden: [16]
+run:
+  checkpoint_every: 2
+  torch_threads: 1
+  sim_threads: 2
+)";
+
+struct Scratch {
+  fs::path dir;
+  explicit Scratch(const std::string& name) : dir(fs::temp_directory_path() / name) {
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+  }
+  ~Scratch() { fs::remove_all(dir); }
+  std::string config(const std::string& text) const {
+    const fs::path p = dir / "config.yaml";
+    std::ofstream(p) << text;
+    return p.string();
+  }
+};
+
+TrainArgs args(const std::string& config, const fs::path& out) {
+  TrainArgs a;
+  a.config = config;
+  a.out = out.string();
+  a.sets = {"task.episode_length_s=0.05"};  // 5-step episodes
+  return a;
+}
+
+// Every tensor of a checkpoint's actor and critic, by name.
+std::map<std::string, Tensor> checkpointTensors(const std::string& path) {
+  torch::serialize::InputArchive a;
+  a.load_from(path);
+  std::map<std::string, Tensor> out;
+  policies::Actor actor = policies::readActor(a);
+  for (const auto& p : actor->named_parameters()) out["actor." + p.key()] = p.value();
+  for (const auto& b : actor->named_buffers()) out["actor." + b.key()] = b.value();
+  for (const char* name : {"critic", "target_critic"}) {
+    torch::serialize::InputArchive ar;
+    if (!a.try_read(name, ar)) continue;
+    policies::Critic critic(actor->numObs(), actor->config());
+    critic->load(ar);
+    for (const auto& p : critic->named_parameters()) out[std::string(name) + "." + p.key()] = p.value();
+  }
+  return out;
+}
+
+TrainResult runTraining(const TrainArgs& a) { return diffloco::train::train(a); }
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+}  // namespace
+
+TEST(Trainer, ShacRunFolder) {
+  Scratch s("diffloco_trainer_shac");
+  const TrainResult r = runTraining(args(s.config(kShac), s.dir / "runs"));
+  EXPECT_TRUE(r.finished);
+  EXPECT_EQ(r.iteration, 4);
+  const fs::path run = r.runDir;
+  EXPECT_EQ(run.parent_path(), s.dir / "runs");
+  EXPECT_EQ(run.filename().string().substr(19), "_tiny_shac");
+  for (const char* f : {"config.yaml", "git.txt", "metrics.csv", "train.log", "model_2.pt",
+                        "model_4.pt", "policy.pt"})
+    EXPECT_TRUE(fs::exists(run / f)) << f;
+  EXPECT_FALSE(fs::exists(run / "model_4.pt.tmp"));
+  // The resolved config holds the override and reads back.
+  const TrainConfig back = loadTrainConfig((run / "config.yaml").string());
+  EXPECT_EQ(back.task.episodeLengthS, 0.05);
+  EXPECT_EQ(back.shac.horizon, 4);
+  // metrics.csv: one row per iteration; episodes ended (5-step episodes, 16 steps).
+  const Csv csv = readCsv((run / "metrics.csv").string());
+  ASSERT_EQ(csv.rows.size(), 4u);
+  EXPECT_EQ(csv.rows[3][csv.column("iteration")], 4);
+  EXPECT_EQ(csv.rows[3][csv.column("env_steps")], 4 * 4 * 4);
+  EXPECT_TRUE(std::isfinite(csv.rows[3][csv.column("Train/mean_reward")]));
+  EXPECT_TRUE(std::isfinite(csv.rows[3][csv.column("Loss/actor")]));
+  EXPECT_GE(csv.column("Episode/rew_forward_velocity"), 0);
+  // TensorBoard: an event file with one summary per iteration.
+  std::string events;
+  for (const auto& e : fs::directory_iterator(run))
+    if (e.path().filename().string().rfind("events.out.tfevents.", 0) == 0) events = e.path();
+  ASSERT_FALSE(events.empty());
+  const EventFile ef = readEventFile(events);
+  EXPECT_EQ(ef.records, 5);
+  int actorLoss = 0;
+  for (const auto& v : ef.scalars) actorLoss += v.tag == "Loss/actor";
+  EXPECT_EQ(actorLoss, 4);
+  // The policy file: the actor with its normaliser and the contract's metadata.
+  policies::LoadedPolicy p = policies::loadPolicy((run / "policy.pt").string());
+  EXPECT_EQ(p.actor->numObs(), 49);
+  EXPECT_EQ(p.actor->numActions(), 12);
+  EXPECT_EQ(p.actor->normalizer()->count(), 4 * 4 * 4);
+  EXPECT_EQ(p.metadata.at("task"), "walk");
+  EXPECT_EQ(p.metadata.at("contact"), "smoothed");
+  EXPECT_NE(slurp(run / "train.log").find("shac it     4/4"), std::string::npos);
+}
+
+TEST(Trainer, PpoRunFolder) {
+  Scratch s("diffloco_trainer_ppo");
+  const TrainResult r = runTraining(args(s.config(kPpo), s.dir / "runs"));
+  EXPECT_TRUE(r.finished);
+  const Csv csv = readCsv((fs::path(r.runDir) / "metrics.csv").string());
+  ASSERT_EQ(csv.rows.size(), 4u);
+  EXPECT_EQ(csv.rows[3][csv.column("env_steps")], 4 * 8 * 4);
+  EXPECT_TRUE(std::isfinite(csv.rows[3][csv.column("Loss/surrogate")]));
+  EXPECT_TRUE(std::isfinite(csv.rows[3][csv.column("Loss/learning_rate")]));
+  EXPECT_TRUE(fs::exists(fs::path(r.runDir) / "policy.pt"));
+}
+
+class Resume : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(Resume, MatchesAnUninterruptedRunBitForBit) {
+  Scratch s("diffloco_resume_" + GetParam());
+  const std::string cfg = s.config(GetParam() == "shac" ? kShac : kPpo);
+  const TrainResult full = runTraining(args(cfg, s.dir / "a"));
+  TrainArgs first = args(cfg, s.dir / "b");
+  first.stopAfter = 2;  // an interruption after 2 of 4 iterations
+  const TrainResult part = runTraining(first);
+  EXPECT_FALSE(part.finished);
+  EXPECT_EQ(part.iteration, 2);
+  EXPECT_FALSE(fs::exists(fs::path(part.runDir) / "model_4.pt"));
+  // A stray temporary of an interrupted checkpoint write is ignored.
+  std::ofstream(fs::path(part.runDir) / "model_3.pt.tmp") << "partial";
+  TrainArgs again;
+  again.resume = part.runDir;
+  const TrainResult resumed = runTraining(again);
+  EXPECT_TRUE(resumed.finished);
+  EXPECT_EQ(resumed.runDir, part.runDir);
+
+  const auto a = checkpointTensors((fs::path(full.runDir) / "model_4.pt").string());
+  const auto b = checkpointTensors((fs::path(resumed.runDir) / "model_4.pt").string());
+  ASSERT_EQ(a.size(), b.size());
+  for (const auto& [k, t] : a) EXPECT_TRUE(t.equal(b.at(k))) << k;
+  // The metrics of every iteration agree too (timings aside).
+  const Csv ca = readCsv((fs::path(full.runDir) / "metrics.csv").string());
+  const Csv cb = readCsv((fs::path(resumed.runDir) / "metrics.csv").string());
+  ASSERT_EQ(ca.rows.size(), cb.rows.size());
+  for (const char* col : {"Train/mean_reward", "Train/mean_episode_length", "Loss/value"})
+    for (size_t i = 0; i < ca.rows.size(); ++i) {
+      const double x = ca.rows[i][ca.column(col)], y = cb.rows[i][cb.column(col)];
+      EXPECT_TRUE(x == y || (std::isnan(x) && std::isnan(y))) << col << " row " << i;
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Algorithms, Resume, ::testing::Values("shac", "ppo"),
+                         [](const auto& info) { return info.param; });
+
+TEST(Trainer, WhatAResumeMayChange) {
+  Scratch s("diffloco_resume_rules");
+  const std::string cfg = s.config(kShac);
+  TrainArgs first = args(cfg, s.dir / "runs");
+  first.stopAfter = 2;
+  const TrainResult part = runTraining(first);
+  TrainArgs changed;
+  changed.resume = part.runDir;
+  changed.sets = {"shac.horizon=8", "task.sim.contact=hard"};
+  try {
+    runTraining(changed);
+    FAIL() << "a resume changing the problem must fail";
+  } catch (const std::runtime_error& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("shac.horizon: 4 -> 8"), std::string::npos) << m;
+    EXPECT_NE(m.find("task.sim.contact: smoothed -> hard"), std::string::npos) << m;
+  }
+  TrainArgs longer;
+  longer.resume = part.runDir;
+  longer.sets = {"shac.iterations=5", "run.checkpoint_every=1"};
+  const TrainResult r = runTraining(longer);
+  EXPECT_EQ(r.iteration, 5);
+  EXPECT_TRUE(fs::exists(fs::path(r.runDir) / "model_3.pt"));
+  EXPECT_EQ(loadTrainConfig((fs::path(r.runDir) / "config.yaml").string()).shac.iterations, 5);
+  TrainArgs nowhere;
+  nowhere.resume = (s.dir / "missing").string();
+  EXPECT_THROW(runTraining(nowhere), std::runtime_error);
+}
+
+TEST(Trainer, StopsAfterRepeatedNonFiniteUpdates) {
+  Scratch s("diffloco_trainer_nan");
+  TrainArgs a = args(s.config(kShac), s.dir / "runs");
+  a.sets.push_back("shac.reward_scale=1e38");  // the float actor loss overflows
+  a.sets.push_back("run.max_nan_iterations=3");
+  try {
+    runTraining(a);
+    FAIL() << "the run must stop";
+  } catch (const std::runtime_error& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("stopping: 3 iterations in a row with non-finite"), std::string::npos) << m;
+    EXPECT_NE(m.find("model_2.pt"), std::string::npos) << m;  // the last checkpoint
+  }
+}
