@@ -231,6 +231,8 @@ int integrateAdaptive(const Model& model, const SimOptions& opt, Data& data,
                       Eigen::Ref<VecX> xOut, std::vector<double>* steps,
                       std::vector<VecX>* checkpoints) {
   const AdaptiveOptions& o = opt.contact.adaptive;
+  if (model.nfeet() > 32)  // the backward keeps per-foot switch sides in 32-bit masks
+    throw std::invalid_argument("adaptive integration: at most 32 feet");
   Work& W = workFor(model);
   const int nf = model.nfeet(), nq = model.nq();
   const double T = opt.dt;
@@ -282,7 +284,9 @@ int integrateAdaptive(const Model& model, const SimOptions& opt, Data& data,
       forced = true;
       st.capHit = true;
     }
-    if (forced || t + 1.01 * h >= T) {
+    // Stretch a step that would leave a sliver before the env step's end (not while homing in on
+    // an event: that could stretch the step back across the switch).
+    if (forced || t + (eventLimited ? 1.0 : 1.01) * h >= T) {
       h = T - t;
       last = true;
     }

@@ -24,6 +24,26 @@
 // evaluation) unless AdaptiveOptions::initialStep is set: the env step is then a pure function of
 // (q, v, qTarget), which the backward pass relies on when it re-runs the forward.
 //
+// Contact events. The penalty force has kinks: at touchdown/lift-off (depth 0: the Jacobian
+// jumps by k = 1e5 N/m), at the viscous/Coulomb friction switch and at the approach/recede switch
+// of the damping. The error controller sees them only through the state's local error, but an RK
+// step whose stages straddle one differentiates the wrong branch for part of the step: the
+// gradient's error is then first order in that step's size (on DiffMJX's point mass, O(1) at
+// rtol 1e-6). With AdaptiveOptions::locateContacts (the default) a step whose stages straddle a
+// switch (rk::footSwitches) is retaken, shortened to end on the switch (cubic Hermite estimate for
+// a depth, linear for the others; at most 8 retakes, counted as rejections), so every accepted step
+// integrates one smooth piece and the gradient converges with the tolerance (point mass: 1e-5 at
+// rtol 1e-6). A stage that sits on a switch (within the dead band contactEventTol) is
+// differentiated on the side of the rest of its step (ContactSides).
+//
+// Touchdown saltation. The approach damping makes the normal force jump from 0 to kd |v_n| at
+// touchdown, so the exact flow's derivative has a jump term there (the saltation matrix) that no
+// step's VJP contains, however small the steps (the fixed sub-stepping at any step size lacks it
+// too: 3% of the gradient in the robot drop of `diffloco toy robot-drop`). With events located the
+// touchdown is a step boundary, and the backward adds the term there (AdaptiveOptions::saltation):
+// the gradient is then that of the continuous model (checked against central differences of the
+// live integration). With softKd = 0 the right-hand side is continuous and there is no such term.
+//
 // Limits: a step the controller wants below minStep is taken at minStep and accepted even if its
 // error test fails (Data::adaptive.minStepHit). After maxSteps attempts (accepted + rejected) the
 // rest of the env step is taken as ONE step, accepted unchecked (Data::adaptive.capHit, and
@@ -33,20 +53,19 @@
 // Backward (discretise-then-optimise, as DiffMJX): the accepted step sizes are treated as
 // constants. The step-size controller is not differentiated: its sizes are piecewise-smooth
 // functions of the state whose derivatives multiply the local error, O(tolerance), and
-// differentiating accept/reject decisions is meaningless. The gradient is thus the exact gradient
-// of the frozen-step integration (rkIntegrate), which is what the tests check against finite
-// differences. Each RK step's VJP chains the VJPs of its six stages (softDynamicsVjp: the
-// forward-dynamics adjoint from sim/adjoint.h's building blocks, through d(H^-1 z) = -H^-1 dH
-// H^-1 z) and of the renormalisation. Memory is bounded by recomputation: the backward re-runs the
-// adaptive forward from the env step's inputs and keeps only the accepted steps' start states and
-// sizes, (nq + nv + 1) doubles per accepted step (adaptiveCheckpointBytes); each RK step's stages
-// are recomputed when the reverse sweep reaches it (six scratch Data, reused).
-//
-// Caveat (also true of every fixed step size): the penalty damping acts on approach only, so the
-// normal force jumps by softKd |v_n| at touchdown. The derivative of the exact flow then carries a
-// saltation term at the touchdown time that no discretise-then-optimise VJP contains, however small
-// the steps; with softKd = 0 the right-hand side is continuous and the VJP converges to the exact
-// derivative.
+// differentiating accept/reject decisions is meaningless (event step sizes are functions of the
+// state too, but with the force continuous across a kink moving a step boundary changes nothing to
+// first order; across the touchdown jump the saltation term is exactly that first-order change).
+// The gradient is thus the exact gradient of the frozen-step integration (rkIntegrate) plus the
+// saltation terms, which the tests check against finite differences. Each RK step's VJP chains the
+// VJPs of its six stages (softDynamicsVjp: the forward-dynamics adjoint from sim/adjoint.h's
+// building blocks, through d(H^-1 z) = -H^-1 dH H^-1 z) and of the renormalisation. Memory is
+// bounded by recomputation: the backward re-runs the adaptive forward from the env step's inputs
+// and keeps only the accepted steps' start states and sizes, (nq + nv + 1) doubles per accepted
+// step (adaptiveCheckpointBytes: 304 bytes for an 18-DoF robot; 6-20 KB per 5 ms env step in the
+// ANYmal drop); each RK step's stages are recomputed when the reverse sweep reaches it, in seven
+// scratch Data reused from step to step (~19 KB each). Nothing is kept between the forward and the
+// backward but the env step's inputs, as for the other models.
 #pragma once
 
 #include <cstddef>
@@ -105,7 +124,10 @@ bool rkIntegrate(const Model& model, const SimOptions& opt, Data& data,
                  const Eigen::Ref<const VecX>& qTarget, const std::vector<double>& steps,
                  Eigen::Ref<VecX> qNext, Eigen::Ref<VecX> vNext);
 
-// Adjoint of rkIntegrate: adds to out the adjoints of (q, v, qTarget, parameters).
+// Adjoint of rkIntegrate: adds to out the adjoints of (q, v, qTarget, parameters). With
+// locateContacts it also takes switches that stages sit on from the side of their step, and adds
+// the touchdown saltation at step boundaries where a foot touches down (see above); with
+// locateContacts = false it is the plain derivative of rkIntegrate.
 void rkIntegrateVjp(const Model& model, const SimOptions& opt, Data& data,
                     const Eigen::Ref<const VecX>& q, const Eigen::Ref<const VecX>& v,
                     const Eigen::Ref<const VecX>& qTarget, const std::vector<double>& steps,
@@ -120,7 +142,7 @@ void adaptiveStepVjp(const Model& model, const SimOptions& opt, Data& data,
                      const Eigen::Ref<const VecX>& gvNext, StepAdjoint& out);
 
 // Bytes the backward pass of one env step holds for its checkpoints: (nq + nv + 1) doubles per
-// accepted step. (Per step it also reuses six scratch Data and 2 x 7 state-sized vectors.)
+// accepted step. (Per step it also reuses seven scratch Data and 3 x 6 state-sized vectors.)
 std::size_t adaptiveCheckpointBytes(const Model& model, int acceptedSteps);
 
 }  // namespace diffloco::sim
