@@ -11,6 +11,7 @@
 #include "sim/batch.h"
 #include "sim/step.h"
 #include "sim/step_vjp.h"
+#include "train/bench_envs.h"
 
 #ifdef DIFFLOCO_WITH_MUJOCO
 #include "deploy/mujoco_model.h"
@@ -123,6 +124,9 @@ int runBench(bool json, double seconds) {
   }
   out["batch_steps_per_s"] = out["batch_steps_per_s_2t"];
   out["batch_scaling"] = out["batch_steps_per_s_2t"] / out["batch_steps_per_s_1t"];
+
+  // Environments (LibTorch): sampling throughput and one SHAC window.
+  benchEnvs(out, seconds);
 
 #ifdef DIFFLOCO_WITH_MUJOCO
   out["mujoco_step_us"] = mj::benchStepMicros(model, s.q, s.v, seconds);

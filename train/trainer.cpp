@@ -62,42 +62,23 @@ std::string hms(double s) {
   return buf;
 }
 
-// The env's state in a checkpoint: state, observations, episode counters, commands and the
-// randomised world parameters. Written with what the env interface exposes: the episode counter
-// tensor is rsl_rl's writable episode_length_buf. The env's last action and push schedule are not
-// exposed (see README: resume of tasks with action_rate or pushes is approximate).
+// The env's state in a checkpoint: everything LocomotionEnv::stateDict() holds (state, last
+// actions, observations, episode counters, commands, push schedule, world parameters, generators),
+// so that a resumed run continues bit for bit.
 void saveEnv(envs::LocomotionEnv& env, torch::serialize::OutputArchive& a) {
-  torch::NoGradGuard noGrad;
-  a.write("env/q", env.q().detach().clone());
-  a.write("env/v", env.v().detach().clone());
-  a.write("env/obs", env.observations().detach().clone());
-  a.write("env/episode_length", env.episodeLength().clone());
-  a.write("env/commands", env.commands().detach().clone());
-  a.write("env/friction", env.link().friction().clone());
-  if (env.link().addedMass().defined()) a.write("env/added_mass", env.link().addedMass().clone());
+  for (const auto& [key, value] : env.stateDict()) a.write("env/" + key, value);
 }
 
 void loadEnv(envs::LocomotionEnv& env, torch::serialize::InputArchive& a) {
-  torch::NoGradGuard noGrad;
-  Tensor q, v, obs, len, cmd, fr, dm;
-  a.read("env/q", q);
-  a.read("env/v", v);
-  a.read("env/obs", obs);
-  a.read("env/episode_length", len);
-  a.read("env/commands", cmd);
-  a.read("env/friction", fr);
-  a.try_read("env/added_mass", dm);
-  if (q.size(0) != env.numEnvs())
-    throw std::runtime_error("checkpoint has " + std::to_string(q.size(0)) + " envs, the config " +
-                             std::to_string(env.numEnvs()));
-  env.link().setWorldParams(fr, dm);
-  env.setCommands(cmd);
-  env.setState(q, v);
-  env.episodeLength().copy_(len);
-  env.observations().copy_(obs);
-  if (!env.observations().equal(obs) || !env.episodeLength().equal(len))
-    spdlog::warn("resume: the env did not take the checkpoint's observations or episode counters; "
-                 "the run continues from an approximate state");
+  std::map<std::string, Tensor> state;
+  for (const auto& [key, value] : env.stateDict()) {
+    Tensor t;
+    if (!a.try_read("env/" + key, t))
+      throw std::runtime_error("checkpoint has no env/" + key +
+                               " (written by an older diffloco, or not a checkpoint)");
+    state[key] = t;
+  }
+  env.loadStateDict(state);
 }
 
 std::map<std::string, std::string> policyMetadata(const TrainConfig& c, envs::LocomotionEnv& env) {
@@ -211,7 +192,7 @@ TrainResult train(const TrainArgs& args) {
   LogFile log((fs::path(runDir) / "train.log").string());
 
   // ---- threads: torch and the simulator's pool take turns on the same cores
-  at::set_num_threads(cfg.run.torchThreads);
+  envs::setTorchThreads(cfg.run.torchThreads);  // torch and OpenBLAS (its own pool)
   try {
     at::set_num_interop_threads(1);
   } catch (const c10::Error&) {

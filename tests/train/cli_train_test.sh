@@ -72,4 +72,39 @@ fi
 rc=0
 "$bin" plot "$dir/nowhere" >"$dir/plot_bad.log" 2>&1 || rc=$?
 [ "$rc" -eq 1 ] || fail "plot of a missing run must exit 1"
+
+# Resume: 4 iterations in one go == 2 iterations, then --resume to 4 (same seed). The learning
+# columns of metrics.csv (everything but wall-clock and speed) must match to the last digit.
+cat >"$dir/resume.yaml" <<'YAML'
+name: cli_resume
+algorithm: shac
+task: walk
+shac:
+  iterations: 4
+  num_envs: 4
+  horizon: 8
+  critic_iterations: 2
+policy:
+  actor_hidden: [8]
+  critic_hidden: [8]
+run:
+  torch_threads: 1
+  checkpoint_every: 2
+YAML
+"$bin" train "$dir/resume.yaml" --seed 5 --out "$dir/full" >"$dir/full.log" 2>&1 ||
+  { cat "$dir/full.log"; fail "uninterrupted run failed"; }
+"$bin" train "$dir/resume.yaml" --seed 5 --set shac.iterations=2 --out "$dir/part" \
+  >"$dir/part.log" 2>&1 || { cat "$dir/part.log"; fail "first half failed"; }
+part=$(ls -d "$dir"/part/*_cli_resume)
+"$bin" train --resume "$part" --set shac.iterations=4 >"$dir/resumed.log" 2>&1 ||
+  { cat "$dir/resumed.log"; fail "resume failed"; }
+learning_columns() { # drop wall_s and Perf/* columns
+  awk -F, 'NR==1{for(i=1;i<=NF;i++) keep[i]=($i!="wall_s" && $i !~ /^Perf\//)}
+           {o=""; for(i=1;i<=NF;i++) if(keep[i]) o=o $i ","; print o}' "$1"
+}
+full=$(ls -d "$dir"/full/*_cli_resume)
+[ "$(wc -l <"$part/metrics.csv")" -eq 5 ] || fail "resumed metrics.csv: header + 4 rows expected"
+diff <(learning_columns "$full/metrics.csv") <(learning_columns "$part/metrics.csv") ||
+  fail "a resumed run must match the uninterrupted one"
+echo "resume matches"
 echo "OK"
