@@ -16,5 +16,6 @@ Runner addGradcheckCommand(CLI::App& app);
 Runner addSysidCommand(CLI::App& app);
 Runner addTrainCommand(CLI::App& app);
 Runner addPlotCommand(CLI::App& app);
+Runner addEvalCommand(CLI::App& app);
 
 }  // namespace diffloco::cli

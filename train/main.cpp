@@ -23,6 +23,7 @@ int main(int argc, char** argv) {
   add(diffloco::cli::addSysidCommand);
   add(diffloco::cli::addTrainCommand);
   add(diffloco::cli::addPlotCommand);
+  add(diffloco::cli::addEvalCommand);
   CLI11_PARSE(app, argc, argv);
   try {
     for (auto& [sub, run] : runners)

@@ -1,0 +1,148 @@
+#include "train/evaluation.h"
+
+#include <cmath>
+#include <stdexcept>
+
+#include "envs/locomotion_env.h"
+#include "envs/terms.h"
+
+namespace diffloco::train {
+
+using torch::Tensor;
+
+void overrideSimulation(envs::TaskConfig& task, const std::string& contact, double simDt,
+                        int iterations) {
+  if (!contact.empty()) task.sim.contact.model = sim::parseContactModel(contact);
+  if (simDt > 0) {
+    task.sim.dt = simDt;
+    task.decimation();  // throws if the env step is not a multiple of the new simulator step
+  }
+  if (iterations > 0) task.sim.contact.iterations = iterations;
+}
+
+EvalResult evaluatePolicy(const envs::TaskConfig& task, const PolicyFn& policy,
+                          const EvalOptions& o) {
+  if (o.numEnvs < 1 || o.episodes < 1)
+    throw std::invalid_argument("evaluation: envs and episodes must be >= 1");
+  torch::NoGradGuard noGrad;
+  envs::EnvOptions eo;
+  eo.numEnvs = o.numEnvs;
+  eo.threads = o.threads;
+  eo.seed = o.seed;
+  eo.printSummary = false;
+  envs::LocomotionEnv env(task, eo);
+  const int n = env.numEnvs();
+  const int quota = (o.episodes + n - 1) / n;
+
+  EvalResult r;
+  r.task = task.name;
+  r.contact = sim::toString(task.sim.contact.model);
+  r.simDt = task.sim.dt;
+  r.iterations = task.sim.contact.iterations;
+  r.commands = task.commands.enabled;
+
+  // Per-env accumulators of the running episode.
+  const auto f64 = torch::TensorOptions().dtype(torch::kDouble);
+  Tensor ret = torch::zeros({n}, f64), steps = torch::zeros({n}, f64);
+  Tensor sumVx = torch::zeros({n}, f64), sumSpeed = torch::zeros({n}, f64);
+  Tensor sumLin = torch::zeros({n}, f64), sumYaw = torch::zeros({n}, f64);
+  std::vector<int> done(n, 0);
+  const Tensor zeroPose = torch::zeros({env.numActions()}, f64);
+  int collected = 0;
+  Tensor obs = env.observations();
+  // A step limit guards against a policy that never ends an episode (cannot happen with a
+  // time-out, but a task without one would loop forever).
+  const long maxSteps = static_cast<long>(quota + 1) * env.maxEpisodeLength() + 10;
+  for (long t = 0; t < maxSteps && collected < o.episodes; ++t) {
+    // Speed and tracking errors of the state the action is taken in (legged_gym's tracking
+    // terms: base-axes x/y velocity against the command, yaw rate as the base-axes z rate).
+    const envs::StateFeatures s = envs::stateFeatures(env.q(), env.v(), zeroPose);
+    const Tensor cmd = env.commands().to(torch::kDouble);
+    sumVx += s.linVelW.select(1, 0);
+    sumSpeed += s.linVelB.select(1, 0);
+    sumLin += (cmd.narrow(1, 0, 2) - s.linVelB.narrow(1, 0, 2)).square().sum(1);
+    sumYaw += (cmd.select(1, 2) - s.angVelB.select(1, 2)).square();
+
+    const Tensor action = policy(obs.to(torch::kFloat));
+    const envs::StepResult res = env.step(action);
+    ret += res.rewards.to(torch::kDouble);
+    steps += 1;
+    obs = res.obs;
+
+    const Tensor ids = res.extras.resetIds.to(torch::kLong).contiguous();
+    const auto* id = ids.data_ptr<int64_t>();
+    for (int64_t k = 0; k < ids.numel(); ++k) {
+      const int64_t i = id[k];
+      if (done[i] < quota && collected < o.episodes) {
+        const double len = steps[i].item<double>();
+        EpisodeStats e;
+        e.ret = ret[i].item<double>();
+        e.lengthS = len * env.envDt();
+        e.fell = res.terminated[i].item<bool>();
+        e.meanVx = sumVx[i].item<double>() / len;
+        e.meanSpeed = sumSpeed[i].item<double>() / len;
+        e.linVelErr2 = sumLin[i].item<double>() / len;
+        e.yawRateErr2 = sumYaw[i].item<double>() / len;
+        r.episodes.push_back(e);
+        ++done[i];
+        ++collected;
+      }
+      for (Tensor* acc : {&ret, &steps, &sumVx, &sumSpeed, &sumLin, &sumYaw}) (*acc)[i] = 0;
+    }
+  }
+  return r;
+}
+
+std::pair<double, double> EvalResult::meanStd(double EpisodeStats::*field) const {
+  if (episodes.empty()) return {std::nan(""), std::nan("")};
+  double m = 0;
+  for (const auto& e : episodes) m += e.*field;
+  m /= episodes.size();
+  double v = 0;
+  for (const auto& e : episodes) v += (e.*field - m) * (e.*field - m);
+  return {m, std::sqrt(v / episodes.size())};
+}
+
+int EvalResult::falls() const {
+  int f = 0;
+  for (const auto& e : episodes) f += e.fell;
+  return f;
+}
+
+namespace {
+double pooledRms(const std::vector<EpisodeStats>& eps, double EpisodeStats::*field) {
+  double num = 0, den = 0;
+  for (const auto& e : eps) {
+    num += e.*field * e.lengthS;
+    den += e.lengthS;
+  }
+  return den > 0 ? std::sqrt(num / den) : std::nan("");
+}
+}  // namespace
+
+double EvalResult::linVelRms() const { return pooledRms(episodes, &EpisodeStats::linVelErr2); }
+double EvalResult::yawRateRms() const { return pooledRms(episodes, &EpisodeStats::yawRateErr2); }
+
+std::map<std::string, double> EvalResult::summary() const {
+  std::map<std::string, double> m;
+  auto put = [&](const std::string& name, double EpisodeStats::*field) {
+    const auto [mean, sd] = meanStd(field);
+    m[name + "_mean"] = mean;
+    m[name + "_std"] = sd;
+  };
+  put("return", &EpisodeStats::ret);
+  put("length_s", &EpisodeStats::lengthS);
+  put("forward_velocity", &EpisodeStats::meanVx);
+  put("heading_speed", &EpisodeStats::meanSpeed);
+  m["episodes"] = static_cast<double>(episodes.size());
+  m["falls"] = falls();
+  m["sim_dt"] = simDt;
+  m["solver_iterations"] = iterations;
+  if (commands) {
+    m["lin_vel_rms"] = linVelRms();
+    m["yaw_rate_rms"] = yawRateRms();
+  }
+  return m;
+}
+
+}  // namespace diffloco::train

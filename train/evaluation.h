@@ -1,0 +1,65 @@
+// Policy evaluation in our simulator (`diffloco eval --engine diffloco`, Table 1's evaluations):
+// a deterministic policy drives a batch of envs of a task in sampling mode until a number of
+// complete episodes is collected; per-episode return, length, speed and command-tracking errors.
+#pragma once
+
+#include <torch/torch.h>
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "envs/task_config.h"
+
+namespace diffloco::train {
+
+// Observations [N, numObs] (float) -> actions [N, numActions], as the env takes them.
+using PolicyFn = std::function<torch::Tensor(const torch::Tensor& obs)>;
+
+struct EvalOptions {
+  int numEnvs = 100;
+  // Episodes to collect. Each env contributes at most ceil(episodes / numEnvs) episodes, so that
+  // short (failed) episodes are not over-represented when some envs fall and restart early.
+  int episodes = 100;
+  std::uint64_t seed = 0;
+  int threads = 2;
+};
+
+struct EpisodeStats {
+  double ret = 0;          // sum of the task's rewards (as in training: not scaled by dt)
+  double lengthS = 0;      // seconds
+  bool fell = false;       // ended by a termination term (or a simulator failure), not time-out
+  double meanVx = 0;       // mean forward speed, world x [m/s]
+  double meanSpeed = 0;    // mean horizontal speed along the base heading [m/s]
+  double linVelErr2 = 0;   // mean over steps of |cmd_xy - v_xy|^2, base axes [m^2/s^2]
+  double yawRateErr2 = 0;  // mean over steps of (cmd_wz - w_z)^2 [rad^2/s^2]
+};
+
+struct EvalResult {
+  std::vector<EpisodeStats> episodes;
+  std::string task, contact;
+  double simDt = 0;
+  int iterations = 0;
+  bool commands = false;  // the task tracks velocity commands (the error fields mean something)
+
+  // mean and standard deviation over episodes of a field
+  std::pair<double, double> meanStd(double EpisodeStats::*field) const;
+  int falls() const;
+  // RMS tracking errors pooled over every step of every episode (step-weighted).
+  double linVelRms() const;
+  double yawRateRms() const;
+  // Summary numbers by name (return_mean, return_std, length_s_mean, ..., falls, episodes).
+  std::map<std::string, double> summary() const;
+};
+
+EvalResult evaluatePolicy(const envs::TaskConfig& task, const PolicyFn& policy,
+                          const EvalOptions& options);
+
+// Applies evaluation overrides to a task: contact model ("" keeps it), simulator step (<= 0
+// keeps it; must divide the env step), Gauss-Seidel iterations (<= 0 keeps them).
+void overrideSimulation(envs::TaskConfig& task, const std::string& contact, double simDt,
+                        int iterations);
+
+}  // namespace diffloco::train
