@@ -73,6 +73,21 @@ rc=0
 "$bin" plot "$dir/nowhere" >"$dir/plot_bad.log" 2>&1 || rc=$?
 [ "$rc" -eq 1 ] || fail "plot of a missing run must exit 1"
 
+
+# eval: the tiny run's policy over 3 episodes on 2 envs, own contact and hard, JSON and table.
+"$bin" eval "$run" --episodes 3 --envs 2 --json >"$dir/eval.json" 2>"$dir/eval.err" ||
+  { cat "$dir/eval.err"; fail "eval failed"; }
+grep -q '"episodes": 3,' "$dir/eval.json" || fail "eval must report 3 episodes: $(cat "$dir/eval.json")"
+grep -q '"contact": "smoothed"' "$dir/eval.json" || fail "eval must use the trained contact model"
+"$bin" eval "$run/policy.pt" --episodes 2 --envs 2 --contact hard --dt 0.005 --iterations 50 \
+  >"$dir/eval.txt" 2>&1 || { cat "$dir/eval.txt"; fail "eval --contact hard failed"; }
+grep -q "contact hard, sim dt 0.005 s, 50 solver iterations: 2 episodes" "$dir/eval.txt" ||
+  fail "eval overrides not applied: $(cat "$dir/eval.txt")"
+rc=0
+"$bin" eval "$run" --dt 0.003 >"$dir/eval_bad.txt" 2>&1 || rc=$?
+[ "$rc" -eq 1 ] && grep -q "must be a multiple of sim.dt" "$dir/eval_bad.txt" ||
+  fail "a sim step that does not divide the env step must be a clear error: $(cat "$dir/eval_bad.txt")"
+
 # Resume: 4 iterations in one go == 2 iterations, then --resume to 4 (same seed). The learning
 # columns of metrics.csv (everything but wall-clock and speed) must match to the last digit.
 cat >"$dir/resume.yaml" <<'YAML'
