@@ -212,7 +212,53 @@ void TaskConfig::freezeRandomization() {
   commands.resampleS = 0;
 }
 
-TaskConfig parseTaskConfig(const YAML::Node& node, const std::string& source) {
+void inlineActuatorFile(YAML::Node& task, const std::string& source) {
+  if (!task.IsMap() || !task["actuator"] || !task["actuator"].IsMap()) return;
+  YAML::Node act = task["actuator"];
+  const YAML::Node f = act["file"];
+  if (!f) return;
+  if (!f.IsScalar())
+    throw std::runtime_error(source + ":" + std::to_string(f.Mark().line + 1) +
+                             ": actuator.file: expected a path to a fitted actuator .yaml");
+  fs::path path = f.Scalar();
+  if (path.is_relative()) {
+    const fs::path src = source;
+    if (fs::is_regular_file(src)) path = src.parent_path() / path;
+  }
+  if (!fs::exists(path))
+    throw std::runtime_error(source + ":" + std::to_string(f.Mark().line + 1) +
+                             ": actuator.file: " + path.string() + " not found");
+  YAML::Node fitted;
+  try {
+    fitted = YAML::LoadFile(path.string());
+  } catch (const YAML::Exception& e) {
+    throw std::runtime_error(path.string() + ": " + e.what());
+  }
+  if (!fitted.IsMap()) throw std::runtime_error(path.string() + ": expected a map");
+  static const std::vector<std::string> keys{"kp",         "kd",             "effort",
+                                             "saturation", "velocity_limit", "armature"};
+  for (auto it = fitted.begin(); it != fitted.end(); ++it) {
+    const std::string k = it->first.as<std::string>();
+    if (k == "fit") continue;
+    if (std::find(keys.begin(), keys.end(), k) == keys.end())
+      throw std::runtime_error(path.string() + ":" + std::to_string(it->first.Mark().line + 1) +
+                               ": unknown key '" + k + "'" + suggestion(k, keys));
+    double v = 0;
+    try {
+      v = it->second.as<double>();
+    } catch (const YAML::Exception&) {
+      throw std::runtime_error(path.string() + ":" + std::to_string(it->second.Mark().line + 1) +
+                               ": " + k + ": expected a number");
+    }
+    act[k] = v;  // the file wins over the section's own keys (the task's defaults)
+  }
+  act.remove("file");
+  act["source"] = fs::absolute(path).lexically_normal().string();
+}
+
+TaskConfig parseTaskConfig(const YAML::Node& taskNode, const std::string& source) {
+  YAML::Node node = YAML::Clone(taskNode);
+  inlineActuatorFile(node, source);
   TaskConfig t;
   t.source = source;
   t.name = fs::path(source).stem().string();
@@ -254,6 +300,7 @@ TaskConfig parseTaskConfig(const YAML::Node& node, const std::string& source) {
     r.get("saturation", a.saturation);
     r.get("velocity_limit", a.velocityLimit);
     r.get("armature", t.armature);
+    r.get("source", t.actuatorSource);  // written by inlineActuatorFile
     r.finish();
   }
   {

@@ -67,6 +67,8 @@ struct TaskConfig {
   double envDt = 0.01;
   sim::SimOptions sim;  // time step, contact and actuator (effort <= 0: the robot's limit)
   double armature = 0;  // added to every joint of the robot model [kg m^2]
+  // The fitted actuator file (diffloco fit-actuator) the actuator values came from, if any.
+  std::string actuatorSource;
   double actionScale = 0.5;
   double actionClip = 1.0;
   CommandConfig commands;
@@ -83,6 +85,14 @@ struct TaskConfig {
 
 // Loads configs/tasks/<name>.yaml, or a path to a task YAML.
 TaskConfig loadTaskConfig(const std::string& nameOrPath);
+// `actuator: {file: F}`: replaces `file` by the values of the fitted actuator file F (keys kp,
+// kd, effort, saturation, velocity_limit, armature; its `fit:` report is skipped) and a `source:`
+// key holding F's absolute path. The file's values replace the section's own (a task's kp: 85
+// with --set task.actuator.file=F trains with F's kp); keys F lacks stay. A relative F is
+// taken from the folder of `source` when that is a file, else from the working directory.
+// Training configs call it before writing the resolved config, so that a run's config.yaml holds
+// the values the policy was trained with. Throws naming F and the line on a bad file.
+void inlineActuatorFile(YAML::Node& task, const std::string& source);
 // Parses a task from a YAML node; `source` names it in error messages.
 TaskConfig parseTaskConfig(const YAML::Node& node, const std::string& source);
 

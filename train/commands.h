@@ -16,6 +16,8 @@ Runner addGradcheckCommand(CLI::App& app);
 Runner addSysidCommand(CLI::App& app);
 Runner addTrainCommand(CLI::App& app);
 Runner addPlotCommand(CLI::App& app);
+Runner addExportCommand(CLI::App& app);
+Runner addFitActuatorCommand(CLI::App& app);
 Runner addEvalCommand(CLI::App& app);
 
 }  // namespace diffloco::cli

@@ -352,6 +352,8 @@ TrainConfig parseRoot(YAML::Node root, const std::string& file,
     fail(src.where("task", t) + ": task: expected a task name, a path or the task inline");
   }
   for (const auto& o : taskSets) applySet(task, o, 1);
+  // A fitted actuator file becomes its values in the resolved config (config.yaml of a run).
+  envs::inlineActuatorFile(task, t.IsScalar() ? c.taskSource : file);
   try {
     c.task = envs::parseTaskConfig(task, t.IsScalar() ? c.taskSource : file);
   } catch (const std::runtime_error& e) {

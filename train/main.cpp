@@ -23,6 +23,8 @@ int main(int argc, char** argv) {
   add(diffloco::cli::addSysidCommand);
   add(diffloco::cli::addTrainCommand);
   add(diffloco::cli::addPlotCommand);
+  add(diffloco::cli::addExportCommand);
+  add(diffloco::cli::addFitActuatorCommand);
   add(diffloco::cli::addEvalCommand);
   CLI11_PARSE(app, argc, argv);
   try {
