@@ -2,6 +2,8 @@
 
 #include <chrono>
 #include <cmath>
+#include <exception>
+#include <thread>
 
 #include "algorithms/returns.h"
 
@@ -131,10 +133,64 @@ IterationStats Shac::iterate() {
     if (s.skippedUpdates++ == 0) s.skippedWhat = what;
   };
 
-  // Actor: back-propagation through the window.
+  // Actor: back-propagation through the window. Critic: regression on TD(lambda) targets.
+  // The two touch disjoint parameters and graphs (the actor's loss reads the frozen target critic),
+  // so the critic is fitted on a second thread while the actor's backward pass runs: on two cores
+  // this hides most of the critic's time. The results do not depend on the overlap.
   Window w = rollout();
   s.collectionS = seconds(start);
   const auto learnStart = std::chrono::steady_clock::now();
+  const Tensor targets =
+      lambdaReturns(w.rewards, w.nextValues, w.dones, config_.gamma, config_.lambda).reshape(-1);
+  const Tensor x = w.obs.reshape({-1, w.obs.size(2)});
+
+  struct CriticFit {
+    double valueLoss = 0, norm = 0, seconds = 0;
+    int updates = 0;
+    std::vector<std::string> skipped;
+    std::exception_ptr error;
+  } cf;
+  std::thread criticThread([&] {
+    try {
+      torch::AutoGradMode gradOn(true);
+      const auto criticStart = std::chrono::steady_clock::now();
+      // Shuffled minibatches (the reference's contiguous, unshuffled time slices give minibatches
+      // of a few consecutive steps each; shuffling decorrelates them).
+      const int64_t total = x.size(0);
+      const int64_t mb = std::max<int64_t>(1, total / config_.criticMinibatches);
+      for (int e = 0; e < config_.criticIterations; ++e) {
+        const Tensor perm =
+            torch::randperm(total, gen_, torch::TensorOptions().dtype(torch::kLong));
+        for (int b = 0; b < config_.criticMinibatches; ++b) {
+          const Tensor idx = perm.narrow(0, b * mb, std::min(mb, total - b * mb));
+          const Tensor l =
+              (critic_->forward(x.index_select(0, idx)) - targets.index_select(0, idx))
+                  .square()
+                  .mean();
+          criticOpt_->zeroGrad();
+          const double lv = l.item<double>();
+          if (!std::isfinite(lv)) {
+            cf.skipped.push_back("critic loss (" + std::to_string(lv) + ")");
+            continue;
+          }
+          l.backward();
+          const double gn = criticOpt_->clipGradNorm(config_.criticGradNorm);
+          if (!std::isfinite(gn)) {
+            cf.skipped.push_back("critic gradient (norm " + std::to_string(gn) + ")");
+            continue;
+          }
+          criticOpt_->step();
+          cf.valueLoss += lv;
+          cf.norm += gn;
+          ++cf.updates;
+        }
+      }
+      cf.seconds = seconds(criticStart);
+    } catch (...) {
+      cf.error = std::current_exception();
+    }
+  });
+
   actorOpt_->zeroGrad();
   const double actorLoss = w.actorLoss.item<double>();
   double actorNorm = std::nan("");
@@ -150,47 +206,15 @@ IterationStats Shac::iterate() {
   }
   w.actorLoss = Tensor();  // frees the graph through the simulator
   const double backwardS = seconds(learnStart);
-  const auto criticStart = std::chrono::steady_clock::now();
-
-  // Critic: TD(lambda) targets, shuffled minibatches (the reference's contiguous, unshuffled time
-  // slices give minibatches of a few consecutive steps each; shuffling decorrelates them).
-  const Tensor targets =
-      lambdaReturns(w.rewards, w.nextValues, w.dones, config_.gamma, config_.lambda).reshape(-1);
-  const Tensor x = w.obs.reshape({-1, w.obs.size(2)});
-  const int64_t total = x.size(0);
-  const int64_t mb = std::max<int64_t>(1, total / config_.criticMinibatches);
-  double valueLoss = 0, criticNorm = 0;
-  int updates = 0;
-  for (int e = 0; e < config_.criticIterations; ++e) {
-    const Tensor perm = torch::randperm(total, gen_, torch::TensorOptions().dtype(torch::kLong));
-    for (int b = 0; b < config_.criticMinibatches; ++b) {
-      const Tensor idx = perm.narrow(0, b * mb, std::min(mb, total - b * mb));
-      const Tensor l = (critic_->forward(x.index_select(0, idx)) - targets.index_select(0, idx))
-                           .square()
-                           .mean();
-      criticOpt_->zeroGrad();
-      const double lv = l.item<double>();
-      if (!std::isfinite(lv)) {
-        skip("critic loss (" + std::to_string(lv) + ")");
-        continue;
-      }
-      l.backward();
-      const double gn = criticOpt_->clipGradNorm(config_.criticGradNorm);
-      if (!std::isfinite(gn)) {
-        skip("critic gradient (norm " + std::to_string(gn) + ")");
-        continue;
-      }
-      criticOpt_->step();
-      valueLoss += lv;
-      criticNorm += gn;
-      ++updates;
-    }
-  }
+  criticThread.join();
+  if (cf.error) std::rethrow_exception(cf.error);
+  for (const auto& what : cf.skipped) skip(what);
+  const double valueLoss = cf.valueLoss, criticNorm = cf.norm, criticS = cf.seconds;
+  const int updates = cf.updates;
   {
     torch::NoGradGuard noGrad;
     targetFlat_.mul_(config_.targetAlpha).add_(criticOpt_->flat(), 1 - config_.targetAlpha);
   }
-  const double criticS = seconds(criticStart);
   actor_->normalizer()->update(w.rawObs);
   ++iteration_;
 
