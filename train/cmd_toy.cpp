@@ -5,6 +5,8 @@
 //   toy billiard       DiffMJX Figure 8: loss and dL/dtheta of a billiard shot at angle theta under
 //                      hard, smoothed and straight-through contact, and gradient descent on theta
 //                      from a miss; writes billiard.csv, billiard_descent.csv, billiard.png.
+//   toy grad-norm      Figure 5 (left): norm of d(return)/d(actions) against the horizon for both
+//                      robots with a fixed random policy (train/cmd_toy_grad_norm.cpp).
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -20,6 +22,8 @@ namespace diffloco::cli {
 // `toy point-mass` and `toy robot-drop` (train/cmd_toy_adaptive.cpp); the runner returns -1 when
 // neither was parsed.
 Runner addAdaptiveToyCommands(CLI::App& toy);
+// `toy grad-norm` (train/cmd_toy_grad_norm.cpp); the runner returns -1 when it was not parsed.
+Runner addGradNormToyCommand(CLI::App& toy);
 
 namespace {
 
@@ -159,9 +163,11 @@ Runner addToyCommand(CLI::App& app) {
   }
 
   Runner adaptiveToys = addAdaptiveToyCommands(*cmd);
+  Runner gradNormToy = addGradNormToyCommand(*cmd);
 
-  return [cmd, fm, a, bl, ba, adaptiveToys]() -> int {
+  return [cmd, fm, a, bl, ba, adaptiveToys, gradNormToy]() -> int {
     if (const int rc = adaptiveToys(); rc >= 0) return rc;
+    if (const int rc = gradNormToy(); rc >= 0) return rc;
     if (fm->parsed()) return runFallingMass(*a);
     if (bl->parsed()) return runBilliardToy(*ba);
     return 1;  // unreachable: require_subcommand(1)

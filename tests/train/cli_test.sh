@@ -4,6 +4,7 @@
 #   cli_test.sh bench DIFFLOCO PYTHON3 MUJOCO    bench --json: valid JSON with the documented keys
 #   cli_test.sh badrobot DIFFLOCO                unknown robot: exit 1, message names the file
 #   cli_test.sh toy DIFFLOCO DIR                 toy falling-mass: CSV columns and rows, the PNG
+#   cli_test.sh gradnorm DIFFLOCO DIR            toy grad-norm, tiny: CSV columns, rows, finite > 0
 #   cli_test.sh sysid DIFFLOCO DIR               sysid --generate cube, a short fit of side and mu
 #                                                (outputs, accuracy), a NaN in the data (exit 1)
 set -euo pipefail
@@ -112,6 +113,30 @@ print("bench JSON ok:", ", ".join(f"{k}={d[k]:.4g}" for k in keys))
     if command -v gnuplot >/dev/null; then
       [ -s "$dir/falling_mass.png" ] || fail "$dir/falling_mass.png was not written"
       head -c 8 "$dir/falling_mass.png" | od -An -c | grep -q "P   N   G" || fail "not a PNG"
+    fi
+    ;;
+
+  gradnorm)
+    dir=$1
+    rm -rf "$dir"
+    args=(toy grad-norm --out "$dir" --horizons 2 4 --envs 2 --windows 1)
+    command -v gnuplot >/dev/null || args+=(--no-plot)
+    "$bin" "${args[@]}" || fail "diffloco toy grad-norm exited with $?"
+    csv=$dir/grad_norm.csv
+    [ -f "$csv" ] || fail "$csv was not written"
+    header=$(head -n 1 "$csv")
+    expected="horizon"
+    for r in quadruped anymal; do
+      expected="$expected,${r}_mean,${r}_median,${r}_max,${r}_resets,${r}_mean_over_h"
+    done
+    [ "$header" = "$expected" ] || fail "header is '$header', expected '$expected'"
+    # 2 rows of 11 fields; every mean, median, max positive and finite (awk: nan/inf fail > 0 &&
+    # < 1e300 or do not parse as numbers).
+    awk -F, 'NR > 1 { rows++; if (NF != 11) bad = 1
+                      for (i = 2; i <= NF; i++) if ((i - 1) % 5 != 4 && !($i + 0 > 0 && $i + 0 < 1e300)) bad = 1 }
+             END { exit (bad || rows != 2) }' "$csv" || fail "$csv: expected 2 rows of 11 positive finite fields"
+    if command -v gnuplot >/dev/null; then
+      [ -s "$dir/grad_norm.png" ] || fail "$dir/grad_norm.png was not written"
     fi
     ;;
 
