@@ -235,8 +235,8 @@ void inlineActuatorFile(YAML::Node& task, const std::string& source) {
     throw std::runtime_error(path.string() + ": " + e.what());
   }
   if (!fitted.IsMap()) throw std::runtime_error(path.string() + ": expected a map");
-  static const std::vector<std::string> keys{"kp",         "kd",             "effort",
-                                             "saturation", "velocity_limit", "armature"};
+  static const std::vector<std::string> keys{
+      "kp", "kd", "effort", "saturation", "velocity_limit", "armature"};
   for (auto it = fitted.begin(); it != fitted.end(); ++it) {
     const std::string k = it->first.as<std::string>();
     if (k == "fit") continue;
@@ -256,9 +256,23 @@ void inlineActuatorFile(YAML::Node& task, const std::string& source) {
   act["source"] = fs::absolute(path).lexically_normal().string();
 }
 
+namespace {
+
+// The task with a fitted actuator file inlined. Only then a copy (YAML::Clone drops the line
+// marks that error messages use; the callers inline in place first where they can).
+YAML::Node withActuatorFile(const YAML::Node& task, const std::string& source) {
+  const bool hasFile =
+      task.IsMap() && task["actuator"] && task["actuator"].IsMap() && task["actuator"]["file"];
+  if (!hasFile) return task;
+  YAML::Node copy = YAML::Clone(task);
+  inlineActuatorFile(copy, source);
+  return copy;
+}
+
+}  // namespace
+
 TaskConfig parseTaskConfig(const YAML::Node& taskNode, const std::string& source) {
-  YAML::Node node = YAML::Clone(taskNode);
-  inlineActuatorFile(node, source);
+  const YAML::Node node = withActuatorFile(taskNode, source);
   TaskConfig t;
   t.source = source;
   t.name = fs::path(source).stem().string();
@@ -371,6 +385,7 @@ TaskConfig loadTaskConfig(const std::string& nameOrPath) {
   } catch (const YAML::Exception& e) {
     throw std::runtime_error(path.string() + ": " + e.what());
   }
+  inlineActuatorFile(y, path.string());
   return parseTaskConfig(y, path.string());
 }
 
