@@ -75,6 +75,27 @@ void Controller::start() {
   if (mode_ == Mode::Passive) startRequested_ = true;
 }
 
+void Controller::startPolicy() {
+  mode_ = Mode::Policy;
+  fault_.clear();
+  startRequested_ = false;
+  ticks_ = 0;
+  std::fill(lastAction_.begin(), lastAction_.end(), 0.0);
+}
+
+std::vector<double> Controller::policyStep(const RobotState& s) {
+  const int nj = meta_.numJoints();
+  std::vector<double> a = policyAction(observation(s));
+  std::vector<double> target(nj, std::nan(""));
+  for (int i = 0; i < nj; ++i) {
+    a[i] = std::clamp(a[i], -meta_.actionClip, meta_.actionClip);  // NaN stays NaN
+    target[robotIndex_[i]] = meta_.defaultJointPos[i] + meta_.actionScale * a[i];
+  }
+  lastAction_ = a;
+  ++ticks_;
+  return target;
+}
+
 void Controller::stop() {
   if (mode_ != Mode::Damping) {
     mode_ = Mode::Damping;
@@ -250,14 +271,9 @@ ControlOutput Controller::tick(const RobotState& s) {
     }
     u.mode = Mode::StandUp;
   } else {  // Policy
-    std::vector<double> a = policyAction(observation(s));
-    for (int i = 0; i < nj; ++i) {
-      if (!std::isfinite(a[i])) return damping(s, "non-finite policy action");
-      a[i] = std::clamp(a[i], -meta_.actionClip, meta_.actionClip);
-      u.jointTarget[robotIndex_[i]] = meta_.defaultJointPos[i] + meta_.actionScale * a[i];
-    }
-    lastAction_ = a;
-    ++ticks_;
+    u.jointTarget = policyStep(s);
+    for (double x : u.jointTarget)
+      if (!std::isfinite(x)) return damping(s, "non-finite policy action");
     u.mode = Mode::Policy;
   }
   u.torque = actuatorTorque(u.jointTarget, s.jointPos, s.jointVel);

@@ -77,6 +77,12 @@ class Controller {
   std::vector<double> actuatorTorque(const std::vector<double>& target,
                                      const std::vector<double>& q,
                                      const std::vector<double>& qd) const;
+  // Policy mode without the stand-up (a simulated robot that starts in the default pose):
+  // zero last action, policy time 0. Then policyStep() = one decision: observation, forward,
+  // clip; returns the joint targets (robot order) and advances the last action and the time.
+  // tick() in Policy mode is checkLimits + policyStep + the actuator law.
+  void startPolicy();
+  std::vector<double> policyStep(const RobotState& s);
   // policy joint i is robot joint robotIndex()[i]
   const std::vector<int>& robotIndex() const { return robotIndex_; }
 

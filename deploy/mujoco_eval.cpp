@@ -1,0 +1,119 @@
+#include "deploy/mujoco_eval.h"
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <stdexcept>
+
+#include "deploy/controller.h"
+#include "deploy/mujoco_model.h"
+
+namespace diffloco::mj {
+
+MujocoEpisodes evaluateInMujoco(const std::string& policyPath, const sim::Model& robotModel,
+                                const MujocoEvalOptions& o) {
+  // The controller maps the policy's joints onto the model's by name.
+  deploy::ControllerConfig cc;
+  for (const auto& j : robotModel.joints) cc.jointNames.push_back(j.name);
+  deploy::Controller ctl(policyPath, cc);
+  const deploy::PolicyMetadata& meta = ctl.metadata();
+  const int nj = robotModel.nj();
+
+  sim::Model model = robotModel;
+  for (auto& j : model.joints) j.armature = meta.armature;  // as LocomotionEnv
+  MjcfOptions mo;
+  mo.timestep = o.timestep > 0 ? o.timestep : meta.simDt;
+  mo.friction = o.friction > 0 ? o.friction : meta.friction;
+  const double ratio = meta.controlDt / mo.timestep;
+  const int decimation = static_cast<int>(std::lround(ratio));
+  if (decimation < 1 || std::abs(ratio - decimation) > 1e-9 * ratio)
+    throw std::runtime_error("mujoco eval: the time step " + std::to_string(mo.timestep) +
+                             " s does not divide the control period " +
+                             std::to_string(meta.controlDt) + " s");
+  MujocoModel mj(toMjcf(model, mo));
+  const int steps = std::max(1, static_cast<int>(std::lround(o.episodeLengthS / meta.controlDt)));
+
+  // Default configuration: base at the default height, level; default joint angles.
+  VecX q0 = sim::neutralConfiguration(model), v0 = VecX::Zero(model.nv());
+  q0[2] = meta.defaultBaseHeight;
+  for (int i = 0; i < meta.numJoints(); ++i) q0[7 + ctl.robotIndex()[i]] = meta.defaultJointPos[i];
+
+  std::mt19937_64 rng(o.seed);
+  auto uniform = [&](double lo, double hi) {
+    return lo == hi ? lo : std::uniform_real_distribution<double>(lo, hi)(rng);
+  };
+  MujocoEpisodes r;
+  r.timestep = mo.timestep;
+  r.controlDt = meta.controlDt;
+  deploy::RobotState s;
+  s.jointPos.resize(nj);
+  s.jointVel.resize(nj);
+  for (int ep = 0; ep < o.episodes; ++ep) {
+    VecX q = q0, v = v0;
+    for (int j = 0; j < nj; ++j) q[7 + j] += uniform(-o.jointPosNoise, o.jointPosNoise);
+    if (meta.commandsEnabled)
+      s.command = {uniform(meta.linVelX[0], meta.linVelX[1]),
+                   uniform(meta.linVelY[0], meta.linVelY[1]),
+                   uniform(meta.angVelZ[0], meta.angVelZ[1])};
+    else
+      s.command = {0, 0, 0};
+    mj_resetData(mj.m, mj.d);
+    toMujocoState(model, q, v, mj.d->qpos, mj.d->qvel);
+    mj_forward(mj.m, mj.d);
+    ctl.startPolicy();
+    double sumVx = 0, sumSpeed = 0, sumLin = 0, sumYaw = 0;
+    int k = 0;
+    bool fell = false;
+    for (; k < steps && !fell; ++k) {
+      // The robot state from MuJoCo: qvel's linear part is in world axes, the angular part in
+      // base axes (free joint).
+      const mjtNum* qp = mj.d->qpos;
+      const mjtNum* qv = mj.d->qvel;
+      for (int i = 0; i < 4; ++i) s.baseQuat[i] = qp[3 + i];
+      mjtNum R[9];
+      mju_quat2Mat(R, qp + 3);
+      for (int i = 0; i < 3; ++i) {
+        s.baseLinVel[i] = R[0 + i] * qv[0] + R[3 + i] * qv[1] + R[6 + i] * qv[2];  // R^T v
+        s.baseAngVel[i] = qv[3 + i];
+      }
+      s.baseHeight = qp[2];
+      for (int j = 0; j < nj; ++j) s.jointPos[j] = qp[7 + j], s.jointVel[j] = qv[6 + j];
+      // Metrics of the state the decision is taken at (the env's convention: after the step).
+      if (k > 0) {
+        sumVx += qv[0];
+        const double hx = R[0], hy = R[3], hn = std::hypot(hx, hy);
+        sumSpeed += hn > 0 ? (qv[0] * hx + qv[1] * hy) / hn : 0.0;
+        sumLin += std::pow(s.command[0] - s.baseLinVel[0], 2) +
+                  std::pow(s.command[1] - s.baseLinVel[1], 2);
+        sumYaw += std::pow(s.command[2] - s.baseAngVel[2], 2);
+        const double tilt = std::acos(std::clamp(R[8], -1.0, 1.0));
+        bool finite = std::isfinite(qp[2]);
+        for (int i = 0; i < mj.m->nv; ++i) finite &= std::isfinite(qv[i]);
+        if (!finite || (meta.terminationHeight > 0 && qp[2] < meta.terminationHeight) ||
+            (meta.terminationTilt > 0 && tilt > meta.terminationTilt)) {
+          fell = true;
+          break;
+        }
+      }
+      const std::vector<double> target = ctl.policyStep(s);
+      for (int sub = 0; sub < decimation; ++sub) {
+        for (int j = 0; j < nj; ++j)
+          s.jointPos[j] = mj.d->qpos[7 + j], s.jointVel[j] = mj.d->qvel[6 + j];
+        const std::vector<double> tau = ctl.actuatorTorque(target, s.jointPos, s.jointVel);
+        for (int j = 0; j < nj; ++j) mj.d->qfrc_applied[6 + j] = tau[j];
+        mj_step(mj.m, mj.d);
+      }
+    }
+    const int n = std::max(1, fell ? k : k - 1);  // states measured (after each decision)
+    r.lengthS.push_back(k * meta.controlDt);
+    r.fell.push_back(fell ? 1 : 0);
+    r.meanVx.push_back(sumVx / n);
+    r.meanSpeed.push_back(sumSpeed / n);
+    r.linVelErr2.push_back(sumLin / n);
+    r.yawRateErr2.push_back(sumYaw / n);
+    for (int i = 0; i < 3; ++i) r.command[i].push_back(s.command[i]);
+  }
+  return r;
+}
+
+}  // namespace diffloco::mj

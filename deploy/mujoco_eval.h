@@ -1,0 +1,47 @@
+// Sim-to-sim evaluation of an exported policy in MuJoCo (`diffloco eval --engine mujoco`): the
+// robot's parsed URDF compiled by MuJoCo (deploy/mujoco_model.h), the policy at its control rate
+// through deploy::Controller (observation built from MuJoCo's state by the metadata's term names),
+// its PD actuator law applied at MuJoCo's step as joint torques (qfrc_applied), the task's
+// terminations (base height, base tilt) from the metadata. Only the exported file and the robot
+// model are used: no environment or training code.
+//
+// Per episode: the robot starts in the default pose at the default base height (feet on the
+// ground) with optional joint noise; a command is drawn uniformly from the metadata's ranges
+// (zeros when the task has none) and held; the episode ends at the time limit or at a fall.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sim/model.h"
+
+namespace diffloco::mj {
+
+struct MujocoEvalOptions {
+  int episodes = 10;
+  double episodeLengthS = 20;  // the task's episode length (not in the metadata)
+  double timestep = 0;         // MuJoCo step [s]; 0: the metadata's sim_dt. Must divide control_dt.
+  double friction = 0;         // 0: the metadata's friction
+  double jointPosNoise = 0;    // U(-x, x) added to the default joint angles at reset [rad]
+  std::uint64_t seed = 0;
+};
+
+// Per-episode results, one entry per episode (no aggregation: the caller's statistics).
+struct MujocoEpisodes {
+  std::vector<double> lengthS;      // episode length [s]
+  std::vector<int> fell;            // 1: ended by a termination (height, tilt, non-finite state)
+  std::vector<double> meanVx;       // mean world-x base velocity [m/s]
+  std::vector<double> meanSpeed;    // mean horizontal velocity along the base heading [m/s]
+  std::vector<double> linVelErr2;   // mean over decisions of |cmd_xy - v_xy (base axes)|^2
+  std::vector<double> yawRateErr2;  // mean over decisions of (cmd_wz - w_z)^2
+  std::vector<double> command[3];   // the command of each episode (v_x, v_y, w_z)
+  double timestep = 0, controlDt = 0;
+};
+
+// policyPath: a file written by `diffloco export`; model: the robot as parsed from its URDF (the
+// metadata's joints must be among its joints; its armature is replaced by the metadata's).
+MujocoEpisodes evaluateInMujoco(const std::string& policyPath, const sim::Model& model,
+                                const MujocoEvalOptions& options);
+
+}  // namespace diffloco::mj
