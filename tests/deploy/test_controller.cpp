@@ -101,6 +101,35 @@ TEST(Controller, ObservationEqualsTheEnvironmentsWithJointsMappedByName) {
   }
 }
 
+TEST(Controller, ClosedLoopObservationsFollowTheEnvironment) {
+  // The controller's last action and gait-phase time track the env's over a few decisions of
+  // the exported policy (velocity task: last_action and gait_phase terms).
+  const Exported& e = exported("velocity_anymal_shac.yaml");
+  ControllerConfig cc;
+  cc.jointNames = reversedJoints(e);
+  Controller c(e.path, cc);
+  torch::jit::Module m = torch::jit::load(e.path);
+  envs::TaskConfig task = e.cfg.task;
+  task.freezeRandomization();
+  envs::EnvOptions eo;
+  eo.numEnvs = 1;
+  eo.printSummary = false;
+  envs::LocomotionEnv env(task, eo);
+  env.reset();
+  c.startPolicy();
+  torch::NoGradGuard noGrad;
+  for (int k = 0; k < 6; ++k) {
+    const Tensor expected = env.observations()[0].to(torch::kDouble);
+    const RobotState s = stateOf(env);
+    const std::vector<float> obs = c.observation(s);
+    for (size_t i = 0; i < obs.size(); ++i)
+      ASSERT_NEAR(obs[i], expected[i].item<double>(), 2e-5) << "decision " << k << " entry " << i;
+    c.policyStep(s);
+    env.step(m.forward({env.observations()}).toTensor());
+  }
+  EXPECT_EQ(env.episodeLength()[0].item<int64_t>(), 6);
+}
+
 TEST(Controller, ActuatorLawEqualsTheModules) {
   const Exported& e = exported("walk_quadruped_shac.yaml");
   ControllerConfig cc;

@@ -152,6 +152,26 @@ TEST(Export, ActionsMatchTheTrainingActorAndPythonFixture) {
   }
 }
 
+TEST(Export, ActionsMatchForOtherArchitectures) {
+  // rsl_rl-style PPO actor: no LayerNorm, no squash; then relu and tanh without a normaliser.
+  const std::vector<std::vector<std::string>> variants{
+      {},
+      {"policy.activation=relu", "policy.normalize_observations=false"},
+      {"policy.activation=tanh", "policy.layer_norm=true", "policy.squash=tanh"}};
+  int k = 0;
+  for (const auto& sets : variants) {
+    FakeRun run = makeRun("ppo" + std::to_string(k++), "walk_quadruped_ppo.yaml", sets);
+    const fs::path out = run.dir / "p.pt";
+    exportPolicy(run.dir.string(), out.string());
+    torch::jit::Module m = torch::jit::load(out.string());
+    torch::NoGradGuard noGrad;
+    const Tensor obs = torch::randn({64, run.actor->numObs()}) * 3;
+    const double err =
+        (m.forward({obs}).toTensor() - run.actor->forward(obs)).abs().max().item<double>();
+    EXPECT_LE(err, 1e-6) << k;
+  }
+}
+
 TEST(Export, MetadataIsComplete) {
   // PPO-style velocity task on ANYmal (no squash, commands, a gait phase term).
   FakeRun run = makeRun("velocity", "velocity_anymal_shac.yaml", {});
