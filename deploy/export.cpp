@@ -64,6 +64,8 @@ PolicyMetadata makeMetadata(const train::TrainConfig& c, const Robot& robot,
   m.controlDt = t.envDt;
   m.simDt = t.sim.dt;
   m.decimation = t.decimation();
+  m.episodeLengthS = t.episodeLengthS;
+  m.taskYaml = c.taskYaml;
   const auto& a = t.sim.actuator;
   m.kp = a.kp, m.kd = a.kd, m.saturation = a.saturation, m.velocityLimit = a.velocityLimit;
   m.armature = t.armature;
@@ -209,6 +211,7 @@ ExportResult exportPolicy(const std::string& run, const std::string& out,
   } else if (configPath.empty() && taskYaml != p.metadata.end()) {
     c.task =
         envs::parseTaskConfig(YAML::Load(taskYaml->second), policyPath.string() + " (task_yaml)");
+    c.taskYaml = taskYaml->second;
     const auto algo = p.metadata.find("algorithm");
     c.algorithm = algo == p.metadata.end() ? "" : algo->second;
   } else {

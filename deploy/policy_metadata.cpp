@@ -43,6 +43,7 @@ void visitMetadata(M& m, V& v) {
   v("control_dt", m.controlDt);
   v("sim_dt", m.simDt);
   v("decimation", m.decimation);
+  v("episode_length_s", m.episodeLengthS);
   v.section("actuator",
             "tau = clip(kp (q* - q) - kd qd, max(saturation (-1 - qd / velocity_limit), "
             "-effort), min(saturation (1 - qd / velocity_limit), effort))");
@@ -67,6 +68,8 @@ void visitMetadata(M& m, V& v) {
   v.section("terminations", "trained with (0: none); the controller's default safety limits");
   v("base_tilt_above", m.terminationTilt);
   v("base_height_below", m.terminationHeight);
+  v.section("task", "the task as trained (YAML text, diffloco's configs/tasks format)");
+  v("yaml", m.taskYaml);
   v.end();
 }
 

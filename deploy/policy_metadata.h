@@ -44,6 +44,7 @@ struct PolicyMetadata {
   int numObs = 0;
   double controlDt = 0.01, simDt = 0.01;  // policy period and simulator step [s]
   int decimation = 1;
+  double episodeLengthS = 0;  // the task's episode length [s] (evaluations)
   // Actuator (sim/actuator.h), the same for every joint except the effort limit.
   double kp = 0, kd = 0, saturation = 1e10, velocityLimit = 1e10, armature = 0;
   std::vector<double> effort;  // per joint: min(task effort, URDF effort) [N m]
@@ -58,6 +59,9 @@ struct PolicyMetadata {
   int solverIterations = 0;
   // Terminations trained with (0: absent): the controller's safety limits default to them.
   double terminationTilt = 0, terminationHeight = 0;
+  // The whole task as trained (YAML text of configs/tasks/*.yaml with every override applied):
+  // evaluations rebuild rewards and terminations from it with diffloco's own task parser.
+  std::string taskYaml;
 
   int numJoints() const { return static_cast<int>(jointNames.size()); }
   int jointIndex(const std::string& name) const;  // -1 if absent

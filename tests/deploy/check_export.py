@@ -39,7 +39,7 @@ def main():
     ok &= len(meta["joints"]["names"]) == int(nj)
     ok &= abs(meta["actuator"]["kp"] - float(kp)) < 1e-9
     for section in ["format", "joints", "action", "observation", "timing", "actuator", "commands",
-                    "simulation", "terminations"]:
+                    "simulation", "terminations", "task"]:
         ok &= section in meta
     yaml_path = os.path.join(d, "policy.yaml")
     print("metadata sections:", ", ".join(meta.keys()))

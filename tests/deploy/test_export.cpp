@@ -5,6 +5,7 @@
 // torch.jit.load) compares against.
 #include <gtest/gtest.h>
 #include <torch/torch.h>
+#include <yaml-cpp/yaml.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -215,6 +216,12 @@ TEST(Export, MetadataIsComplete) {
   EXPECT_DOUBLE_EQ(meta.controlDt, 0.02);
   EXPECT_DOUBLE_EQ(meta.simDt, 0.005);
   EXPECT_EQ(meta.decimation, 4);
+  EXPECT_DOUBLE_EQ(meta.episodeLengthS, 20.0);
+  // The embedded task parses back to the same task.
+  const envs::TaskConfig back = envs::parseTaskConfig(YAML::Load(meta.taskYaml), "task.yaml");
+  EXPECT_EQ(back.observations.size(), t.observations.size());
+  EXPECT_EQ(back.rewards.size(), t.rewards.size());
+  EXPECT_DOUBLE_EQ(back.sim.actuator.kp, t.sim.actuator.kp);
   EXPECT_DOUBLE_EQ(meta.kp, 85.0);
   EXPECT_DOUBLE_EQ(meta.kd, 0.6);
   EXPECT_DOUBLE_EQ(meta.armature, 0.1);
