@@ -24,7 +24,11 @@ def trained_contact(run):
     return m.group(1)
 
 
-def evaluate(diffloco, run, contact, episodes, envs):
+def evaluate(diffloco, run, contact, episodes, envs, cache=None):
+    if cache:  # evaluations written earlier: <cache>/<run name>.<own|hard>.json
+        path = os.path.join(cache, f"{os.path.basename(os.path.normpath(run))}.{contact or 'own'}.json")
+        if os.path.exists(path):
+            return json.loads(open(path).read().strip().splitlines()[-1])
     cmd = [diffloco, "eval", run, "--json", "--episodes", str(episodes), "--envs", str(envs)]
     if contact:
         cmd += ["--contact", contact]
@@ -44,13 +48,14 @@ def main():
     ap.add_argument("--envs", type=int, default=100)
     ap.add_argument("--md", help="also write the table (markdown) here")
     ap.add_argument("--json", help="also write every evaluation (JSON) here")
+    ap.add_argument("--cache", help="folder of earlier evaluations (<run>.own.json, <run>.hard.json)")
     a = ap.parse_args()
 
     groups, evals = {}, {}
     for run in a.runs:
         c = trained_contact(run)
-        own = evaluate(a.diffloco, run, None, a.episodes, a.envs)
-        hard = own if c == "hard" else evaluate(a.diffloco, run, "hard", a.episodes, a.envs)
+        own = evaluate(a.diffloco, run, None, a.episodes, a.envs, a.cache)
+        hard = own if c == "hard" else evaluate(a.diffloco, run, "hard", a.episodes, a.envs, a.cache)
         groups.setdefault(c, []).append((own, hard))
         evals[run] = {"trained": c, "own": own, "hard": hard}
         print(f"{run}: {c}: own {own['return_mean']:.0f} / {own['length_s_mean']:.2f} s, "
