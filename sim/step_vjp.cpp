@@ -18,9 +18,13 @@ using Mat3X = Eigen::Matrix<double, 3, Eigen::Dynamic>;
 // Scratch of the backward pass, kept per thread so that no step allocates.
 struct Scratch {
   KinematicsBar bar;
-  MatX Hbar, Jbar, Gbar, Gsym, WG;
-  Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> W;
+  MatX Hbar, Jbar, Gbar, Gsym;
+  Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> W, WG;
   VecX lambda, cbar, sigmaBar, work, dvbar, qmidBar, pbar, qn, vn, vnBar, dv, depthBar;
+  // softVjp: the sub-steps' states, the running adjoints and a per-sub-step StepAdjoint.
+  std::vector<VecX> qs, vs;
+  VecX qBar, vBar, Fbar;
+  std::unique_ptr<StepAdjoint> local;
   Mat3X Jw;
   explicit Scratch(const Model& m) : bar(m), Jw(3, m.nv()) {}
 };
@@ -133,7 +137,6 @@ void hardOrSmoothedVjp(const Model& model, const SimOptions& opt, Data& data,
     solve(model, data, S.lambda);
     S.dv = vn - data.u;
     S.Hbar.noalias() -= S.lambda * S.dv.transpose();
-    S.Jbar.noalias() = data.impulse.head(m) * S.lambda.transpose();
     S.pbar.noalias() = J * S.lambda;
     // p = GaussSeidel(G, c, sigma).
     solveContactsVjp(opt.contact, data, S.pbar, S.Gbar, S.cbar, S.sigmaBar, out.params.mu);
@@ -143,16 +146,37 @@ void hardOrSmoothedVjp(const Model& model, const SimOptions& opt, Data& data,
     for (int k = 0; k < nv; ++k)
       for (int i = model.dofParent[k]; i >= 0; i = model.dofParent[i])
         S.W.row(k) -= data.LD(k, i) * S.W.row(i);
+    // Jbar = p lambda^T (v' = u + W p) + cbar u^T (c = J u) + (Gbar + Gbar^T) W^T (G = J W), with
+    // lambda = H^-1 vnBar. Only the entries contactGeometryVjp reads are formed: per contact, the
+    // base angular columns and the joint columns of its foot's path (6 of 18 for the quadrupeds;
+    // the base linear columns of J are constant). The rest of Jbar stays zero.
+    S.Gsym = S.Gbar + S.Gbar.transpose();
+    S.Jbar.setZero(m, nv);
+    for (int a = 0; a < nc; ++a) {
+      const auto Gs = S.Gsym.middleRows<3>(3 * a);
+      const Vec3 pa = data.impulse.segment<3>(3 * a), ca = S.cbar.segment<3>(3 * a);
+      auto column = [&](int c) {
+        S.Jbar.block<3, 1>(3 * a, c) =
+            pa * S.lambda[c] + ca * data.u[c] + Gs.lazyProduct(S.W.row(c).transpose());
+      };
+      for (int c = 3; c < 6; ++c) column(c);
+      for (int i = model.feet[data.active[a]].body; i > 0; i = model.bodies[i].parent)
+        column(5 + i);
+    }
     // c = J u. The adjoint of u is then vnBar + J^T cbar, and H^-1 of it is lambda' + W cbar:
     // one solve saved.
-    S.Jbar.noalias() += S.cbar * data.u.transpose();
     ubar.noalias() += J.transpose() * S.cbar;
     S.lambda.noalias() += S.W * S.cbar;
-    // Small products: coefficient-wise kernels beat Eigen's blocked GEMM at these sizes.
-    S.Gsym = S.Gbar + S.Gbar.transpose();
-    S.Jbar.noalias() += S.Gsym.lazyProduct(S.W.transpose());
+    // Hbar -= W Gbar W^T, only on the entries crbaVjp reads: (i, k) and (k, i) for i = k or i an
+    // ancestor dof of k (H's tree-sparsity pattern). Rows of W and W Gbar are contiguous.
     S.WG.noalias() = S.W.lazyProduct(S.Gbar);
-    S.Hbar.noalias() -= S.WG.lazyProduct(S.W.transpose());
+    for (int k = 0; k < nv; ++k) {
+      S.Hbar(k, k) -= S.WG.row(k).dot(S.W.row(k));
+      for (int i = model.dofParent[k]; i >= 0; i = model.dofParent[i]) {
+        S.Hbar(i, k) -= S.WG.row(i).dot(S.W.row(k));
+        S.Hbar(k, i) -= S.WG.row(k).dot(S.W.row(i));
+      }
+    }
     // sigma = sigmoid(kappa d).
     VecX& depthBar = S.depthBar;
     depthBar.setZero(nc);
@@ -192,11 +216,29 @@ void softVjp(const Model& model, const SimOptions& opt, Data& /*data*/,
     tape.clear();
     for (int s = 0; s < n; ++s) tape.push_back(std::make_unique<Data>(model));
   }
-  std::vector<VecX> qs(n + 1, q), vs(n + 1, v);
-  for (int s = 0; s < n; ++s) step(model, sub, *tape[s], qs[s], vs[s], qTarget, qs[s + 1], vs[s + 1]);
+  // No heap allocation once the per-thread scratch has its sizes.
+  std::vector<VecX>& qs = S.qs;
+  std::vector<VecX>& vs = S.vs;
+  if (static_cast<int>(qs.size()) < n + 1) {
+    qs.resize(n + 1);
+    vs.resize(n + 1);
+  }
+  for (int s = 0; s <= n; ++s) {  // step() writes through Refs: the sizes must be right
+    qs[s].resize(model.nq());
+    vs[s].resize(nv);
+  }
+  qs[0] = q;
+  vs[0] = v;
+  for (int s = 0; s < n; ++s)
+    step(model, sub, *tape[s], qs[s], vs[s], qTarget, qs[s + 1], vs[s + 1]);
 
-  VecX qBar = gq, vBar = gv;
-  StepAdjoint local(model);
+  VecX& qBar = S.qBar;
+  VecX& vBar = S.vBar;
+  qBar = gq;
+  vBar = gv;
+  if (!S.local) S.local = std::make_unique<StepAdjoint>(model);
+  StepAdjoint& local = *S.local;
+  local.setZero(model);
   for (int s = n - 1; s >= 0; --s) {
     Data& data = *tape[s];
     const VecX& qs0 = qs[s];
@@ -211,16 +253,19 @@ void softVjp(const Model& model, const SimOptions& opt, Data& /*data*/,
     S.dvbar.setZero(nv);
     data.work = 0.5 * h * (vs0 + v1);
     integrateVjp(model, qs0, data.work, qBar, local.q, S.dvbar);
-    const VecX v1Bar = vBar + 0.5 * h * S.dvbar;
+    VecX& v1Bar = S.vnBar;
+    v1Bar = vBar + 0.5 * h * S.dvbar;
     local.v += 0.5 * h * S.dvbar;
 
     // v1 = u + h H^-1 F, F = sum_a J_a^T f_a.
     S.lambda = v1Bar;
     solve(model, data, S.lambda);
     S.Hbar.noalias() -= S.lambda * (v1 - data.u).transpose();
-    const VecX Fbar = h * S.lambda;
+    VecX& Fbar = S.Fbar;
+    Fbar = h * S.lambda;
     S.Jbar.setZero(3 * nf, nv);
-    VecX depthBar = VecX::Zero(nf);
+    VecX& depthBar = S.depthBar;
+    depthBar.setZero(nf);
     for (int a = 0; a < nf; ++a) {
       const double d = data.depth[data.active[a]];
       if (d < 0) continue;
@@ -257,7 +302,8 @@ void softVjp(const Model& model, const SimOptions& opt, Data& /*data*/,
       local.v.noalias() += Ja.transpose() * vcb;
     }
     contactGeometryVjp(model, data, S.Jbar, depthBar, S, local.params.footOffset);
-    dynamicsVjp(model, sub, data, qs0, vs0, qTarget, h, v1Bar, S, local, true);  // u's adjoint is v1's
+    dynamicsVjp(model, sub, data, qs0, vs0, qTarget, h, v1Bar, S, local,
+                true);  // u's adjoint is v1's
     qBar = local.q;
     vBar = local.v;
   }
@@ -269,10 +315,10 @@ void softVjp(const Model& model, const SimOptions& opt, Data& /*data*/,
 
 }  // namespace
 
-void stepVjp(const Model& model, const SimOptions& opt, Data& data,
-             const Eigen::Ref<const VecX>& q, const Eigen::Ref<const VecX>& v,
-             const Eigen::Ref<const VecX>& qTarget, const Eigen::Ref<const VecX>& gqNext,
-             const Eigen::Ref<const VecX>& gvNext, StepAdjoint& out) {
+void stepVjp(const Model& model, const SimOptions& opt, Data& data, const Eigen::Ref<const VecX>& q,
+             const Eigen::Ref<const VecX>& v, const Eigen::Ref<const VecX>& qTarget,
+             const Eigen::Ref<const VecX>& gqNext, const Eigen::Ref<const VecX>& gvNext,
+             StepAdjoint& out) {
   switch (opt.contact.model) {
     case ContactModel::Soft:
       if (opt.contact.integrator == Integrator::Adaptive)  // step sizes frozen, sim/adaptive.h
@@ -287,7 +333,8 @@ void stepVjp(const Model& model, const SimOptions& opt, Data& data,
       hardOrSmoothedVjp(model, smoothed, data, q, v, qTarget, gqNext, gvNext, out);
       break;
     }
-    default: hardOrSmoothedVjp(model, opt, data, q, v, qTarget, gqNext, gvNext, out);
+    default:
+      hardOrSmoothedVjp(model, opt, data, q, v, qTarget, gqNext, gvNext, out);
   }
 }
 
