@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "envs/robot.h"
+#include "sim/adaptive.h"
 
 namespace diffloco::envs {
 namespace fs = std::filesystem;
@@ -302,6 +303,28 @@ TaskConfig parseTaskConfig(const YAML::Node& taskNode, const std::string& source
     r.get("soft_kd", c.softKd);
     r.get("soft_kf", c.softKf);
     r.get("soft_substeps", c.softSubsteps);
+    // Time integration of the soft model (sim/adaptive.h): fixed sub-steps or Dormand-Prince 5(4)
+    // with a PI step-size controller; the tolerances and the cap on steps per env step.
+    if (r.has("integrator")) {
+      std::string integrator = sim::toString(c.integrator);
+      r.get("integrator", integrator);
+      try {
+        c.integrator = sim::parseIntegrator(integrator);
+      } catch (const std::invalid_argument& e) {
+        r.fail(top.sub("sim")["integrator"], std::string("sim.integrator: ") + e.what());
+      }
+    }
+    r.getPositive("rtol", c.adaptive.rtol);
+    r.getPositive("atol", c.adaptive.atol);
+    r.get("max_substeps", c.adaptive.maxSteps);
+    if (r.has("max_substeps") && c.adaptive.maxSteps < 1)
+      r.fail(top.sub("sim")["max_substeps"], "sim.max_substeps must be >= 1");
+    if (c.adaptive.rtol >= 1) r.fail(top.sub("sim")["rtol"], "sim.rtol must be < 1");
+    if (c.integrator == sim::Integrator::Adaptive && c.model != sim::ContactModel::Soft)
+      r.fail(top.sub("sim")["integrator"],
+             std::string("sim.integrator: adaptive integrates the soft contact model only (contact "
+                         "is ") +
+                 sim::toString(c.model) + ")");
     r.finish();
   }
   {

@@ -2,6 +2,7 @@
 #include "sim/adaptive.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <memory>
 #include <stdexcept>
@@ -224,6 +225,14 @@ double eventFraction(const Work& W, double h, const double tol[3]) {
 
 }  // namespace
 
+namespace {
+std::atomic<AdaptiveCapHandler> gCapHandler{nullptr};
+std::atomic<long long> gCapHits{0};
+}  // namespace
+
+void setAdaptiveCapHandler(AdaptiveCapHandler handler) { gCapHandler.store(handler); }
+long long adaptiveCapHitsTotal() { return gCapHits.load(); }
+
 namespace rk {
 
 int integrateAdaptive(const Model& model, const SimOptions& opt, Data& data,
@@ -362,7 +371,11 @@ int integrateAdaptive(const Model& model, const SimOptions& opt, Data& data,
       rejectedLast = true;
     }
   }
-  if (st.capHit) ++data.adaptiveCapHits;
+  if (st.capHit) {
+    ++data.adaptiveCapHits;
+    ++gCapHits;
+    if (const AdaptiveCapHandler h = gCapHandler.load()) h(opt, st);
+  }
   xOut = W.x;
   return st.accepted;
 }

@@ -141,6 +141,15 @@ void adaptiveStepVjp(const Model& model, const SimOptions& opt, Data& data,
                      const Eigen::Ref<const VecX>& qTarget, const Eigen::Ref<const VecX>& gqNext,
                      const Eigen::Ref<const VecX>& gvNext, StepAdjoint& out);
 
+// Process-wide report of env steps that hit AdaptiveOptions::maxSteps (Data::adaptive.capHit),
+// for callers that log (sim/ has no logger): the handler, if set, is called from the stepping
+// thread (pool workers included: it must be thread-safe) with the step's options and statistics,
+// by every adaptiveStep that hits the cap, forward or re-run inside the backward pass.
+// adaptiveCapHitsTotal() counts those calls since program start.
+using AdaptiveCapHandler = void (*)(const SimOptions& opt, const Data::AdaptiveStats& stats);
+void setAdaptiveCapHandler(AdaptiveCapHandler handler);
+long long adaptiveCapHitsTotal();
+
 // Bytes the backward pass of one env step holds for its checkpoints: (nq + nv + 1) doubles per
 // accepted step. (Per step it also reuses seven scratch Data and 3 x 6 state-sized vectors.)
 std::size_t adaptiveCheckpointBytes(const Model& model, int acceptedSteps);
