@@ -31,7 +31,10 @@ MujocoEpisodes evaluateInMujoco(const std::string& policyPath, const sim::Model&
                              " s does not divide the control period " +
                              std::to_string(meta.controlDt) + " s");
   MujocoModel mj(toMjcf(model, mo));
-  const int steps = std::max(1, static_cast<int>(std::lround(o.episodeLengthS / meta.controlDt)));
+  const double lengthS = o.episodeLengthS > 0 ? o.episodeLengthS : meta.episodeLengthS;
+  if (!(lengthS > 0))
+    throw std::runtime_error(policyPath + ": no episode length (metadata or options)");
+  const int steps = std::max(1, static_cast<int>(std::lround(lengthS / meta.controlDt)));
 
   // Default configuration: base at the default height, level; default joint angles.
   VecX q0 = sim::neutralConfiguration(model), v0 = VecX::Zero(model.nv());
@@ -45,6 +48,7 @@ MujocoEpisodes evaluateInMujoco(const std::string& policyPath, const sim::Model&
   MujocoEpisodes r;
   r.timestep = mo.timestep;
   r.controlDt = meta.controlDt;
+  r.episodeLengthS = lengthS;
   deploy::RobotState s;
   s.jointPos.resize(nj);
   s.jointVel.resize(nj);

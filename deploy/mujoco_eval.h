@@ -20,10 +20,10 @@ namespace diffloco::mj {
 
 struct MujocoEvalOptions {
   int episodes = 10;
-  double episodeLengthS = 20;  // the task's episode length (not in the metadata)
-  double timestep = 0;         // MuJoCo step [s]; 0: the metadata's sim_dt. Must divide control_dt.
-  double friction = 0;         // 0: the metadata's friction
-  double jointPosNoise = 0;    // U(-x, x) added to the default joint angles at reset [rad]
+  double episodeLengthS = 0;  // [s]; 0: the task's (metadata timing.episode_length_s)
+  double timestep = 0;        // MuJoCo step [s]; 0: the metadata's sim_dt. Must divide control_dt.
+  double friction = 0;        // 0: the metadata's friction
+  double jointPosNoise = 0;   // U(-x, x) added to the default joint angles at reset [rad]
   std::uint64_t seed = 0;
 };
 
@@ -36,7 +36,7 @@ struct MujocoEpisodes {
   std::vector<double> linVelErr2;   // mean over decisions of |cmd_xy - v_xy (base axes)|^2
   std::vector<double> yawRateErr2;  // mean over decisions of (cmd_wz - w_z)^2
   std::vector<double> command[3];   // the command of each episode (v_x, v_y, w_z)
-  double timestep = 0, controlDt = 0;
+  double timestep = 0, controlDt = 0, episodeLengthS = 0;
 };
 
 // policyPath: a file written by `diffloco export`; model: the robot as parsed from its URDF (the

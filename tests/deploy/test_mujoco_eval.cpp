@@ -88,7 +88,7 @@ TEST(MujocoEval, ExportedFileFromEnvironment) {
   const Robot robot = loadRobot(env("DIFFLOCO_MUJOCO_EVAL_ROBOT", "quadruped"));
   MujocoEvalOptions o;
   o.episodes = std::stoi(env("DIFFLOCO_MUJOCO_EVAL_EPISODES", "10"));
-  o.episodeLengthS = std::stod(env("DIFFLOCO_MUJOCO_EVAL_LENGTH", "10"));
+  o.episodeLengthS = std::stod(env("DIFFLOCO_MUJOCO_EVAL_LENGTH", "0"));  // 0: the task's
   o.timestep = std::stod(env("DIFFLOCO_MUJOCO_EVAL_DT", "0"));
   o.jointPosNoise = 0.05;
   const MujocoEpisodes r = evaluateInMujoco(path, robot.model, o);
@@ -103,7 +103,7 @@ TEST(MujocoEval, ExportedFileFromEnvironment) {
   std::printf(
       "MuJoCo (dt %.4f s): %d episodes, mean length %.2f s of %.1f, falls %d, mean vx "
       "%.3f m/s, lin vel err^2 %.3f\n",
-      r.timestep, o.episodes, len / n, o.episodeLengthS, falls, vx / n, lin / n);
+      r.timestep, o.episodes, len / n, r.episodeLengthS, falls, vx / n, lin / n);
 }
 
 }  // namespace
