@@ -3,15 +3,24 @@
 #include <spdlog/spdlog.h>
 #include <yaml-cpp/yaml.h>
 
+#include <torch/script.h>
+
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
 
+#include "deploy/policy_metadata.h"
+#include "envs/robot.h"
 #include "envs/sim_function.h"
 #include "policies/actor_critic.h"
 #include "train/commands.h"
 #include "train/config.h"
 #include "train/evaluation.h"
+
+#ifdef DIFFLOCO_WITH_MUJOCO
+#include "deploy/mujoco_eval.h"
+#endif
 
 namespace diffloco::cli {
 
@@ -25,6 +34,9 @@ struct EvalArgs {
   std::string contact;
   double dt = 0;
   int iterations = 0;
+  std::string robot;            // mujoco: URDF or robot name (default: the policy's robot)
+  double episodeLengthS = 0;    // mujoco: 0 = the task's
+  double resetNoise = 0.1;      // mujoco: U(-x, x) on the default joint angles at reset [rad]
   train::EvalOptions options;
   bool json = false;
 };
@@ -36,6 +48,32 @@ struct LoadedForEval {
   envs::TaskConfig task;
 };
 
+// `diffloco export` files: TorchScript with metadata_json and (since the task is needed for
+// rewards) task_yaml attributes.
+bool isExported(const fs::path& file) {
+  try {
+    torch::jit::Module m = torch::jit::load(file.string());
+    return m.hasattr("metadata_json");
+  } catch (const c10::Error&) {
+    return false;
+  }
+}
+
+struct Exported {
+  torch::jit::Module module;
+  deploy::PolicyMetadata meta;
+  std::string taskYaml;  // empty if the file has none
+};
+
+Exported loadExported(const std::string& path) {
+  Exported e;
+  e.module = torch::jit::load(path);
+  e.module.eval();
+  e.meta = deploy::parsePolicyMetadata(e.module.attr("metadata_json").toStringRef(), path);
+  if (e.module.hasattr("task_yaml")) e.taskYaml = e.module.attr("task_yaml").toStringRef();
+  return e;
+}
+
 LoadedForEval load(const std::string& path) {
   fs::path file = path, runDir;
   if (fs::is_directory(file)) {
@@ -45,6 +83,20 @@ LoadedForEval load(const std::string& path) {
     runDir = file.parent_path();
   }
   if (!fs::exists(file)) throw std::runtime_error(file.string() + ": no such policy file");
+  if (isExported(file)) {
+    Exported e = loadExported(file.string());
+    if (e.taskYaml.empty())
+      throw std::runtime_error(file.string() +
+                               ": the exported file carries no task_yaml (export it again)");
+    LoadedForEval out;
+    out.task = envs::parseTaskConfig(YAML::Load(e.taskYaml), file.string() + " (task_yaml)");
+    out.task.name = e.meta.task;
+    auto module = std::make_shared<torch::jit::Module>(e.module);
+    out.policy = [module](const torch::Tensor& obs) {
+      return module->forward({obs}).toTensor();
+    };
+    return out;
+  }
   policies::LoadedPolicy p = policies::loadPolicy(file.string());
   LoadedForEval out;
   const auto it = p.metadata.find("task_yaml");
@@ -64,17 +116,67 @@ LoadedForEval load(const std::string& path) {
   return out;
 }
 
+#ifdef DIFFLOCO_WITH_MUJOCO
+// MuJoCo engine: only the exported file and the robot's URDF. No rewards (the return is not
+// computed: NaN); lengths, falls, speed and tracking errors as in our engine.
+train::EvalResult evaluateMujoco(const EvalArgs& a) {
+  if (!isExported(a.policy))
+    throw std::runtime_error(a.policy +
+                             ": --engine mujoco takes a file written by `diffloco export`");
+  const Exported e = loadExported(a.policy);
+  const Robot robot = loadRobot(a.robot.empty() ? e.meta.robot : a.robot);
+  mj::MujocoEvalOptions o;
+  o.episodes = a.options.episodes;
+  o.seed = a.options.seed;
+  o.timestep = a.dt;
+  o.episodeLengthS = a.episodeLengthS;
+  o.jointPosNoise = a.resetNoise;
+  if (o.episodeLengthS <= 0 && !e.taskYaml.empty())
+    o.episodeLengthS = envs::parseTaskConfig(YAML::Load(e.taskYaml), a.policy).episodeLengthS;
+  if (o.episodeLengthS <= 0)
+    throw std::runtime_error(a.policy + ": no task_yaml in the file: give --episode-length");
+  const mj::MujocoEpisodes m = mj::evaluateInMujoco(a.policy, robot.model, o);
+  train::EvalResult r;
+  r.task = e.meta.task;
+  r.contact = "mujoco";
+  r.simDt = m.timestep;
+  r.commands = e.meta.commandsEnabled;
+  for (size_t i = 0; i < m.lengthS.size(); ++i) {
+    train::EpisodeStats s;
+    s.ret = std::nan("");
+    s.lengthS = m.lengthS[i];
+    s.fell = m.fell[i] != 0;
+    s.meanVx = m.meanVx[i];
+    s.meanSpeed = m.meanSpeed[i];
+    s.linVelErr2 = m.linVelErr2[i];
+    s.yawRateErr2 = m.yawRateErr2[i];
+    r.episodes.push_back(s);
+  }
+  return r;
+}
+#endif
+
 void print(const train::EvalResult& r, bool json) {
   const auto s = r.summary();
   if (json) {
     std::printf("{\"task\": \"%s\", \"contact\": \"%s\"", r.task.c_str(), r.contact.c_str());
-    for (const auto& [k, v] : s) std::printf(", \"%s\": %.6g", k.c_str(), v);
+    for (const auto& [k, v] : s) {
+      if (std::isfinite(v))
+        std::printf(", \"%s\": %.6g", k.c_str(), v);
+      else
+        std::printf(", \"%s\": null", k.c_str());  // e.g. the return under MuJoCo
+    }
     std::printf("}\n");
     return;
   }
-  std::printf("task %s, contact %s, sim dt %g s, %d solver iterations: %d episodes\n",
-              r.task.c_str(), r.contact.c_str(), r.simDt, r.iterations,
-              static_cast<int>(s.at("episodes")));
+  if (r.contact == "mujoco")
+    std::printf("task %s, MuJoCo, sim dt %g s: %d episodes (no return: MuJoCo computes no "
+                "rewards)\n",
+                r.task.c_str(), r.simDt, static_cast<int>(s.at("episodes")));
+  else
+    std::printf("task %s, contact %s, sim dt %g s, %d solver iterations: %d episodes\n",
+                r.task.c_str(), r.contact.c_str(), r.simDt, r.iterations,
+                static_cast<int>(s.at("episodes")));
   auto row = [&](const char* name, const std::string& key, const char* unit) {
     std::printf("  %-22s %10.4g +- %-10.4g %s\n", name, s.at(key + "_mean"), s.at(key + "_std"),
                 unit);
@@ -99,13 +201,22 @@ Runner addEvalCommand(CLI::App& app) {
       "episode length, speed, velocity-tracking errors and falls, mean +- std over episodes");
   auto a = std::make_shared<EvalArgs>();
   cmd->add_option("policy", a->policy, "run folder or policy file (policy.pt)")->required();
-  cmd->add_option("--engine", a->engine, "simulator: diffloco")
-      ->check(CLI::IsMember({"diffloco"}))
+  cmd->add_option("--engine", a->engine,
+                  "simulator: diffloco, or mujoco (MuJoCo compiles the robot's URDF; takes an "
+                  "exported file; no return, the rest as with diffloco)")
+      ->check(CLI::IsMember({"diffloco", "mujoco"}))
+      ->capture_default_str();
+  cmd->add_option("--robot", a->robot, "mujoco: robot name or URDF (default: the policy's)");
+  cmd->add_option("--episode-length", a->episodeLengthS,
+                  "mujoco: episode length [s] (default: the task's)");
+  cmd->add_option("--reset-noise", a->resetNoise,
+                  "mujoco: uniform noise on the default joint angles at reset [rad]")
       ->capture_default_str();
   cmd->add_option("--contact", a->contact,
                   "contact model (default: the one trained with): hard, smoothed, soft, "
                   "straight_through");
-  cmd->add_option("--dt", a->dt, "simulator step [s] (must divide the env step; default: trained)");
+  cmd->add_option("--dt", a->dt,
+                  "simulator step [s] (must divide the env step; default: trained)");
   cmd->add_option("--iterations", a->iterations, "Gauss-Seidel iterations (default: trained)");
   cmd->add_option("--episodes", a->options.episodes, "episodes to collect")->capture_default_str();
   cmd->add_option("--envs", a->options.numEnvs, "parallel environments")->capture_default_str();
@@ -114,9 +225,17 @@ Runner addEvalCommand(CLI::App& app) {
   cmd->add_option("--threads", a->options.threads, "simulator threads")->capture_default_str();
   cmd->add_flag("--json", a->json, "one JSON object on stdout");
   return [a] {
+    envs::setTorchThreads(1);  // small tensors: more threads would only fight the simulator
+    if (a->engine == "mujoco") {
+#ifdef DIFFLOCO_WITH_MUJOCO
+      print(evaluateMujoco(*a), a->json);
+      return 0;
+#else
+      throw std::runtime_error("--engine mujoco: this diffloco was built without MuJoCo");
+#endif
+    }
     LoadedForEval l = load(a->policy);
     train::overrideSimulation(l.task, a->contact, a->dt, a->iterations);
-    envs::setTorchThreads(1);  // small tensors: more threads would only fight the simulator
     print(train::evaluatePolicy(l.task, l.policy, a->options), a->json);
     return 0;
   };

@@ -88,6 +88,29 @@ rc=0
 [ "$rc" -eq 1 ] && grep -q "must be a multiple of sim.dt" "$dir/eval_bad.txt" ||
   fail "a sim step that does not divide the env step must be a clear error: $(cat "$dir/eval_bad.txt")"
 
+# eval of an exported file: same numbers as the run it came from (same seed), and under MuJoCo.
+"$bin" export "$run" -o "$dir/exported/policy.pt" >"$dir/export.log" 2>&1 ||
+  { cat "$dir/export.log"; fail "export failed"; }
+"$bin" eval "$dir/exported/policy.pt" --episodes 3 --envs 2 --json >"$dir/eval_exported.json" \
+  2>"$dir/eval_exported.err" || { cat "$dir/eval_exported.err"; fail "eval of an exported file failed"; }
+python3 - "$dir/eval.json" "$dir/eval_exported.json" <<'PY' || fail "exported and training-time policies must evaluate alike"
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:3])
+for k in a:
+    if isinstance(a[k], float) and abs(a[k] - b[k]) > 1e-4 * max(1.0, abs(a[k])):
+        sys.exit(f"{k}: run {a[k]} vs exported {b[k]}")
+PY
+if "$bin" eval --help | grep -q mujoco; then
+  "$bin" eval "$dir/exported/policy.pt" --engine mujoco --episodes 2 --json \
+    >"$dir/eval_mj.json" 2>"$dir/eval_mj.err" || { cat "$dir/eval_mj.err"; fail "eval --engine mujoco failed"; }
+  grep -q '"contact": "mujoco"' "$dir/eval_mj.json" && grep -q '"return_mean": null' "$dir/eval_mj.json" ||
+    fail "MuJoCo evaluation JSON: $(cat "$dir/eval_mj.json")"
+  rc=0
+  "$bin" eval "$run" --engine mujoco >"$dir/eval_mj_bad.txt" 2>&1 || rc=$?
+  [ "$rc" -eq 1 ] && grep -q "takes a file written by .diffloco export" "$dir/eval_mj_bad.txt" ||
+    fail "MuJoCo eval of a training archive must say it needs an exported file"
+fi
+
 # Resume: 4 iterations in one go == 2 iterations, then --resume to 4 (same seed). The learning
 # columns of metrics.csv (everything but wall-clock and speed) must match to the last digit.
 cat >"$dir/resume.yaml" <<'YAML'
