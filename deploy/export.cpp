@@ -230,9 +230,6 @@ ExportResult exportPolicy(const std::string& run, const std::string& out,
   it = p.metadata.find("task");
   if (it != p.metadata.end()) r.metadata.task = it->second;
   torch::jit::Module m = buildExportModule(p.actor, r.metadata);
-  // The whole task as trained (rewards, terminations, resets): `diffloco eval` rebuilds the
-  // training environment from the exported file alone.
-  m.register_attribute("task_yaml", c10::StringType::get(), c.taskYaml);
   r.modulePath = out;
   r.yamlPath = (fs::path(out).parent_path() / (fs::path(out).stem().string() + ".yaml")).string();
   if (!fs::path(out).parent_path().empty()) fs::create_directories(fs::path(out).parent_path());

@@ -48,8 +48,8 @@ struct LoadedForEval {
   envs::TaskConfig task;
 };
 
-// `diffloco export` files: TorchScript with metadata_json and (since the task is needed for
-// rewards) task_yaml attributes.
+// `diffloco export` files: TorchScript with a metadata_json attribute (deploy/policy_metadata.h),
+// which carries the whole task as trained (rewards, terminations, resets).
 bool isExported(const fs::path& file) {
   try {
     torch::jit::Module m = torch::jit::load(file.string());
@@ -70,7 +70,7 @@ Exported loadExported(const std::string& path) {
   e.module = torch::jit::load(path);
   e.module.eval();
   e.meta = deploy::parsePolicyMetadata(e.module.attr("metadata_json").toStringRef(), path);
-  if (e.module.hasattr("task_yaml")) e.taskYaml = e.module.attr("task_yaml").toStringRef();
+  e.taskYaml = e.meta.taskYaml;
   return e;
 }
 
@@ -87,7 +87,7 @@ LoadedForEval load(const std::string& path) {
     Exported e = loadExported(file.string());
     if (e.taskYaml.empty())
       throw std::runtime_error(file.string() +
-                               ": the exported file carries no task_yaml (export it again)");
+                               ": the exported file's metadata carries no task (export it again)");
     LoadedForEval out;
     out.task = envs::parseTaskConfig(YAML::Load(e.taskYaml), file.string() + " (task_yaml)");
     out.task.name = e.meta.task;
