@@ -37,6 +37,7 @@ struct EvalArgs {
   std::string robot;            // mujoco: URDF or robot name (default: the policy's robot)
   double episodeLengthS = 0;    // mujoco: 0 = the task's
   double resetNoise = 0.1;      // mujoco: U(-x, x) on the default joint angles at reset [rad]
+  double resetScale = 1;        // diffloco: scale of the task's initial-state noise
   train::EvalOptions options;
   bool json = false;
 };
@@ -209,6 +210,10 @@ Runner addEvalCommand(CLI::App& app) {
   cmd->add_option("--robot", a->robot, "mujoco: robot name or URDF (default: the policy's)");
   cmd->add_option("--episode-length", a->episodeLengthS,
                   "mujoco: episode length [s] (default: the task's)");
+  cmd->add_option("--reset-scale", a->resetScale,
+                  "diffloco: multiplies the task's initial-state noise (1: as trained, 0: default "
+                  "pose at rest)")
+      ->capture_default_str();
   cmd->add_option("--reset-noise", a->resetNoise,
                   "mujoco: uniform noise on the default joint angles at reset [rad]")
       ->capture_default_str();
@@ -236,6 +241,7 @@ Runner addEvalCommand(CLI::App& app) {
     }
     LoadedForEval l = load(a->policy);
     train::overrideSimulation(l.task, a->contact, a->dt, a->iterations);
+    train::scaleResetNoise(l.task, a->resetScale);
     print(train::evaluatePolicy(l.task, l.policy, a->options), a->json);
     return 0;
   };

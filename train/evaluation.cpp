@@ -20,6 +20,14 @@ void overrideSimulation(envs::TaskConfig& task, const std::string& contact, doub
   if (iterations > 0) task.sim.contact.iterations = iterations;
 }
 
+void scaleResetNoise(envs::TaskConfig& task, double scale) {
+  if (!(scale >= 0)) throw std::invalid_argument("reset noise scale must be >= 0");
+  envs::ResetConfig& r = task.reset;
+  for (double* x : {&r.jointPosNoise, &r.jointVelNoise, &r.basePosNoise, &r.baseRotNoise,
+                    &r.baseLinVelNoise, &r.baseAngVelNoise})
+    *x *= scale;
+}
+
 EvalResult evaluatePolicy(const envs::TaskConfig& task, const PolicyFn& policy,
                           const EvalOptions& o) {
   if (o.numEnvs < 1 || o.episodes < 1)

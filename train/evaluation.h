@@ -62,4 +62,8 @@ EvalResult evaluatePolicy(const envs::TaskConfig& task, const PolicyFn& policy,
 void overrideSimulation(envs::TaskConfig& task, const std::string& contact, double simDt,
                         int iterations);
 
+// Multiplies every initial-state noise of the task's resets by `scale` (1: as trained; 0: every
+// episode starts from the default pose at rest).
+void scaleResetNoise(envs::TaskConfig& task, double scale);
+
 }  // namespace diffloco::train
