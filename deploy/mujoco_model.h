@@ -64,9 +64,9 @@ class MujocoModel {
   void adopt(mjModel* model);  // makes d; deletes `model` if that fails
 };
 
-// Our (q, v) -> MuJoCo (qpos, qvel); arrays of size nq and nv. The layouts are the same (sim/model.h
-// adopts MuJoCo's free-joint convention), so these are copies; they exist so that a future change of
-// convention has one place to go.
+// Our (q, v) -> MuJoCo (qpos, qvel); arrays of size nq and nv. The layouts are the same
+// (sim/model.h adopts MuJoCo's free-joint convention), so these are copies; they exist so that a
+// future change of convention has one place to go.
 void toMujocoState(const sim::Model& model, const VecX& q, const VecX& v, mjtNum* qpos,
                    mjtNum* qvel);
 // MuJoCo (qpos, qvel) -> our (q, v).
