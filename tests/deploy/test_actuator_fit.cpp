@@ -1,6 +1,7 @@
 // deploy/actuator_fit: the fit recovers a known drive from a synthetic log (delay, Coulomb
 // friction, noise) within 5%; bad logs fail naming the file and the line.
 #include <gtest/gtest.h>
+#include <unistd.h>  // getpid: one temp folder per test process (ctest -j)
 
 #include <cmath>
 #include <filesystem>
@@ -14,7 +15,8 @@ namespace {
 namespace fs = std::filesystem;
 
 std::string tmpFile(const std::string& name, const std::string& content) {
-  const fs::path dir = fs::temp_directory_path() / "diffloco_test_actuator_fit";
+  const fs::path dir =
+      fs::temp_directory_path() / ("diffloco_test_actuator_fit_" + std::to_string(::getpid()));
   fs::create_directories(dir);
   const std::string p = (dir / name).string();
   std::ofstream(p) << content;

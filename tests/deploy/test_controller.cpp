@@ -3,6 +3,7 @@
 // -> stand up -> policy -> damping) with its limit checks.
 #include <gtest/gtest.h>
 #include <torch/torch.h>
+#include <unistd.h>  // getpid: one temp folder per test process (ctest -j)
 
 #include <filesystem>
 
@@ -28,7 +29,8 @@ const Exported& exported(const std::string& config) {
   static std::map<std::string, Exported> cache;
   auto it = cache.find(config);
   if (it != cache.end()) return it->second;
-  const fs::path d = fs::temp_directory_path() / "diffloco_test_controller" / config;
+  const fs::path d = fs::temp_directory_path() /
+                     ("diffloco_test_controller_" + std::to_string(::getpid())) / config;
   fs::remove_all(d);
   fs::create_directories(d);
   Exported e;

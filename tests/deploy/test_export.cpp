@@ -5,6 +5,7 @@
 // torch.jit.load) compares against.
 #include <gtest/gtest.h>
 #include <torch/torch.h>
+#include <unistd.h>  // getpid: one temp folder per test process (ctest -j)
 #include <yaml-cpp/yaml.h>
 
 #include <cstdlib>
@@ -26,7 +27,8 @@ namespace fs = std::filesystem;
 using torch::Tensor;
 
 fs::path scratch(const std::string& name) {
-  const fs::path d = fs::temp_directory_path() / "diffloco_test_export" / name;
+  const fs::path d =
+      fs::temp_directory_path() / ("diffloco_test_export_" + std::to_string(::getpid())) / name;
   fs::remove_all(d);
   fs::create_directories(d);
   return d;

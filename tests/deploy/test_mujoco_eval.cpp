@@ -3,6 +3,7 @@
 // episode; a random policy gives finite per-episode results of the right sizes.
 #include <gtest/gtest.h>
 #include <torch/torch.h>
+#include <unistd.h>  // getpid: one temp folder per test process (ctest -j)
 
 #include <cstdlib>
 #include <filesystem>
@@ -20,7 +21,8 @@ namespace fs = std::filesystem;
 
 // Exports an actor for the ANYmal velocity task; zero weights give a zero action.
 std::string exportActor(const std::string& name, bool zero) {
-  const fs::path d = fs::temp_directory_path() / "diffloco_test_mujoco_eval" / name;
+  const fs::path d = fs::temp_directory_path() /
+                     ("diffloco_test_mujoco_eval_" + std::to_string(::getpid())) / name;
   fs::remove_all(d);
   fs::create_directories(d);
   const train::TrainConfig cfg = train::loadTrainConfig(configDir() + "/velocity_anymal_shac.yaml");
