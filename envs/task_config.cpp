@@ -8,39 +8,38 @@
 #include <set>
 #include <stdexcept>
 
+#include "envs/did_you_mean.h"
 #include "envs/robot.h"
 #include "sim/adaptive.h"
 
 namespace diffloco::envs {
 namespace fs = std::filesystem;
 
-namespace {
-
-// Levenshtein distance, for "did you mean" hints.
-size_t editDistance(const std::string& a, const std::string& b) {
-  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
+std::size_t editDistance(const std::string& a, const std::string& b) {
+  std::vector<std::size_t> prev(b.size() + 1), cur(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
     cur[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j)
+    for (std::size_t j = 1; j <= b.size(); ++j)
       cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] != b[j - 1])});
     std::swap(prev, cur);
   }
   return prev[b.size()];
 }
 
-std::string suggestion(const std::string& key, const std::vector<std::string>& known) {
+std::string didYouMean(const std::string& key, const std::vector<std::string>& known) {
   std::string best;
-  size_t bestD = 3;  // only close matches
+  std::size_t bestD = std::max<std::size_t>(2, key.size() / 3) + 1;  // close matches only
   for (const auto& k : known) {
-    const size_t d = editDistance(key, k);
+    const std::size_t d = editDistance(key, k);
     if (d < bestD) bestD = d, best = k;
   }
-  std::string s = best.empty() ? "" : " (did you mean '" + best + "'?)";
   std::string all;
   for (const auto& k : known) all += (all.empty() ? "" : ", ") + k;
-  return s + "; known: " + all;
+  return (best.empty() ? "" : " (did you mean '" + best + "'?)") + std::string("; known: ") + all;
 }
+
+namespace {
 
 // Reads one YAML map strictly: every key must be read (get/sub) before finish().
 class MapReader {
@@ -99,7 +98,7 @@ class MapReader {
       const std::string k = it->first.as<std::string>();
       if (std::find(known_.begin(), known_.end(), k) == known_.end())
         throw std::runtime_error(file_ + ":" + std::to_string(it->first.Mark().line + 1) +
-                                 ": unknown key '" + keyPath(k) + "'" + suggestion(k, known_));
+                                 ": unknown key '" + keyPath(k) + "'" + didYouMean(k, known_));
     }
   }
 
@@ -156,7 +155,7 @@ std::vector<TermConfig> parseTerms(const YAML::Node& node, TermKind kind, const 
     if (!tc.def)
       throw std::runtime_error(file + ":" + std::to_string(it->first.Mark().line + 1) +
                                ": unknown " + toString(kind) + " term '" + tc.name + "' in " +
-                               path + suggestion(tc.name, names));
+                               path + didYouMean(tc.name, names));
     for (const auto& prev : out)
       if (prev.name == tc.name)
         throw std::runtime_error(file + ": " + path + ": term '" + tc.name + "' given twice");
@@ -243,7 +242,7 @@ void inlineActuatorFile(YAML::Node& task, const std::string& source) {
     if (k == "fit") continue;
     if (std::find(keys.begin(), keys.end(), k) == keys.end())
       throw std::runtime_error(path.string() + ":" + std::to_string(it->first.Mark().line + 1) +
-                               ": unknown key '" + k + "'" + suggestion(k, keys));
+                               ": unknown key '" + k + "'" + didYouMean(k, keys));
     double v = 0;
     try {
       v = it->second.as<double>();

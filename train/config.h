@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "algorithms/config.h"
+#include "envs/did_you_mean.h"
 #include "envs/task_config.h"
 #include "policies/config.h"
 
@@ -121,8 +122,7 @@ std::string toYaml(const TrainConfig& c);
 // (key path, value) of every setting, task included, in order: for comparing configs.
 std::vector<std::pair<std::string, std::string>> flatten(const TrainConfig& c);
 
-// Levenshtein distance and the "did you mean" hint for an unknown key.
-size_t editDistance(const std::string& a, const std::string& b);
-std::string didYouMean(const std::string& key, const std::vector<std::string>& known);
+using envs::didYouMean;  // envs/did_you_mean.h, shared with the task reader
+using envs::editDistance;
 
 }  // namespace diffloco::train
