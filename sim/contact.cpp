@@ -136,6 +136,7 @@ void solveContacts(const ContactOptions& opt, Data& data) {
     data.impulseInit = data.impulse.head(3 * nc);
     data.gsOld.clear();
     data.gsS.clear();
+    data.gsStick.clear();
   }
   for (int it = 0; it < opt.iterations; ++it) {
     for (int j = 0; j < nc; ++j) {
@@ -153,6 +154,7 @@ void solveContacts(const ContactOptions& opt, Data& data) {
           data.impulse.segment<3>(3 * j), s, data.G.block<3, 3>(3 * j, 3 * j),
           data.Ginv.block<3, 3>(3 * j, 0), opt.mu, &branch);
       data.mixMode(branch);
+      if (data.recordGs) data.gsStick.push_back(branch == 0);
     }
   }
   if (data.recordGs) data.impulseRaw = data.impulse.head(3 * nc);

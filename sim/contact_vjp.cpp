@@ -22,6 +22,27 @@ Vec3 proxVjp(const Vec3& z, double mu, const Vec3& ob, double& muBar) {
   return zb;
 }
 
+// The coupling part of one update's adjoint, over all 3 nc components at once (s_j = c_j +
+// sum_k w_k G_jk p_k): given sBar and G's three columns g0..g2 of contact j (G_kj, as G is
+// symmetric), Gs = G_:j sBar, pbar += w Gs, and the three columns of Gbar^T of contact j
+// += (w p) sBar^T, and pGs += p Gs (componentwise; summed per contact into the adjoints of the
+// sigmoid weights at the end). A plain loop on restrict pointers: the compiler vectorises it.
+void couplingVjp(int m, const double* __restrict g0, const double* __restrict g1,
+                 const double* __restrict g2, double s0, double s1, double s2,
+                 const double* __restrict p, const double* __restrict w, double* __restrict b0,
+                 double* __restrict b1, double* __restrict b2, double* __restrict pb,
+                 double* __restrict pGs) {
+  for (int r = 0; r < m; ++r) {
+    const double gs = g0[r] * s0 + g1[r] * s1 + g2[r] * s2;
+    pGs[r] += p[r] * gs;
+    pb[r] += w[r] * gs;
+    const double wp = w[r] * p[r];
+    b0[r] += wp * s0;
+    b1[r] += wp * s1;
+    b2[r] += wp * s2;
+  }
+}
+
 }  // namespace
 
 void solveContactsVjp(const ContactOptions& opt, const Data& data, const VecX& impulseBar,
@@ -29,32 +50,27 @@ void solveContactsVjp(const ContactOptions& opt, const Data& data, const VecX& i
   const int nc = static_cast<int>(data.active.size());
   const int m = 3 * nc;
   const bool smooth = opt.model == ContactModel::Smoothed;
-  // Fixed-size copies of the blocks: the sweeps below touch each block many times.
-  thread_local std::vector<Mat3> G, Gb, Ginv, GinvBar;  // per-thread scratch
-  thread_local std::vector<Vec3> p, pb, cb;
-  thread_local std::vector<double> w, sb;
-  G.resize(nc * nc);
-  Gb.assign(nc * nc, Mat3::Zero());
-  Ginv.resize(nc);
+  // Per-thread scratch. The couplings are applied to all contacts at once as products with
+  // G's 3-column blocks (G is symmetric: G_jk^T = G_kj), on contiguous vectors of length 3 nc, and
+  // G's adjoint is gathered transposed (GbT = Gbar^T) so that each update adds to 3 contiguous
+  // columns: both vectorise, where 3x3 blocks one by one did not.
+  thread_local MatX GbT;
+  thread_local VecX p, pb, cb, w, pGs;
+  thread_local std::vector<Mat3> GinvBar;
+  GbT.setZero(m, m);
   GinvBar.assign(nc, Mat3::Zero());
-  p.resize(nc);
-  pb.resize(nc);
-  cb.assign(nc, Vec3::Zero());
-  w.assign(nc, 1.0);
-  sb.assign(nc, 0.0);
-  for (int j = 0; j < nc; ++j) {
-    for (int k = 0; k < nc; ++k) G[j * nc + k] = data.G.block<3, 3>(3 * j, 3 * k);
-    Ginv[j] = data.Ginv.block<3, 3>(3 * j, 0);
-    p[j] = data.impulseRaw.segment<3>(3 * j);  // after the sweeps, before the sigmoid scaling
-    pb[j] = impulseBar.segment<3>(3 * j);
-    if (smooth) w[j] = data.sigma[j];
-  }
-
-  // Final scaling by sigma (smoothed).
+  p = data.impulseRaw.head(m);  // after the sweeps, before the sigmoid scaling
+  pb = impulseBar.head(m);
+  cb.setZero(m);
+  pGs.setZero(m);
+  w.setOnes(m);  // per component: sigma of its contact (smoothed), else 1
+  sigmaBar.setZero(nc);
   if (smooth)
     for (int a = 0; a < nc; ++a) {
-      sb[a] += pb[a].dot(p[a]);
-      pb[a] *= w[a];
+      w.segment<3>(3 * a).setConstant(data.sigma[a]);
+      // Final scaling by sigma.
+      sigmaBar[a] += pb.segment<3>(3 * a).dot(p.segment<3>(3 * a));
+      pb.segment<3>(3 * a) *= data.sigma[a];
     }
 
   // The sweeps backwards, update by update, restoring the impulses as they were.
@@ -64,16 +80,16 @@ void solveContactsVjp(const ContactOptions& opt, const Data& data, const VecX& i
       --u;
       const Vec3& pOld = data.gsOld[u];
       const Vec3& s = data.gsS[u];
-      p[j] = pOld;
-      const Mat3& Gjj = G[j * nc + j];
-      const Vec3 ob = pb[j];
+      p.segment<3>(3 * j) = pOld;
+      const Vec3 ob = pb.segment<3>(3 * j);
       Vec3 pOldBar, sBar;
-      const Vec3 stick = pOld - Ginv[j] * s;
-      if (stick[0] > 0 && norm2(stick[1], stick[2]) <= opt.mu * stick[0]) {
+      if (data.gsStick[u]) {  // the forward's branch: the exact local solve p - G_jj^-1 s
+        const Mat3 Ginv = data.Ginv.block<3, 3>(3 * j, 0);
         pOldBar = ob;
-        sBar = -Ginv[j].transpose() * ob;
+        sBar = -Ginv.transpose() * ob;
         GinvBar[j] -= ob * s.transpose();
       } else {
+        const Mat3 Gjj = data.G.block<3, 3>(3 * j, 3 * j);
         const double a = Gjj(1, 1), b = Gjj(1, 2), d = Gjj(2, 2);
         const double sq = std::sqrt(0.25 * (a - d) * (a - d) + b * b);
         const double lmax = 0.5 * (a + d) + sq;
@@ -83,43 +99,47 @@ void solveContactsVjp(const ContactOptions& opt, const Data& data, const VecX& i
         pOldBar = zb;
         sBar = Vec3(-rn * zb[0], -rt * zb[1], -rt * zb[2]);
         const double rnb = -zb[0] * s[0], rtb = -zb[1] * s[1] - zb[2] * s[2];
-        Mat3& Gjjb = Gb[j * nc + j];
-        Gjjb(0, 0) -= rnb * rn * rn;
+        auto GjjbT = GbT.block<3, 3>(3 * j, 3 * j);  // transposed: (r, c) holds Gbar(c, r)
+        GjjbT(0, 0) -= rnb * rn * rn;
         const double lb = -rtb * rt * rt;
         if (sq > 0) {
-          Gjjb(1, 1) += lb * (0.5 + 0.25 * (a - d) / sq);
-          Gjjb(2, 2) += lb * (0.5 - 0.25 * (a - d) / sq);
-          Gjjb(1, 2) += lb * b / sq;
+          GjjbT(1, 1) += lb * (0.5 + 0.25 * (a - d) / sq);
+          GjjbT(2, 2) += lb * (0.5 - 0.25 * (a - d) / sq);
+          GjjbT(2, 1) += lb * b / sq;
         } else {
-          Gjjb(1, 1) += 0.5 * lb;
-          Gjjb(2, 2) += 0.5 * lb;
+          GjjbT(1, 1) += 0.5 * lb;
+          GjjbT(2, 2) += 0.5 * lb;
         }
       }
-      // s = c_j + sum_k w_k G_jk p_k (w_j = 1), with p as it was at this update.
-      pb[j] = pOldBar;
-      cb[j] += sBar;
-      for (int k = 0; k < nc; ++k) {
-        const double wk = k == j ? 1.0 : w[k];
-        Gb[j * nc + k].noalias() += (wk * sBar) * p[k].transpose();
-        pb[k].noalias() += wk * (G[j * nc + k].transpose() * sBar);
-        if (k != j && smooth) sb[k] += sBar.dot(G[j * nc + k] * p[k]);
-      }
+      // s = c_j + sum_k w_k G_jk p_k (w_j = 1), with p as it was at this update:
+      // pbar_k += w_k G_kj sBar, Gbar_jk += w_k sBar p_k^T, sigmaBar_k += p_k . G_kj sBar.
+      pb.segment<3>(3 * j) = pOldBar;
+      cb.segment<3>(3 * j) += sBar;
+      const double wj = w[3 * j];
+      w.segment<3>(3 * j).setOnes();
+      const Eigen::Index ld = data.G.rows();
+      const double* g = data.G.data() + 3 * j * ld;
+      double* gb = GbT.data() + 3 * j * m;
+      // Contact j's own block has weight 1, not sigma_j: its p_j . G_jj sBar is taken back out.
+      if (smooth)
+        pGs.segment<3>(3 * j) -=
+            p.segment<3>(3 * j).cwiseProduct(data.G.block<3, 3>(3 * j, 3 * j) * sBar);
+      couplingVjp(m, g, g + ld, g + 2 * ld, sBar[0], sBar[1], sBar[2], p.data(), w.data(), gb,
+                  gb + m, gb + 2 * m, pb.data(), pGs.data());
+      w.segment<3>(3 * j).setConstant(wj);
     }
   }
   // Initial guess p_j = -G_jj^-1 c_j, and G_jj^-1's own adjoint: dGinv = -Ginv dG Ginv.
   for (int j = 0; j < nc; ++j) {
-    cb[j] -= Ginv[j].transpose() * pb[j];
-    GinvBar[j] -= pb[j] * data.c.segment<3>(3 * j).transpose();
-    Gb[j * nc + j] -= Ginv[j].transpose() * GinvBar[j] * Ginv[j].transpose();
+    const Mat3 Ginv = data.Ginv.block<3, 3>(3 * j, 0);
+    cb.segment<3>(3 * j) -= Ginv.transpose() * pb.segment<3>(3 * j);
+    GinvBar[j] -= pb.segment<3>(3 * j) * data.c.segment<3>(3 * j).transpose();
+    GbT.block<3, 3>(3 * j, 3 * j) -= Ginv * GinvBar[j].transpose() * Ginv;
   }
-  Gbar.resize(m, m);
-  cbar.resize(m);
-  sigmaBar.resize(nc);
-  for (int j = 0; j < nc; ++j) {
-    for (int k = 0; k < nc; ++k) Gbar.block<3, 3>(3 * j, 3 * k) = Gb[j * nc + k];
-    cbar.segment<3>(3 * j) = cb[j];
-    sigmaBar[j] = sb[j];
-  }
+  if (smooth)
+    for (int k = 0; k < nc; ++k) sigmaBar[k] += pGs.segment<3>(3 * k).sum();
+  Gbar = GbT.transpose();
+  cbar = cb;
 }
 
 }  // namespace diffloco::sim

@@ -9,20 +9,24 @@ void crba(const Model& model, Data& data) {
   for (int i = nb - 1; i > 0; --i)
     data.Ic[model.bodies[i].parent] += data.Ic[i].toParent(data.X[i]);
 
+  Force* chain = data.crbaF.data();  // every level of every column, for crbaVjp
   for (int i = nb - 1; i > 0; --i) {
     const int k = 5 + i;
     const Vec3& axis = model.bodies[i].axis;
     // F = Ic_i S_i with S_i = (0, axis).
     Force F{-data.Ic[i].h.cross(axis), data.Ic[i].Io * axis};
+    *chain++ = F;
     H(k, k) = axis.dot(F.n) + model.joints[i - 1].armature;
     // Walk up the tree: H(k, dof j) = S_j^T F expressed in body j.
     int j = i;
     while (model.bodies[j].parent > 0) {
       F = data.X[j].applyTranspose(F);
+      *chain++ = F;
       j = model.bodies[j].parent;
       H(k, 5 + j) = H(5 + j, k) = model.bodies[j].axis.dot(F.n);
     }
     F = data.X[j].applyTranspose(F);  // into the base frame; the base's S = blockdiag(R^T, I)
+    *chain++ = F;
     const Vec3 fw = data.R[0] * F.f;
     H.block<3, 1>(0, k) = fw;
     H.block<3, 1>(3, k) = F.n;

@@ -30,6 +30,10 @@ Data::Data(const Model& model)
       tauJoint(VecX::Zero(model.nj())),
       work(VecX::Zero(model.nv())) {
   active.reserve(model.nfeet());
+  int chainLevels = 0;  // per joint body: its F and one entry per body on its path to the base
+  for (int i = 1; i < model.nbodies(); ++i)
+    for (int j = i; j > 0; j = model.bodies[j].parent) ++chainLevels;
+  crbaF.resize(chainLevels + model.nbodies() - 1);
 }
 
 }  // namespace diffloco::sim

@@ -24,6 +24,9 @@ struct Data {
 
   // crba and the tree-sparse factor H = L^T D L
   std::vector<Inertia> Ic;  // composite inertias, body frames
+  // Each joint column's force chain F = Ic_i S_i carried up to the base, level by level (columns
+  // from the last body to the first, as crba builds them): crbaVjp runs these backwards.
+  std::vector<Force> crbaF;
   MatX H;                   // joint-space inertia matrix, armature included
   MatX LD;                  // strictly lower part: L; diagonal: D
 
@@ -44,10 +47,11 @@ struct Data {
   VecX footImpulse;              // 3 per foot: impulse (normal, t1, t2) applied over the last step
 
   // Gauss-Seidel tape for the backward pass: per update (iteration-major, contact-minor) the
-  // impulse of that contact before the update and the s it was updated with. Recorded only when
-  // recordGs is set (by stepVjp).
+  // impulse of that contact before the update, the s it was updated with and whether it stuck
+  // (gaussSeidelUpdate's branch 0). Recorded only when recordGs is set (by stepVjp).
   bool recordGs = false;
   std::vector<Vec3> gsOld, gsS;
+  std::vector<bool> gsStick;
   VecX impulseInit;  // the eq. 11 guess
   VecX impulseRaw;   // the impulses after the sweeps, before the sigmoid scaling
 

@@ -120,18 +120,17 @@ void crbaVjp(const Model& model, const Data& data, const MatX& Hbar, KinematicsB
     Icb[0].Io += Hbar.block<3, 3>(3, 3);
   }
 
-  // Columns: replay each column's force chain, then run it backwards.
-  thread_local std::vector<int> chain;
-  thread_local std::vector<Force> F;
+  // Columns: each column's force chain (kept by crba in data.crbaF), run backwards.
+  const Force* chain = data.crbaF.data();
+  thread_local std::vector<int> path;  // per-thread scratch: body i and its ancestors but the base
   for (int i = nb - 1; i > 0; --i) {
     const int k = 5 + i;
     const Vec3& axis = model.bodies[i].axis;
-    chain.clear();
-    F.clear();
-    for (int j = i; j > 0; j = model.bodies[j].parent) chain.push_back(j);
-    F.push_back({-data.Ic[i].h.cross(axis), data.Ic[i].Io * axis});
-    for (int j : chain) F.push_back(data.X[j].applyTranspose(F.back()));
-    const int m = static_cast<int>(chain.size());
+    path.clear();
+    for (int j = i; j > 0; j = model.bodies[j].parent) path.push_back(j);
+    const int m = static_cast<int>(path.size());
+    const Force* F = chain;  // F[0] = Ic_i S_i in body i; F[l + 1] = F[l] one level up
+    chain += m + 1;
 
     // Base entries: H[0:3, k] = R0 F.f, H[3:6, k] = F.n (and the symmetric row).
     Force Fb;
@@ -140,10 +139,10 @@ void crbaVjp(const Model& model, const Data& data, const MatX& Hbar, KinematicsB
     bar.R[0] += hb * F[m].f.transpose();
     Fb.n = Hbar.block<3, 1>(3, k) + Hbar.block<1, 3>(k, 3).transpose();
     for (int l = m - 1; l >= 0; --l) {
-      const int j = chain[l];
+      const int j = path[l];
       applyTransposeEbar(data.X[j], F[l], Fb, bar.E[j]);
       Fb = asForce(data.X[j].apply(asMotion(Fb)));
-      // F[l] is expressed in body chain[l]; it sets H(k, dof of chain[l]).
+      // F[l] is expressed in body path[l]; it sets H(k, dof of path[l]).
       const double hkj = l == 0 ? Hbar(k, k) : Hbar(k, 5 + j) + Hbar(5 + j, k);
       Fb.n += model.bodies[j].axis * hkj;
     }

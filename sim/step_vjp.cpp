@@ -167,15 +167,15 @@ void hardOrSmoothedVjp(const Model& model, const SimOptions& opt, Data& data,
     // one solve saved.
     ubar.noalias() += J.transpose() * S.cbar;
     S.lambda.noalias() += S.W * S.cbar;
-    // Hbar -= W Gbar W^T, only on the entries crbaVjp reads: (i, k) and (k, i) for i = k or i an
-    // ancestor dof of k (H's tree-sparsity pattern). Rows of W and W Gbar are contiguous.
-    S.WG.noalias() = S.W.lazyProduct(S.Gbar);
+    // Hbar -= W Gbar W^T, only on the entries crbaVjp reads: i = k or i an ancestor dof of k (H's
+    // tree-sparsity pattern). H is symmetric and crbaVjp counts both triangles, so the pair's sum
+    // W_i (Gbar + Gbar^T) W_k^T goes to (i, k) alone: half the products. Rows of W and W Gsym are
+    // contiguous.
+    S.WG.noalias() = S.W.lazyProduct(S.Gsym);
     for (int k = 0; k < nv; ++k) {
-      S.Hbar(k, k) -= S.WG.row(k).dot(S.W.row(k));
-      for (int i = model.dofParent[k]; i >= 0; i = model.dofParent[i]) {
-        S.Hbar(i, k) -= S.WG.row(i).dot(S.W.row(k));
-        S.Hbar(k, i) -= S.WG.row(k).dot(S.W.row(i));
-      }
+      S.Hbar(k, k) -= 0.5 * S.WG.row(k).dot(S.W.row(k));
+      for (int i = model.dofParent[k]; i >= 0; i = model.dofParent[i])
+        S.Hbar(i, k) -= S.WG.row(k).dot(S.W.row(i));
     }
     // sigma = sigmoid(kappa d).
     VecX& depthBar = S.depthBar;
