@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <memory>
+#include <optional>
 
 #include "deploy/policy_metadata.h"
 #include "envs/robot.h"
@@ -75,6 +76,28 @@ Exported loadExported(const std::string& path) {
   return e;
 }
 
+// A training checkpoint (model_<iteration>.pt): its actor and the task of the config saved in it.
+// Empty if the file is not a checkpoint.
+std::optional<LoadedForEval> loadCheckpointActor(const std::string& path) {
+  torch::serialize::InputArchive a;
+  c10::IValue format, config;
+  try {
+    a.load_from(path);
+  } catch (const c10::Error&) {
+    return std::nullopt;
+  }
+  if (!a.try_read("format", format) || format.toStringRef() != "diffloco-checkpoint-1")
+    return std::nullopt;
+  if (!a.try_read("config", config))
+    throw std::runtime_error(path + ": checkpoint without its config");
+  LoadedForEval out;
+  out.task = train::parseTrainConfig(config.toStringRef(), path + " (config)").task;
+  policies::Actor actor = policies::readActor(a);
+  actor->eval();
+  out.policy = [actor](const torch::Tensor& obs) mutable { return actor->forward(obs); };
+  return out;
+}
+
 LoadedForEval load(const std::string& path) {
   fs::path file = path, runDir;
   if (fs::is_directory(file)) {
@@ -98,6 +121,7 @@ LoadedForEval load(const std::string& path) {
     };
     return out;
   }
+  if (auto checkpoint = loadCheckpointActor(file.string())) return *checkpoint;
   policies::LoadedPolicy p = policies::loadPolicy(file.string());
   LoadedForEval out;
   const auto it = p.metadata.find("task_yaml");
@@ -201,7 +225,7 @@ Runner addEvalCommand(CLI::App& app) {
       "Evaluate a policy deterministically (actor mean) on the task it was trained on: return, "
       "episode length, speed, velocity-tracking errors and falls, mean +- std over episodes");
   auto a = std::make_shared<EvalArgs>();
-  cmd->add_option("policy", a->policy, "run folder or policy file (policy.pt)")->required();
+  cmd->add_option("policy", a->policy, "run folder, policy file (policy.pt), training checkpoint (model_N.pt) or exported file")->required();
   cmd->add_option("--engine", a->engine,
                   "simulator: diffloco, or mujoco (MuJoCo compiles the robot's URDF; takes an "
                   "exported file; no return, the rest as with diffloco)")
