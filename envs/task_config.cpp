@@ -34,8 +34,10 @@ std::string didYouMean(const std::string& key, const std::vector<std::string>& k
     const std::size_t d = editDistance(key, k);
     if (d < bestD) bestD = d, best = k;
   }
-  std::string all;
-  for (const auto& k : known) all += (all.empty() ? "" : ", ") + k;
+  std::string all;  // each key once, in order (a section read twice lists its keys twice)
+  for (std::size_t i = 0; i < known.size(); ++i)
+    if (std::find(known.begin(), known.begin() + i, known[i]) == known.begin() + i)
+      all += (all.empty() ? "" : ", ") + known[i];
   return (best.empty() ? "" : " (did you mean '" + best + "'?)") + std::string("; known: ") + all;
 }
 

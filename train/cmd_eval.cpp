@@ -39,6 +39,7 @@ struct EvalArgs {
   double episodeLengthS = 0;    // mujoco: 0 = the task's
   double resetNoise = 0.1;      // mujoco: U(-x, x) on the default joint angles at reset [rad]
   double resetScale = 1;        // diffloco: scale of the task's initial-state noise
+  std::vector<std::string> sets;  // diffloco: task overrides, key.path=value
   train::EvalOptions options;
   bool json = false;
 };
@@ -76,9 +77,24 @@ Exported loadExported(const std::string& path) {
   return e;
 }
 
+// The --set overrides as a training config's (under task.).
+std::vector<std::string> taskSets(const std::vector<std::string>& sets) {
+  std::vector<std::string> out;
+  for (const auto& s : sets) out.push_back("task." + s);
+  return out;
+}
+
+envs::TaskConfig parseTask(const std::string& yaml, const std::string& source,
+                           const std::vector<std::string>& sets) {
+  YAML::Node task = YAML::Load(yaml);
+  train::applyTaskSets(task, sets);
+  return envs::parseTaskConfig(task, source);
+}
+
 // A training checkpoint (model_<iteration>.pt): its actor and the task of the config saved in it.
 // Empty if the file is not a checkpoint.
-std::optional<LoadedForEval> loadCheckpointActor(const std::string& path) {
+std::optional<LoadedForEval> loadCheckpointActor(const std::string& path,
+                                                 const std::vector<std::string>& sets) {
   torch::serialize::InputArchive a;
   c10::IValue format, config;
   try {
@@ -91,14 +107,14 @@ std::optional<LoadedForEval> loadCheckpointActor(const std::string& path) {
   if (!a.try_read("config", config))
     throw std::runtime_error(path + ": checkpoint without its config");
   LoadedForEval out;
-  out.task = train::parseTrainConfig(config.toStringRef(), path + " (config)").task;
+  out.task = train::parseTrainConfig(config.toStringRef(), path + " (config)", taskSets(sets)).task;
   policies::Actor actor = policies::readActor(a);
   actor->eval();
   out.policy = [actor](const torch::Tensor& obs) mutable { return actor->forward(obs); };
   return out;
 }
 
-LoadedForEval load(const std::string& path) {
+LoadedForEval load(const std::string& path, const std::vector<std::string>& sets) {
   fs::path file = path, runDir;
   if (fs::is_directory(file)) {
     runDir = file;
@@ -113,7 +129,7 @@ LoadedForEval load(const std::string& path) {
       throw std::runtime_error(file.string() +
                                ": the exported file's metadata carries no task (export it again)");
     LoadedForEval out;
-    out.task = envs::parseTaskConfig(YAML::Load(e.taskYaml), file.string() + " (task_yaml)");
+    out.task = parseTask(e.taskYaml, file.string() + " (task_yaml)", sets);
     out.task.name = e.meta.task;
     auto module = std::make_shared<torch::jit::Module>(e.module);
     out.policy = [module](const torch::Tensor& obs) {
@@ -121,14 +137,14 @@ LoadedForEval load(const std::string& path) {
     };
     return out;
   }
-  if (auto checkpoint = loadCheckpointActor(file.string())) return *checkpoint;
+  if (auto checkpoint = loadCheckpointActor(file.string(), sets)) return *checkpoint;
   policies::LoadedPolicy p = policies::loadPolicy(file.string());
   LoadedForEval out;
   const auto it = p.metadata.find("task_yaml");
   if (it != p.metadata.end()) {
-    out.task = envs::parseTaskConfig(YAML::Load(it->second), file.string() + " (task_yaml)");
+    out.task = parseTask(it->second, file.string() + " (task_yaml)", sets);
   } else if (fs::exists(runDir / "config.yaml")) {
-    out.task = train::loadTrainConfig((runDir / "config.yaml").string()).task;
+    out.task = train::loadTrainConfig((runDir / "config.yaml").string(), taskSets(sets)).task;
   } else {
     throw std::runtime_error(file.string() +
                              ": the policy names no task (no task_yaml metadata, no config.yaml "
@@ -252,6 +268,9 @@ Runner addEvalCommand(CLI::App& app) {
   cmd->add_option("--seed", a->options.seed, "seed of resets, commands, noise")
       ->capture_default_str();
   cmd->add_option("--threads", a->options.threads, "simulator threads")->capture_default_str();
+  cmd->add_option("--set", a->sets,
+                  "diffloco: override a task key, key.path=value (e.g. "
+                  "randomization.push_velocity=0); repeatable");
   cmd->add_flag("--json", a->json, "one JSON object on stdout");
   return [a] {
     envs::setTorchThreads(1);  // small tensors: more threads would only fight the simulator
@@ -263,7 +282,7 @@ Runner addEvalCommand(CLI::App& app) {
       throw std::runtime_error("--engine mujoco: this diffloco was built without MuJoCo");
 #endif
     }
-    LoadedForEval l = load(a->policy);
+    LoadedForEval l = load(a->policy, a->sets);
     train::overrideSimulation(l.task, a->contact, a->dt, a->iterations);
     train::scaleResetNoise(l.task, a->resetScale);
     print(train::evaluatePolicy(l.task, l.policy, a->options), a->json);

@@ -463,4 +463,8 @@ std::vector<std::pair<std::string, std::string>> flatten(const TrainConfig& c0) 
   return out;
 }
 
+void applyTaskSets(YAML::Node task, const std::vector<std::string>& sets) {
+  for (const auto& s : sets) applySet(task, parseSet(s), 0);
+}
+
 }  // namespace diffloco::train
