@@ -270,7 +270,7 @@ void softVjp(const Model& model, const SimOptions& opt, Data& /*data*/,
       const double d = data.depth[data.active[a]];
       if (d < 0) continue;
       const auto Ja = data.Jc.middleRows<3>(3 * a);
-      const Vec3 vc = Ja * vs0;
+      const Vec3 vc = Ja.lazyProduct(vs0);  // coefficient-wise: 3 x nv is too small for GEMV
       // Forward force (as in step.cpp).
       Vec3 f;
       f[0] = c.softKp * d - c.softKd * std::min(vc[0], 0.0);
@@ -280,7 +280,7 @@ void softVjp(const Model& model, const SimOptions& opt, Data& /*data*/,
       f[1] = -k * vc[1];
       f[2] = -k * vc[2];
       S.Jbar.middleRows<3>(3 * a) += f * Fbar.transpose();
-      Vec3 fb = Ja * Fbar, vcb = Vec3::Zero();
+      Vec3 fb = Ja.lazyProduct(Fbar), vcb = Vec3::Zero();
       if (viscous) {
         vcb[1] -= c.softKf * fb[1];
         vcb[2] -= c.softKf * fb[2];
@@ -299,7 +299,7 @@ void softVjp(const Model& model, const SimOptions& opt, Data& /*data*/,
       local.params.softKd -= std::min(vc[0], 0.0) * fb[0];
       if (vc[0] < 0) vcb[0] -= c.softKd * fb[0];
       S.Jbar.middleRows<3>(3 * a) += vcb * vs0.transpose();
-      local.v.noalias() += Ja.transpose() * vcb;
+      local.v.noalias() += Ja.transpose().lazyProduct(vcb);
     }
     contactGeometryVjp(model, data, S.Jbar, depthBar, S, local.params.footOffset);
     dynamicsVjp(model, sub, data, qs0, vs0, qTarget, h, v1Bar, S, local,
