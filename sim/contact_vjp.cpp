@@ -24,8 +24,8 @@ Vec3 proxVjp(const Vec3& z, double mu, const Vec3& ob, double& muBar) {
 
 // The coupling part of one update's adjoint, over all 3 nc components at once (s_j = c_j +
 // sum_k w_k G_jk p_k): given sBar and G's three columns g0..g2 of contact j (G_kj, as G is
-// symmetric), Gs = G_:j sBar, pbar += w Gs, and the three columns of Gbar^T of contact j
-// += (w p) sBar^T, and pGs += p Gs (componentwise; summed per contact into the adjoints of the
+// symmetric), with gs = G_:j sBar: pbar += w gs, the three columns of Gbar^T of contact j
+// += (w p) sBar^T, and pGs += p gs (componentwise; summed per contact into the adjoints of the
 // sigmoid weights at the end). A plain loop on restrict pointers: the compiler vectorises it.
 void couplingVjp(int m, const double* __restrict g0, const double* __restrict g1,
                  const double* __restrict g2, double s0, double s1, double s2,
