@@ -282,6 +282,9 @@ TaskConfig parseTaskConfig(const YAML::Node& taskNode, const std::string& source
   if (!node || !node.IsMap()) throw std::runtime_error(source + ": expected a map at the top");
   if (!top.has("robot")) throw std::runtime_error(source + ": missing key 'robot'");
   top.get("robot", t.robot);
+  // An inline task (a run's resolved config) keeps its own name here; a task file is named by
+  // its stem.
+  if (top.has("name")) top.get("name", t.name);
   top.getPositive("episode_length_s", t.episodeLengthS);
   top.getPositive("env_dt", t.envDt);
 

@@ -372,6 +372,9 @@ TrainConfig parseRoot(YAML::Node root, const std::string& file,
     throw;
   }
   if (t.IsScalar()) c.task.name = fs::path(c.taskSource).stem().string();
+  // The resolved task carries its name: a resumed run, its policy file and its checkpoints (which
+  // hold the task inline) still say "velocity", not the name of the file they sit in.
+  if (!task["name"]) task["name"] = c.task.name;
   c.taskYaml = YAML::Dump(task);
 
   const char* other = c.algorithm == "shac" ? "ppo" : "shac";
