@@ -88,7 +88,22 @@ envs::TaskConfig parseTask(const std::string& yaml, const std::string& source,
                            const std::vector<std::string>& sets) {
   YAML::Node task = YAML::Load(yaml);
   train::applyTaskSets(task, sets);
-  return envs::parseTaskConfig(task, source);
+  try {
+    return envs::parseTaskConfig(task, source);
+  } catch (const std::runtime_error& e) {
+    // A message about a key set on the command line names that argument, not the file.
+    const std::string msg = e.what();
+    for (const auto& s : sets) {
+      const std::string key = s.substr(0, s.find('='));
+      if (msg.find("'" + key + "'") != std::string::npos ||
+          msg.find(" " + key + ":") != std::string::npos) {
+        const size_t colon = msg.find(": ");
+        throw std::runtime_error("--set " + s + ": " +
+                                 (colon == std::string::npos ? msg : msg.substr(colon + 2)));
+      }
+    }
+    throw;
+  }
 }
 
 // A training checkpoint (model_<iteration>.pt): its actor and the task of the config saved in it.
