@@ -34,10 +34,8 @@ std::string didYouMean(const std::string& key, const std::vector<std::string>& k
     const std::size_t d = editDistance(key, k);
     if (d < bestD) bestD = d, best = k;
   }
-  std::string all;  // each key once, in order (a section read twice lists its keys twice)
-  for (std::size_t i = 0; i < known.size(); ++i)
-    if (std::find(known.begin(), known.begin() + i, known[i]) == known.begin() + i)
-      all += (all.empty() ? "" : ", ") + known[i];
+  std::string all;
+  for (const auto& k : known) all += (all.empty() ? "" : ", ") + k;
   return (best.empty() ? "" : " (did you mean '" + best + "'?)") + std::string("; known: ") + all;
 }
 
@@ -60,12 +58,12 @@ class MapReader {
   }
 
   bool has(const std::string& key) {
-    known_.push_back(key);
+    remember(key);
     return node_ && node_.IsMap() && node_[key];
   }
 
   YAML::Node sub(const std::string& key) {
-    known_.push_back(key);
+    remember(key);
     return node_ && node_.IsMap() ? node_[key] : YAML::Node(YAML::NodeType::Undefined);
   }
 
@@ -132,6 +130,11 @@ class MapReader {
     if constexpr (std::is_same_v<T, int>) return "an integer";
     if constexpr (std::is_same_v<T, bool>) return "true/false";
     return "a string";
+  }
+
+  // A key the reader knows (once: a key both tested and read is listed once in messages).
+  void remember(const std::string& key) {
+    if (std::find(known_.begin(), known_.end(), key) == known_.end()) known_.push_back(key);
   }
 
   const YAML::Node node_;  // const: lookups of absent keys must not insert them

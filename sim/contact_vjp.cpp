@@ -55,13 +55,13 @@ void solveContactsVjp(const ContactOptions& opt, const Data& data, const VecX& i
   // G's adjoint is gathered transposed (GbT = Gbar^T) so that each update adds to 3 contiguous
   // columns: both vectorise, where 3x3 blocks one by one did not.
   thread_local MatX GbT;
-  thread_local VecX p, pb, cb, w, pGs;
+  thread_local VecX p, pb, w, pGs;
   thread_local std::vector<Mat3> GinvBar;
   GbT.setZero(m, m);
   GinvBar.assign(nc, Mat3::Zero());
   p = data.impulseRaw.head(m);  // after the sweeps, before the sigmoid scaling
   pb = impulseBar.head(m);
-  cb.setZero(m);
+  cbar.setZero(m);
   pGs.setZero(m);
   w.setOnes(m);  // per component: sigma of its contact (smoothed), else 1
   sigmaBar.setZero(nc);
@@ -114,7 +114,7 @@ void solveContactsVjp(const ContactOptions& opt, const Data& data, const VecX& i
       // s = c_j + sum_k w_k G_jk p_k (w_j = 1), with p as it was at this update:
       // pbar_k += w_k G_kj sBar, Gbar_jk += w_k sBar p_k^T, sigmaBar_k += p_k . G_kj sBar.
       pb.segment<3>(3 * j) = pOldBar;
-      cb.segment<3>(3 * j) += sBar;
+      cbar.segment<3>(3 * j) += sBar;
       const double wj = w[3 * j];
       w.segment<3>(3 * j).setOnes();
       const Eigen::Index ld = data.G.rows();
@@ -132,14 +132,13 @@ void solveContactsVjp(const ContactOptions& opt, const Data& data, const VecX& i
   // Initial guess p_j = -G_jj^-1 c_j, and G_jj^-1's own adjoint: dGinv = -Ginv dG Ginv.
   for (int j = 0; j < nc; ++j) {
     const Mat3 Ginv = data.Ginv.block<3, 3>(3 * j, 0);
-    cb.segment<3>(3 * j) -= Ginv.transpose() * pb.segment<3>(3 * j);
+    cbar.segment<3>(3 * j) -= Ginv.transpose() * pb.segment<3>(3 * j);
     GinvBar[j] -= pb.segment<3>(3 * j) * data.c.segment<3>(3 * j).transpose();
     GbT.block<3, 3>(3 * j, 3 * j) -= Ginv * GinvBar[j].transpose() * Ginv;
   }
   if (smooth)
     for (int k = 0; k < nc; ++k) sigmaBar[k] += pGs.segment<3>(3 * k).sum();
   Gbar = GbT.transpose();
-  cbar = cb;
 }
 
 }  // namespace diffloco::sim

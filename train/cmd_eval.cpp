@@ -1,9 +1,8 @@
 // `diffloco eval POLICY [--engine diffloco|mujoco] [--contact M] [--dt S] [--iterations N]
 // [--episodes N] [--envs N] [--seed N] [--json]`: sim-to-sim evaluation of a policy.
 #include <spdlog/spdlog.h>
-#include <yaml-cpp/yaml.h>
-
 #include <torch/script.h>
+#include <yaml-cpp/yaml.h>
 
 #include <cmath>
 #include <cstdio>
@@ -35,10 +34,10 @@ struct EvalArgs {
   std::string contact;
   double dt = 0;
   int iterations = 0;
-  std::string robot;            // mujoco: URDF or robot name (default: the policy's robot)
-  double episodeLengthS = 0;    // mujoco: 0 = the task's
-  double resetNoise = 0.1;      // mujoco: U(-x, x) on the default joint angles at reset [rad]
-  double resetScale = 1;        // diffloco: scale of the task's initial-state noise
+  std::string robot;              // mujoco: URDF or robot name (default: the policy's robot)
+  double episodeLengthS = 0;      // mujoco: 0 = the task's
+  double resetNoise = 0.1;        // mujoco: U(-x, x) on the default joint angles at reset [rad]
+  double resetScale = 1;          // diffloco: scale of the task's initial-state noise
   std::vector<std::string> sets;  // diffloco: task overrides, key.path=value
   train::EvalOptions options;
   bool json = false;
@@ -51,29 +50,24 @@ struct LoadedForEval {
   envs::TaskConfig task;
 };
 
-// `diffloco export` files: TorchScript with a metadata_json attribute (deploy/policy_metadata.h),
+// A `diffloco export` file: TorchScript with a metadata_json attribute (deploy/policy_metadata.h),
 // which carries the whole task as trained (rewards, terminations, resets).
-bool isExported(const fs::path& file) {
-  try {
-    torch::jit::Module m = torch::jit::load(file.string());
-    return m.hasattr("metadata_json");
-  } catch (const c10::Error&) {
-    return false;
-  }
-}
-
 struct Exported {
   torch::jit::Module module;
   deploy::PolicyMetadata meta;
-  std::string taskYaml;  // empty if the file has none
 };
 
-Exported loadExported(const std::string& path) {
+// The file as an exported policy, loaded once; empty if it is not one.
+std::optional<Exported> loadExported(const std::string& path) {
   Exported e;
-  e.module = torch::jit::load(path);
+  try {
+    e.module = torch::jit::load(path);
+  } catch (const c10::Error&) {
+    return std::nullopt;
+  }
+  if (!e.module.hasattr("metadata_json")) return std::nullopt;
   e.module.eval();
   e.meta = deploy::parsePolicyMetadata(e.module.attr("metadata_json").toStringRef(), path);
-  e.taskYaml = e.meta.taskYaml;
   return e;
 }
 
@@ -82,28 +76,6 @@ std::vector<std::string> taskSets(const std::vector<std::string>& sets) {
   std::vector<std::string> out;
   for (const auto& s : sets) out.push_back("task." + s);
   return out;
-}
-
-envs::TaskConfig parseTask(const std::string& yaml, const std::string& source,
-                           const std::vector<std::string>& sets) {
-  YAML::Node task = YAML::Load(yaml);
-  train::applyTaskSets(task, sets);
-  try {
-    return envs::parseTaskConfig(task, source);
-  } catch (const std::runtime_error& e) {
-    // A message about a key set on the command line names that argument, not the file.
-    const std::string msg = e.what();
-    for (const auto& s : sets) {
-      const std::string key = s.substr(0, s.find('='));
-      if (msg.find("'" + key + "'") != std::string::npos ||
-          msg.find(" " + key + ":") != std::string::npos) {
-        const size_t colon = msg.find(": ");
-        throw std::runtime_error("--set " + s + ": " +
-                                 (colon == std::string::npos ? msg : msg.substr(colon + 2)));
-      }
-    }
-    throw;
-  }
 }
 
 // A training checkpoint (model_<iteration>.pt): its actor and the task of the config saved in it.
@@ -138,18 +110,15 @@ LoadedForEval load(const std::string& path, const std::vector<std::string>& sets
     runDir = file.parent_path();
   }
   if (!fs::exists(file)) throw std::runtime_error(file.string() + ": no such policy file");
-  if (isExported(file)) {
-    Exported e = loadExported(file.string());
-    if (e.taskYaml.empty())
+  if (std::optional<Exported> e = loadExported(file.string())) {
+    if (e->meta.taskYaml.empty())
       throw std::runtime_error(file.string() +
                                ": the exported file's metadata carries no task (export it again)");
     LoadedForEval out;
-    out.task = parseTask(e.taskYaml, file.string() + " (task_yaml)", sets);
-    out.task.name = e.meta.task;
-    auto module = std::make_shared<torch::jit::Module>(e.module);
-    out.policy = [module](const torch::Tensor& obs) {
-      return module->forward({obs}).toTensor();
-    };
+    out.task = train::parseTaskWithSets(e->meta.taskYaml, file.string() + " (task_yaml)", sets);
+    out.task.name = e->meta.task;
+    auto module = std::make_shared<torch::jit::Module>(e->module);
+    out.policy = [module](const torch::Tensor& obs) { return module->forward({obs}).toTensor(); };
     return out;
   }
   if (auto checkpoint = loadCheckpointActor(file.string(), sets)) return *checkpoint;
@@ -157,7 +126,7 @@ LoadedForEval load(const std::string& path, const std::vector<std::string>& sets
   LoadedForEval out;
   const auto it = p.metadata.find("task_yaml");
   if (it != p.metadata.end()) {
-    out.task = parseTask(it->second, file.string() + " (task_yaml)", sets);
+    out.task = train::parseTaskWithSets(it->second, file.string() + " (task_yaml)", sets);
   } else if (fs::exists(runDir / "config.yaml")) {
     out.task = train::loadTrainConfig((runDir / "config.yaml").string(), taskSets(sets)).task;
   } else {
@@ -176,10 +145,11 @@ LoadedForEval load(const std::string& path, const std::vector<std::string>& sets
 // MuJoCo engine: only the exported file and the robot's URDF. No rewards (the return is not
 // computed: NaN); lengths, falls, speed and tracking errors as in our engine.
 train::EvalResult evaluateMujoco(const EvalArgs& a) {
-  if (!isExported(a.policy))
+  const std::optional<Exported> loaded = loadExported(a.policy);
+  if (!loaded)
     throw std::runtime_error(a.policy +
                              ": --engine mujoco takes a file written by `diffloco export`");
-  const Exported e = loadExported(a.policy);
+  const Exported& e = *loaded;
   const Robot robot = loadRobot(a.robot.empty() ? e.meta.robot : a.robot);
   mj::MujocoEvalOptions o;
   o.episodes = a.options.episodes;
@@ -187,8 +157,8 @@ train::EvalResult evaluateMujoco(const EvalArgs& a) {
   o.timestep = a.dt;
   o.episodeLengthS = a.episodeLengthS;
   o.jointPosNoise = a.resetNoise;
-  if (o.episodeLengthS <= 0 && !e.taskYaml.empty())
-    o.episodeLengthS = envs::parseTaskConfig(YAML::Load(e.taskYaml), a.policy).episodeLengthS;
+  if (o.episodeLengthS <= 0 && !e.meta.taskYaml.empty())
+    o.episodeLengthS = envs::parseTaskConfig(YAML::Load(e.meta.taskYaml), a.policy).episodeLengthS;
   if (o.episodeLengthS <= 0)
     throw std::runtime_error(a.policy + ": no task_yaml in the file: give --episode-length");
   const mj::MujocoEpisodes m = mj::evaluateInMujoco(a.policy, robot.model, o);
@@ -226,9 +196,10 @@ void print(const train::EvalResult& r, bool json) {
     return;
   }
   if (r.contact == "mujoco")
-    std::printf("task %s, MuJoCo, sim dt %g s: %d episodes (no return: MuJoCo computes no "
-                "rewards)\n",
-                r.task.c_str(), r.simDt, static_cast<int>(s.at("episodes")));
+    std::printf(
+        "task %s, MuJoCo, sim dt %g s: %d episodes (no return: MuJoCo computes no "
+        "rewards)\n",
+        r.task.c_str(), r.simDt, static_cast<int>(s.at("episodes")));
   else
     std::printf("task %s, contact %s, sim dt %g s, %d solver iterations: %d episodes\n",
                 r.task.c_str(), r.contact.c_str(), r.simDt, r.iterations,
@@ -256,7 +227,10 @@ Runner addEvalCommand(CLI::App& app) {
       "Evaluate a policy deterministically (actor mean) on the task it was trained on: return, "
       "episode length, speed, velocity-tracking errors and falls, mean +- std over episodes");
   auto a = std::make_shared<EvalArgs>();
-  cmd->add_option("policy", a->policy, "run folder, policy file (policy.pt), training checkpoint (model_N.pt) or exported file")->required();
+  cmd->add_option(
+         "policy", a->policy,
+         "run folder, policy file (policy.pt), training checkpoint (model_N.pt) or exported file")
+      ->required();
   cmd->add_option("--engine", a->engine,
                   "simulator: diffloco, or mujoco (MuJoCo compiles the robot's URDF; takes an "
                   "exported file; no return, the rest as with diffloco)")
@@ -275,8 +249,7 @@ Runner addEvalCommand(CLI::App& app) {
   cmd->add_option("--contact", a->contact,
                   "contact model (default: the one trained with): hard, smoothed, soft, "
                   "straight_through");
-  cmd->add_option("--dt", a->dt,
-                  "simulator step [s] (must divide the env step; default: trained)");
+  cmd->add_option("--dt", a->dt, "simulator step [s] (must divide the env step; default: trained)");
   cmd->add_option("--iterations", a->iterations, "Gauss-Seidel iterations (default: trained)");
   cmd->add_option("--episodes", a->options.episodes, "episodes to collect")->capture_default_str();
   cmd->add_option("--envs", a->options.numEnvs, "parallel environments")->capture_default_str();

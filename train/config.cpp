@@ -308,6 +308,30 @@ fs::path resolveTaskFile(const std::string& ref, const std::string& configFile) 
   return fs::exists(rel) ? rel : p;
 }
 
+// The envs layer's strict task parser. A message about a key that one of `sets` overrode names
+// that --set argument, not the file; `prefix` is what the arguments' paths have before the task's
+// own keys ("task." on the training command line, "" for eval's).
+envs::TaskConfig parseTaskNamingSets(const YAML::Node& task, const std::string& source,
+                                     const std::vector<Override>& sets,
+                                     const std::string& prefix) {
+  try {
+    return envs::parseTaskConfig(task, source);
+  } catch (const std::runtime_error& e) {
+    const std::string msg = e.what();
+    for (const auto& o : sets) {
+      const std::string rel = o.path.substr(prefix.size());
+      if (msg.find("'" + rel + "'") != std::string::npos ||
+          msg.find(" " + rel + ":") != std::string::npos ||
+          msg.find(" " + rel + " ") != std::string::npos) {
+        const size_t colon = msg.find(": ");
+        fail("--set " + o.text + ": task: " +
+             (colon == std::string::npos ? msg : msg.substr(colon + 2)));
+      }
+    }
+    throw;
+  }
+}
+
 TrainConfig parseRoot(YAML::Node root, const std::string& file,
                       const std::vector<std::string>& setArgs) {
   Source src{file, {}};
@@ -354,23 +378,7 @@ TrainConfig parseRoot(YAML::Node root, const std::string& file,
   for (const auto& o : taskSets) applySet(task, o, 1);
   // A fitted actuator file becomes its values in the resolved config (config.yaml of a run).
   envs::inlineActuatorFile(task, t.IsScalar() ? c.taskSource : file);
-  try {
-    c.task = envs::parseTaskConfig(task, t.IsScalar() ? c.taskSource : file);
-  } catch (const std::runtime_error& e) {
-    // A message about a key set on the command line names that argument, not the file.
-    const std::string msg = e.what();
-    for (const auto& o : taskSets) {
-      const std::string rel = o.path.substr(5);
-      if (msg.find("'" + rel + "'") != std::string::npos ||
-          msg.find(" " + rel + ":") != std::string::npos ||
-          msg.find(" " + rel + " ") != std::string::npos) {
-        const size_t colon = msg.find(": ");
-        fail("--set " + o.text + ": task: " +
-             (colon == std::string::npos ? msg : msg.substr(colon + 2)));
-      }
-    }
-    throw;
-  }
+  c.task = parseTaskNamingSets(task, t.IsScalar() ? c.taskSource : file, taskSets, "task.");
   if (t.IsScalar()) c.task.name = fs::path(c.taskSource).stem().string();
   // The resolved task carries its name: a resumed run, its policy file and its checkpoints (which
   // hold the task inline) still say "velocity", not the name of the file they sit in.
@@ -466,8 +474,20 @@ std::vector<std::pair<std::string, std::string>> flatten(const TrainConfig& c0) 
   return out;
 }
 
-void applyTaskSets(YAML::Node task, const std::vector<std::string>& sets) {
-  for (const auto& s : sets) applySet(task, parseSet(s), 0);
+envs::TaskConfig parseTaskWithSets(const std::string& taskYaml, const std::string& source,
+                                   const std::vector<std::string>& sets) {
+  YAML::Node task;
+  try {
+    task = YAML::Load(taskYaml);
+  } catch (const YAML::Exception& e) {
+    fail(source + ": " + e.what());
+  }
+  std::vector<Override> overrides;
+  for (const auto& s : sets) {
+    overrides.push_back(parseSet(s));
+    applySet(task, overrides.back(), 0);
+  }
+  return parseTaskNamingSets(task, source, overrides, "");
 }
 
 }  // namespace diffloco::train

@@ -14,8 +14,6 @@
 // an unknown key comes with the closest known one ("did you mean").
 #pragma once
 
-#include <yaml-cpp/yaml.h>
-
 #include <cstdint>
 #include <limits>
 #include <map>
@@ -118,9 +116,11 @@ TrainConfig loadTrainConfig(const std::string& path, const std::vector<std::stri
 TrainConfig parseTrainConfig(const std::string& yamlText, const std::string& source,
                              const std::vector<std::string>& sets = {});
 
-// Applies "key.path=value" overrides (YAML values, as --set) to a task's YAML, keys relative to
-// the task (randomization.push_velocity=0): `diffloco eval --set`. Errors name the argument.
-void applyTaskSets(YAML::Node task, const std::vector<std::string>& sets);
+// A task from its YAML text with "key.path=value" overrides (YAML values, as --set; keys relative
+// to the task, e.g. randomization.push_velocity=0) applied, read strictly: `diffloco eval --set`.
+// An error about an overridden key names its --set argument.
+envs::TaskConfig parseTaskWithSets(const std::string& taskYaml, const std::string& source,
+                                   const std::vector<std::string>& sets);
 
 // The fully resolved config as YAML (every key, with its documentation as comments; the task
 // inline): reading it back gives the same config.

@@ -88,24 +88,31 @@ rc=0
 [ "$rc" -eq 1 ] && grep -q "must be a multiple of sim.dt" "$dir/eval_bad.txt" ||
   fail "a sim step that does not divide the env step must be a clear error: $(cat "$dir/eval_bad.txt")"
 
+# same_numbers A.json B.json REL: every number of evaluation A equals B's to REL (relative).
+same_numbers() {
+  python3 - "$1" "$2" "$3" <<'PY'
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:3])
+tol = float(sys.argv[3])
+for k in a:
+    if isinstance(a[k], float) and abs(a[k] - b[k]) > tol * max(1.0, abs(a[k])):
+        sys.exit(f"{k}: {sys.argv[1]} {a[k]} vs {sys.argv[2]} {b[k]}")
+PY
+}
+
 # eval of the last training checkpoint: the same actor as policy.pt, so the same numbers; --set
 # overrides a task key, and a misspelt one is an error naming it.
 "$bin" eval "$run/model_2.pt" --episodes 3 --envs 2 --json >"$dir/eval_ckpt.json" \
   2>"$dir/eval_ckpt.err" || { cat "$dir/eval_ckpt.err"; fail "eval of a checkpoint failed"; }
-python3 - "$dir/eval.json" "$dir/eval_ckpt.json" <<'PY' || fail "checkpoint and policy.pt must evaluate alike"
-import json, sys
-a, b = (json.load(open(p)) for p in sys.argv[1:3])
-for k in a:
-    if isinstance(a[k], float) and abs(a[k] - b[k]) > 1e-9 * max(1.0, abs(a[k])):
-        sys.exit(f"{k}: policy.pt {a[k]} vs checkpoint {b[k]}")
-PY
+same_numbers "$dir/eval.json" "$dir/eval_ckpt.json" 1e-9 ||
+  fail "checkpoint and policy.pt must evaluate alike"
 "$bin" eval "$run" --episodes 2 --envs 2 --set episode_length_s=0.2 --json >"$dir/eval_set.json" \
   2>"$dir/eval_set.err" || { cat "$dir/eval_set.err"; fail "eval --set failed"; }
 python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); sys.exit(d["length_s_mean"] > 0.2 + 1e-9)' \
   "$dir/eval_set.json" || fail "eval --set episode_length_s=0.2 not applied: $(cat "$dir/eval_set.json")"
 rc=0
 "$bin" eval "$run" --set episode_lenght_s=1 >"$dir/eval_set_bad.txt" 2>&1 || rc=$?
-[ "$rc" -eq 1 ] && grep -q -- "--set episode_lenght_s=1: unknown key 'episode_lenght_s' (did you mean 'episode_length_s'?)" "$dir/eval_set_bad.txt" ||
+[ "$rc" -eq 1 ] && grep -q -- "--set episode_lenght_s=1: task: unknown key 'episode_lenght_s' (did you mean 'episode_length_s'?)" "$dir/eval_set_bad.txt" ||
   fail "a misspelt eval --set key must be a clear error: $(cat "$dir/eval_set_bad.txt")"
 
 # eval of an exported file: same numbers as the run it came from (same seed), and under MuJoCo.
@@ -113,13 +120,8 @@ rc=0
   { cat "$dir/export.log"; fail "export failed"; }
 "$bin" eval "$dir/exported/policy.pt" --episodes 3 --envs 2 --json >"$dir/eval_exported.json" \
   2>"$dir/eval_exported.err" || { cat "$dir/eval_exported.err"; fail "eval of an exported file failed"; }
-python3 - "$dir/eval.json" "$dir/eval_exported.json" <<'PY' || fail "exported and training-time policies must evaluate alike"
-import json, sys
-a, b = (json.load(open(p)) for p in sys.argv[1:3])
-for k in a:
-    if isinstance(a[k], float) and abs(a[k] - b[k]) > 1e-4 * max(1.0, abs(a[k])):
-        sys.exit(f"{k}: run {a[k]} vs exported {b[k]}")
-PY
+same_numbers "$dir/eval.json" "$dir/eval_exported.json" 1e-4 ||
+  fail "exported and training-time policies must evaluate alike"
 if "$bin" eval --help | grep -q mujoco; then
   "$bin" eval "$dir/exported/policy.pt" --engine mujoco --episodes 2 --json \
     >"$dir/eval_mj.json" 2>"$dir/eval_mj.err" || { cat "$dir/eval_mj.err"; fail "eval --engine mujoco failed"; }
