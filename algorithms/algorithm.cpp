@@ -54,8 +54,12 @@ void EpisodeTracker::step(const envs::StepResult& r) {
   if (fails != log.end()) simFailures_ += fails->second;
 }
 
-double EpisodeTracker::meanReturn() const { return mean(returns_); }
-double EpisodeTracker::meanLength() const { return mean(lengths_); }
+double EpisodeTracker::meanReturn() const {
+  return mean(returns_);
+}
+double EpisodeTracker::meanLength() const {
+  return mean(lengths_);
+}
 
 std::map<std::string, double> EpisodeTracker::takeIterationLogs() {
   std::map<std::string, double> out;
@@ -70,8 +74,10 @@ std::map<std::string, double> EpisodeTracker::takeIterationLogs() {
 void EpisodeTracker::save(torch::serialize::OutputArchive& a) const {
   a.write("episodes/ret", ret_);
   a.write("episodes/len", len_);
-  a.write("episodes/returns", torch::tensor(std::vector<double>(returns_.begin(), returns_.end()), kF64));
-  a.write("episodes/lengths", torch::tensor(std::vector<double>(lengths_.begin(), lengths_.end()), kF64));
+  a.write("episodes/returns",
+          torch::tensor(std::vector<double>(returns_.begin(), returns_.end()), kF64));
+  a.write("episodes/lengths",
+          torch::tensor(std::vector<double>(lengths_.begin(), lengths_.end()), kF64));
 }
 
 void EpisodeTracker::load(torch::serialize::InputArchive& a) {
@@ -101,12 +107,22 @@ void Algorithm::save(torch::serialize::OutputArchive& a) {
   episodes_.save(a);
 }
 
-void Algorithm::load(torch::serialize::InputArchive& a) {
+void Algorithm::checkAlgorithm(torch::serialize::InputArchive& a) const {
   c10::IValue v;
   a.read("algorithm", v);
   if (v.toStringRef() != name())
     throw std::runtime_error("checkpoint of algorithm '" + v.toStringRef() + "', not '" + name() +
                              "'");
+}
+
+void Algorithm::loadWarmStart(torch::serialize::InputArchive& a) {
+  checkAlgorithm(a);
+  loadNetworks(a);
+}
+
+void Algorithm::load(torch::serialize::InputArchive& a) {
+  checkAlgorithm(a);
+  c10::IValue v;
   a.read("iteration", v);
   iteration_ = static_cast<int>(v.toInt());
   Tensor state;

@@ -71,6 +71,10 @@ class Algorithm {
   // generator of the algorithm (action noise, minibatch permutations) and the episode statistics.
   virtual void save(torch::serialize::OutputArchive& a);
   virtual void load(torch::serialize::InputArchive& a);
+  // Warm start: only the networks (actor with its normaliser, critics) of a checkpoint of the
+  // same algorithm and architecture; optimisers, iteration counter, schedules and random state
+  // stay fresh. Throws if the checkpoint is another algorithm's or another architecture's.
+  void loadWarmStart(torch::serialize::InputArchive& a);
 
   int iteration() const { return iteration_; }
   const EpisodeTracker& episodes() const { return episodes_; }
@@ -79,6 +83,10 @@ class Algorithm {
   at::Generator& generator() { return gen_; }
 
  protected:
+  // Reads the networks written by save(): what load() and loadWarmStart() share.
+  virtual void loadNetworks(torch::serialize::InputArchive& a) = 0;
+  void checkAlgorithm(torch::serialize::InputArchive& a) const;
+
   envs::VecEnv& env_;
   int iteration_ = 0;
   at::Generator gen_;  // every random draw of the algorithm

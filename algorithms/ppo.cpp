@@ -28,8 +28,8 @@ Ppo::Ppo(envs::VecEnv& env, const PpoConfig& config, const policies::PolicyConfi
 }
 
 std::vector<std::string> Ppo::scalarKeys() const {
-  return {"Loss/value", "Loss/surrogate", "Loss/entropy", "Loss/learning_rate", "Loss/kl",
-          "Grad/actor_norm", "Grad/critic_norm", "Policy/mean_std"};
+  return {"Loss/value", "Loss/surrogate",  "Loss/entropy",     "Loss/learning_rate",
+          "Loss/kl",    "Grad/actor_norm", "Grad/critic_norm", "Policy/mean_std"};
 }
 
 Ppo::Rollout Ppo::rollout() {
@@ -94,8 +94,8 @@ IterationStats Ppo::iterate() {
   s.collectionS = seconds(start);
   const auto learnStart = std::chrono::steady_clock::now();
 
-  const Tensor adv = gaeAdvantages(ro.rewards, ro.values, ro.nextValues, ro.dones, config_.gamma,
-                                   config_.lambda);
+  const Tensor adv =
+      gaeAdvantages(ro.rewards, ro.values, ro.nextValues, ro.dones, config_.gamma, config_.lambda);
   const Tensor returns = (adv + ro.values).reshape(-1);
   Tensor advN = adv.reshape(-1);
   advN = (advN - advN.mean()) / (advN.std() + 1e-8);
@@ -122,8 +122,9 @@ IterationStats Ppo::iterate() {
       if (config_.schedule == "adaptive") {
         // rsl_rl: KL(old || new) of this minibatch, before the step, decides the rate.
         torch::NoGradGuard noGrad;
-        const double kl =
-            policies::gaussianKl(mOld, ro.logStd, mean.detach(), logStd.detach()).mean().item<double>();
+        const double kl = policies::gaussianKl(mOld, ro.logStd, mean.detach(), logStd.detach())
+                              .mean()
+                              .item<double>();
         if (std::isfinite(kl)) {
           if (kl > 2 * config_.desiredKl)
             lr_ = std::max(1e-5, lr_ / 1.5);
@@ -139,8 +140,7 @@ IterationStats Ppo::iterate() {
       const Tensor logp = policies::gaussianLogProb(actions.index_select(0, idx), mean, logStd);
       const Tensor a = advN.index_select(0, idx);
       const Tensor ratio = (logp - oldLogp.index_select(0, idx)).exp();
-      const Tensor surr =
-          torch::max(-a * ratio, -a * ratio.clamp(1 - eps, 1 + eps)).mean();
+      const Tensor surr = torch::max(-a * ratio, -a * ratio.clamp(1 - eps, 1 + eps)).mean();
       const Tensor v = critic_->forward(o);
       const Tensor ret = returns.index_select(0, idx);
       Tensor valueLoss;
@@ -165,8 +165,8 @@ IterationStats Ppo::iterate() {
       const double an = actorOpt_->clipGradNorm(config_.maxGradNorm);
       const double cn = criticOpt_->clipGradNorm(config_.maxGradNorm);
       if (!std::isfinite(an) || !std::isfinite(cn)) {
-        skip("gradient (actor norm " + std::to_string(an) + ", critic norm " +
-             std::to_string(cn) + ")");
+        skip("gradient (actor norm " + std::to_string(an) + ", critic norm " + std::to_string(cn) +
+             ")");
         continue;
       }
       actorOpt_->step();
@@ -209,6 +209,17 @@ void Ppo::save(torch::serialize::OutputArchive& a) {
 
 void Ppo::load(torch::serialize::InputArchive& a) {
   Algorithm::load(a);
+  loadNetworks(a);
+  actorOpt_->load(a, "actor_optimizer");
+  criticOpt_->load(a, "critic_optimizer");
+  c10::IValue lr;
+  a.read("learning_rate", lr);
+  lr_ = lr.toDouble();  // the adaptive rate goes on where it was (rsl_rl #221)
+  actorOpt_->setLr(lr_);
+  criticOpt_->setLr(lr_);
+}
+
+void Ppo::loadNetworks(torch::serialize::InputArchive& a) {
   // Into separate modules, then copied: the live parameters are views into the optimisers'
   // flat buffers, which Module::load would detach.
   policies::copyModule(*policies::readActor(a), *actor_);
@@ -218,13 +229,6 @@ void Ppo::load(torch::serialize::InputArchive& a) {
   policies::Critic loaded(actor_->numObs(), actor_->config());
   loaded->load(c);
   policies::copyModule(*loaded, *critic_);
-  actorOpt_->load(a, "actor_optimizer");
-  criticOpt_->load(a, "critic_optimizer");
-  c10::IValue lr;
-  a.read("learning_rate", lr);
-  lr_ = lr.toDouble();  // the adaptive rate goes on where it was (rsl_rl #221)
-  actorOpt_->setLr(lr_);
-  criticOpt_->setLr(lr_);
 }
 
 }  // namespace diffloco::algorithms

@@ -52,6 +52,9 @@ class Ppo : public Algorithm {
   };
   Rollout rollout();
 
+ protected:
+  void loadNetworks(torch::serialize::InputArchive& a) override;
+
  private:
   PpoConfig config_;
   policies::Actor actor_{nullptr};

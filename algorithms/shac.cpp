@@ -19,7 +19,9 @@ double seconds(std::chrono::steady_clock::time_point since) {
 
 // Rows whose observations are finite and below 1e6 in magnitude: only their values may bootstrap
 // (the reference's guard, algorithms.md 1.9, vectorised).
-Tensor finiteRows(const Tensor& obs) { return obs.detach().abs().amax(-1) < 1e6; }
+Tensor finiteRows(const Tensor& obs) {
+  return obs.detach().abs().amax(-1) < 1e6;
+}
 
 }  // namespace
 
@@ -40,9 +42,15 @@ Shac::Shac(envs::VecEnv& env, const ShacConfig& config, const policies::PolicyCo
 }
 
 std::vector<std::string> Shac::scalarKeys() const {
-  return {"Loss/actor",         "Loss/value",       "Loss/learning_rate_actor",
-          "Loss/learning_rate_critic", "Grad/actor_norm", "Grad/critic_norm",
-          "Policy/mean_std",    "Train/value_mean", "Perf/actor_backward_time",
+  return {"Loss/actor",
+          "Loss/value",
+          "Loss/learning_rate_actor",
+          "Loss/learning_rate_critic",
+          "Grad/actor_norm",
+          "Grad/critic_norm",
+          "Policy/mean_std",
+          "Train/value_mean",
+          "Perf/actor_backward_time",
           "Perf/critic_time"};
 }
 
@@ -110,8 +118,8 @@ Shac::Window Shac::rollout() {
   w.dones = torch::stack(doneBuf);
   {
     torch::NoGradGuard noGrad;
-    w.nextValues = target_->forward(torch::stack(nextObsBuf)) *
-                   torch::stack(bootBuf).to(torch::kFloat);
+    w.nextValues =
+        target_->forward(torch::stack(nextObsBuf)) * torch::stack(bootBuf).to(torch::kFloat);
   }
   return w;
 }
@@ -120,12 +128,12 @@ IterationStats Shac::iterate() {
   const auto start = std::chrono::steady_clock::now();
   IterationStats s;
   const int n = config_.iterations;
-  const double lrA = scheduledLearningRate(config_.lrSchedule, config_.actorLr,
-                                           config_.actorLrDecay, config_.actorLrFinal,
-                                           iteration_, n);
-  const double lrC = scheduledLearningRate(config_.lrSchedule, config_.criticLr,
-                                           config_.criticLrDecay, config_.criticLrFinal,
-                                           iteration_, n);
+  const double lrA =
+      scheduledLearningRate(config_.lrSchedule, config_.actorLr, config_.actorLrDecay,
+                            config_.actorLrFinal, iteration_, n);
+  const double lrC =
+      scheduledLearningRate(config_.lrSchedule, config_.criticLr, config_.criticLrDecay,
+                            config_.criticLrFinal, iteration_, n);
   actorOpt_->setLr(lrA);
   criticOpt_->setLr(lrC);
 
@@ -163,10 +171,9 @@ IterationStats Shac::iterate() {
             torch::randperm(total, gen_, torch::TensorOptions().dtype(torch::kLong));
         for (int b = 0; b < config_.criticMinibatches; ++b) {
           const Tensor idx = perm.narrow(0, b * mb, std::min(mb, total - b * mb));
-          const Tensor l =
-              (critic_->forward(x.index_select(0, idx)) - targets.index_select(0, idx))
-                  .square()
-                  .mean();
+          const Tensor l = (critic_->forward(x.index_select(0, idx)) - targets.index_select(0, idx))
+                               .square()
+                               .mean();
           criticOpt_->zeroGrad();
           const double lv = l.item<double>();
           if (!std::isfinite(lv)) {
@@ -247,6 +254,12 @@ void Shac::save(torch::serialize::OutputArchive& a) {
 
 void Shac::load(torch::serialize::InputArchive& a) {
   Algorithm::load(a);
+  loadNetworks(a);
+  actorOpt_->load(a, "actor_optimizer");
+  criticOpt_->load(a, "critic_optimizer");
+}
+
+void Shac::loadNetworks(torch::serialize::InputArchive& a) {
   // Into separate modules, then copied: the live parameters are views into the optimisers'
   // flat buffers, which Module::load would detach.
   policies::copyModule(*policies::readActor(a), *actor_);
@@ -258,8 +271,6 @@ void Shac::load(torch::serialize::InputArchive& a) {
     loaded->load(ar);
     policies::copyModule(*loaded, *dst);
   }
-  actorOpt_->load(a, "actor_optimizer");
-  criticOpt_->load(a, "critic_optimizer");
 }
 
 }  // namespace diffloco::algorithms

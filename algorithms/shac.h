@@ -71,6 +71,9 @@ class Shac : public Algorithm {
   };
   Window rollout();
 
+ protected:
+  void loadNetworks(torch::serialize::InputArchive& a) override;
+
  private:
   ShacConfig config_;
   policies::Actor actor_{nullptr};

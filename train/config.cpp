@@ -298,6 +298,10 @@ void visitTop(V& v, TrainConfig& c) {
   v.field("algorithm", c.algorithm, "shac or ppo", V::oneOf({"shac", "ppo"}));
   v.field("seed", c.seed, "seed of networks, action noise, minibatches and env draws",
           V::atLeast(0));
+  v.field("init_from", c.initFrom,
+          "warm start: the networks and observation normaliser of a run folder (its last "
+          "checkpoint) or of a checkpoint model_<iter>.pt of the same algorithm and architecture; "
+          "optimisers, iteration counter and schedules start fresh. Empty: random initialisation");
 }
 
 fs::path resolveTaskFile(const std::string& ref, const std::string& configFile) {

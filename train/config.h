@@ -5,6 +5,7 @@
 //   name: walk_quadruped_shac        # run name (the run folder's suffix)
 //   algorithm: shac                  # shac | ppo: selects the section below
 //   seed: 0
+//   init_from: runs/<run>            # optional warm start (networks and normaliser)
 //   task: walk                       # a task name (configs/tasks/walk.yaml), a path, or inline
 //   shac: {...}                      # algorithms/config.h (only the selected algorithm's section)
 //   policy: {...}                    # policies/config.h
@@ -98,6 +99,8 @@ struct TrainConfig {
   std::string name;               // default: the config file's stem
   std::string algorithm = "shac";  // shac | ppo
   std::int64_t seed = 0;
+  // Warm start (fine-tuning, curricula): a run folder or a checkpoint file; empty: none.
+  std::string initFrom;
   envs::TaskConfig task;
   std::string taskYaml;    // the task as resolved (overrides applied), YAML text
   std::string taskSource;  // where it came from (file, or "inline in <config>")

@@ -6,8 +6,8 @@
 
 #include <atomic>
 #include <chrono>
-#include <csignal>
 #include <cmath>
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -121,15 +121,16 @@ void checkSameProblem(const TrainConfig& run, const TrainConfig& now) {
   if (!diffs.empty())
     throw std::runtime_error(
         "--resume: the config differs from the run's in settings that define the learning "
-        "problem (only iterations and run.* may change; start a new run otherwise):" + diffs);
+        "problem (only iterations and run.* may change; start a new run otherwise):" +
+        diffs);
 }
 
 std::string checkpointPath(const std::string& dir, int iteration) {
   return (fs::path(dir) / ("model_" + std::to_string(iteration) + ".pt")).string();
 }
 
-void saveCheckpoint(const std::string& path, algorithms::Algorithm& algo,
-                    envs::LocomotionEnv& env, const std::string& configYaml) {
+void saveCheckpoint(const std::string& path, algorithms::Algorithm& algo, envs::LocomotionEnv& env,
+                    const std::string& configYaml) {
   torch::serialize::OutputArchive a;
   a.write("format", c10::IValue(std::string("diffloco-checkpoint-1")));
   a.write("config", c10::IValue(configYaml));
@@ -140,9 +141,7 @@ void saveCheckpoint(const std::string& path, algorithms::Algorithm& algo,
   fs::rename(tmp, path);  // atomic: a reader sees the old file or the complete new one
 }
 
-void loadCheckpoint(const std::string& path, algorithms::Algorithm& algo,
-                    envs::LocomotionEnv& env) {
-  torch::serialize::InputArchive a;
+void openCheckpoint(const std::string& path, torch::serialize::InputArchive& a) {
   try {
     a.load_from(path);
   } catch (const c10::Error& e) {
@@ -152,8 +151,45 @@ void loadCheckpoint(const std::string& path, algorithms::Algorithm& algo,
   c10::IValue format;
   if (!a.try_read("format", format) || format.toStringRef() != "diffloco-checkpoint-1")
     throw std::runtime_error(path + ": not a diffloco checkpoint");
+}
+
+void loadCheckpoint(const std::string& path, algorithms::Algorithm& algo,
+                    envs::LocomotionEnv& env) {
+  torch::serialize::InputArchive a;
+  openCheckpoint(path, a);
   algo.load(a);
   loadEnv(env, a);
+}
+
+// init_from: a run folder (its last checkpoint) or a checkpoint file -> the checkpoint's path.
+std::string warmStartCheckpoint(const std::string& from) {
+  if (fs::is_directory(from)) {
+    const auto cps = listCheckpoints(from);
+    if (cps.empty())
+      throw std::runtime_error("init_from: " + from + ": no model_<iter>.pt in this folder");
+    return cps.back().second;
+  }
+  if (!fs::is_regular_file(from))
+    throw std::runtime_error("init_from: " + from +
+                             ": no such run folder or checkpoint file (model_<iter>.pt)");
+  return from;
+}
+
+// Networks and normaliser from a checkpoint; everything else of the new run starts fresh.
+void warmStart(const std::string& from, algorithms::Algorithm& algo) {
+  const std::string path = warmStartCheckpoint(from);
+  torch::serialize::InputArchive a;
+  openCheckpoint(path, a);
+  std::string error;
+  try {
+    algo.loadWarmStart(a);
+  } catch (const c10::Error& e) {
+    error = e.what_without_backtrace();
+  } catch (const std::exception& e) {
+    error = e.what();
+  }
+  if (!error.empty()) throw std::runtime_error("init_from: " + path + ": " + error);
+  spdlog::info("warm start: networks and normaliser from {}", path);
 }
 
 }  // namespace
@@ -183,7 +219,8 @@ TrainResult train(const TrainArgs& args) {
     resumeIteration = cps.back().first;
     resumeFrom = cps.back().second;
   } else {
-    if (args.config.empty()) throw std::runtime_error("train: give a config file (or --resume RUN)");
+    if (args.config.empty())
+      throw std::runtime_error("train: give a config file (or --resume RUN)");
     cfg = loadTrainConfig(args.config, sets);
     runDir = createRunDir(args.out, cfg.name);
   }
@@ -217,20 +254,26 @@ TrainResult train(const TrainArgs& args) {
   if (!resumeFrom.empty()) {
     loadCheckpoint(resumeFrom, *algo, env);
     spdlog::info("resumed {} at iteration {}", resumeFrom, algo->iteration());
+  } else if (!cfg.initFrom.empty()) {
+    warmStart(cfg.initFrom, *algo);
   }
   const int total = algo->totalIterations();
   if (algo->iteration() > total)
     throw std::runtime_error("--resume: the run is at iteration " +
-                             std::to_string(algo->iteration()) + ", past " +
-                             std::to_string(total) + " iterations: set a larger " +
-                             cfg.algorithm + ".iterations");
+                             std::to_string(algo->iteration()) + ", past " + std::to_string(total) +
+                             " iterations: set a larger " + cfg.algorithm + ".iterations");
 
   // ---- logs: columns fixed at the start
-  std::vector<std::string> columns = {"iteration",          "env_steps",
-                                      "wall_s",             "Train/mean_reward",
-                                      "Train/mean_episode_length", "Train/episodes",
-                                      "Train/skipped_updates", "Perf/total_fps",
-                                      "Perf/collection_time", "Perf/learning_time",
+  std::vector<std::string> columns = {"iteration",
+                                      "env_steps",
+                                      "wall_s",
+                                      "Train/mean_reward",
+                                      "Train/mean_episode_length",
+                                      "Train/episodes",
+                                      "Train/skipped_updates",
+                                      "Perf/total_fps",
+                                      "Perf/collection_time",
+                                      "Perf/learning_time",
                                       "Perf/iteration_time"};
   for (const auto& k : algo->scalarKeys()) columns.push_back(k);
   for (const auto& name : env.rewardNames()) columns.push_back("Episode/rew_" + name);
@@ -248,10 +291,11 @@ TrainResult train(const TrainArgs& args) {
   }
 
   spdlog::info("run folder {}", runDir);
-  spdlog::info("{}: {} iterations x {} envs x {} steps; seed {}; torch threads {}, simulator "
-               "threads {}; git {}",
-               cfg.algorithm, total, env.numEnvs(), algo->stepsPerIteration() / env.numEnvs(),
-               cfg.seed, cfg.run.torchThreads, cfg.run.simThreads, gitDescription());
+  spdlog::info(
+      "{}: {} iterations x {} envs x {} steps; seed {}; torch threads {}, simulator "
+      "threads {}; git {}",
+      cfg.algorithm, total, env.numEnvs(), algo->stepsPerIteration() / env.numEnvs(), cfg.seed,
+      cfg.run.torchThreads, cfg.run.simThreads, gitDescription());
 
   SigintGuard sigint;
   const auto sessionStart = std::chrono::steady_clock::now();
@@ -266,7 +310,8 @@ TrainResult train(const TrainArgs& args) {
     env.seed(algorithms::deriveSeed(cfg.seed, 1000 + static_cast<std::uint64_t>(it)));
     const auto t0 = std::chrono::steady_clock::now();
     algorithms::IterationStats s = algo->iterate();
-    const double iterS = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const double iterS =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     const int done = algo->iteration();
     const double session =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - sessionStart).count();
@@ -293,11 +338,12 @@ TrainResult train(const TrainArgs& args) {
     }
 
     const double eta = session / (done - firstIteration) * (total - done);
-    spdlog::info("{} it {:>5}/{} | return {:9.2f} | ep len {:6.2f} s | {:7.0f} steps/s | {:.3f} s/it "
-                 "| elapsed {} | ETA {}",
-                 cfg.algorithm, done, total, m["Train/mean_reward"],
-                 m["Train/mean_episode_length"] * env.envDt(), m["Perf/total_fps"], iterS,
-                 hms(wallBefore + session), hms(eta));
+    spdlog::info(
+        "{} it {:>5}/{} | return {:9.2f} | ep len {:6.2f} s | {:7.0f} steps/s | {:.3f} s/it "
+        "| elapsed {} | ETA {}",
+        cfg.algorithm, done, total, m["Train/mean_reward"],
+        m["Train/mean_episode_length"] * env.envDt(), m["Perf/total_fps"], iterS,
+        hms(wallBefore + session), hms(eta));
     if (cfg.run.verbose) {
       std::string terms, losses;
       for (const auto& name : env.rewardNames()) {
@@ -311,9 +357,10 @@ TrainResult train(const TrainArgs& args) {
 
     if (s.skippedUpdates > 0) {
       ++nanStreak;
-      spdlog::warn("iteration {}: {} update(s) skipped for a non-finite value (first: {}); {} "
-                   "iteration(s) in a row",
-                   done, s.skippedUpdates, s.skippedWhat, nanStreak);
+      spdlog::warn(
+          "iteration {}: {} update(s) skipped for a non-finite value (first: {}); {} "
+          "iteration(s) in a row",
+          done, s.skippedUpdates, s.skippedWhat, nanStreak);
       if (nanStreak >= cfg.run.maxNanIterations) {
         const auto cps = listCheckpoints(runDir);
         throw std::runtime_error(
@@ -327,7 +374,8 @@ TrainResult train(const TrainArgs& args) {
       nanStreak = 0;
     }
 
-    const bool stop = gInterrupted || (args.stopAfter >= 0 && done - firstIteration >= args.stopAfter);
+    const bool stop =
+        gInterrupted || (args.stopAfter >= 0 && done - firstIteration >= args.stopAfter);
     if (done % cfg.run.checkpointEvery == 0 || done == total || stop)
       saveCheckpoint(checkpointPath(runDir, done), *algo, env, configYaml);
     if (stop) {

@@ -6,6 +6,7 @@
 #include <torch/torch.h>
 
 #include "algorithms/ppo.h"
+#include "algorithms/shac.h"
 #include "point_env.h"
 
 using namespace diffloco;
@@ -58,7 +59,8 @@ TEST(Ppo, BootstrapValuesAtResets) {
         EXPECT_EQ(next, 0.0f) << t << "," << e;
       } else if (env.truncatedSeen[t][e].item<bool>()) {
         // The state before the reset, not the reset state nor the current one.
-        EXPECT_NEAR(next, value(env.terminalSeen[t]).index({e}).item<float>(), 1e-6) << t << "," << e;
+        EXPECT_NEAR(next, value(env.terminalSeen[t]).index({e}).item<float>(), 1e-6)
+            << t << "," << e;
         EXPECT_GT(std::abs(next - ro.values[t][e].item<float>()), 1e-6);
       } else if (t + 1 < T) {
         EXPECT_NEAR(next, ro.values[t + 1][e].item<float>(), 1e-6) << t << "," << e;
@@ -74,8 +76,8 @@ TEST(Ppo, StoredLogProbabilitiesEqualRecomputedOnes) {
   ppo.iterate();  // the normaliser now has statistics; they stay frozen through the next rollout
   const Ppo::Rollout ro = ppo.rollout();
   torch::NoGradGuard g;
-  const Tensor logp = policies::gaussianLogProb(ro.actions, ppo.actor()->mean(ro.obs),
-                                                ppo.actor()->logStd());
+  const Tensor logp =
+      policies::gaussianLogProb(ro.actions, ppo.actor()->mean(ro.obs), ppo.actor()->logStd());
   EXPECT_TRUE(torch::allclose(logp, ro.logProbs, 1e-5, 1e-5));
   // and the stored inputs are the raw observations normalised with those statistics
   EXPECT_TRUE(torch::allclose(ppo.actor()->normalize(ro.rawObs), ro.obs));
@@ -127,6 +129,44 @@ TEST(Ppo, SaveLoadContinuesBitForBit) {
   for (size_t i = 0; i < pa.size(); ++i) EXPECT_TRUE(pa[i].equal(pb[i])) << i;
   EXPECT_TRUE(a.critic()->parameters()[0].equal(b.critic()->parameters()[0]));
   EXPECT_EQ(a.learningRate(), b.learningRate());
+}
+
+TEST(Ppo, WarmStartTakesNetworksOnlyAndChecksTheAlgorithm) {
+  torch::set_num_threads(1);
+  PointEnv envA(8, 7, 11), envB(8, 7, 11);
+  PpoConfig c = tinyConfig();
+  Ppo a(envA, c, tinyPolicy(), 5);
+  a.iterate();
+  torch::serialize::OutputArchive out;
+  a.save(out);
+  std::ostringstream bytes;
+  out.save_to(bytes);
+  c.learningRate = 0.5;  // a warm start keeps the new run's rate
+  Ppo b(envB, c, tinyPolicy(), 77);
+  std::istringstream in(bytes.str());
+  torch::serialize::InputArchive ar;
+  ar.load_from(in);
+  b.loadWarmStart(ar);
+  EXPECT_EQ(b.iteration(), 0);
+  EXPECT_EQ(b.learningRate(), 0.5);
+  const auto pa = a.actor()->parameters(), pb = b.actor()->parameters();
+  for (size_t i = 0; i < pa.size(); ++i) EXPECT_TRUE(pa[i].equal(pb[i])) << i;
+  EXPECT_TRUE(a.critic()->parameters()[0].equal(b.critic()->parameters()[0]));
+
+  // A PPO checkpoint is not a SHAC warm start.
+  PointEnv envS(8, 7, 11);
+  ShacConfig sc;
+  sc.horizon = 4;
+  Shac shac(envS, sc, tinyPolicy(), 5);
+  std::istringstream in2(bytes.str());
+  torch::serialize::InputArchive ar2;
+  ar2.load_from(in2);
+  try {
+    shac.loadWarmStart(ar2);
+    FAIL() << "a PPO checkpoint must not warm-start SHAC";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("'ppo'"), std::string::npos) << e.what();
+  }
 }
 
 TEST(Ppo, LearnsToHoldThePointAtTheOrigin) {

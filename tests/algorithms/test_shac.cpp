@@ -204,6 +204,46 @@ TEST(Shac, SaveLoadContinuesBitForBit) {
   EXPECT_EQ(a.actor()->normalizer()->count(), b.actor()->normalizer()->count());
 }
 
+// A warm start takes the networks and the normaliser only: the run starts at iteration 0 with
+// its own optimiser; another algorithm's or another architecture's checkpoint is refused.
+TEST(Shac, WarmStartTakesNetworksOnly) {
+  torch::set_num_threads(1);
+  PointEnv envA(6, 7, 11), envB(6, 7, 11);
+  Shac a(envA, tinyConfig(4), tinyPolicy(), 5);
+  a.iterate();
+  a.iterate();
+  std::ostringstream bytes;
+  {
+    torch::serialize::OutputArchive out;
+    a.save(out);
+    out.save_to(bytes);
+  }
+  std::istringstream in(bytes.str()), in2(bytes.str());
+  torch::serialize::InputArchive ar, ar2;
+  ar.load_from(in);
+  ar2.load_from(in2);
+  Shac b(envB, tinyConfig(4), tinyPolicy(), 77);  // other initial weights
+  const auto pb0 = b.actor()->parameters()[0].clone();
+  b.loadWarmStart(ar);
+  EXPECT_EQ(b.iteration(), 0);
+  EXPECT_FALSE(b.actor()->parameters()[0].equal(pb0));
+  const auto pa = a.actor()->parameters(), pb = b.actor()->parameters();
+  for (size_t i = 0; i < pa.size(); ++i) EXPECT_TRUE(pa[i].equal(pb[i])) << i;
+  EXPECT_TRUE(a.critic()->parameters()[0].equal(b.critic()->parameters()[0]));
+  EXPECT_TRUE(a.targetCritic()->parameters()[0].equal(b.targetCritic()->parameters()[0]));
+  EXPECT_EQ(a.actor()->normalizer()->count(), b.actor()->normalizer()->count());
+  // The loaded values live in the optimiser's buffers: an iteration trains them.
+  b.iterate();
+  EXPECT_EQ(b.iteration(), 1);
+  EXPECT_FALSE(b.actor()->parameters()[0].equal(a.actor()->parameters()[0]));
+
+  policies::PolicyConfig wider = tinyPolicy();
+  wider.actorHidden = {32, 16};
+  PointEnv envC(6, 7, 11);
+  Shac c(envC, tinyConfig(4), wider, 5);
+  EXPECT_THROW(c.loadWarmStart(ar2), std::runtime_error);
+}
+
 TEST(Shac, LearnsToHoldThePointAtTheOrigin) {
   // Reward 1 - |x|^2 per step, 40-step episodes from x ~ U(-1, 1)^2: doing nothing earns about
   // 40 (1 - 2/3) = 13; moving to the origin within a few steps earns close to 40.

@@ -98,12 +98,15 @@ std::map<std::string, Tensor> checkpointTensors(const std::string& path) {
     if (!a.try_read(name, ar)) continue;
     policies::Critic critic(actor->numObs(), actor->config());
     critic->load(ar);
-    for (const auto& p : critic->named_parameters()) out[std::string(name) + "." + p.key()] = p.value();
+    for (const auto& p : critic->named_parameters())
+      out[std::string(name) + "." + p.key()] = p.value();
   }
   return out;
 }
 
-TrainResult runTraining(const TrainArgs& a) { return diffloco::train::train(a); }
+TrainResult runTraining(const TrainArgs& a) {
+  return diffloco::train::train(a);
+}
 
 std::string slurp(const fs::path& p) {
   std::ifstream in(p);
@@ -233,6 +236,56 @@ TEST(Trainer, WhatAResumeMayChange) {
   TrainArgs nowhere;
   nowhere.resume = (s.dir / "missing").string();
   EXPECT_THROW(runTraining(nowhere), std::runtime_error);
+}
+
+// init_from: a new run (own folder, iterations from 0, its own config) whose networks start from
+// another run's last checkpoint; bad sources are errors that name init_from.
+TEST(Trainer, WarmStartFromAnotherRun) {
+  Scratch s("diffloco_warm_start");
+  const std::string cfg = s.config(kShac);
+  const TrainResult base = runTraining(args(cfg, s.dir / "base"));
+  TrainArgs warm = args(cfg, s.dir / "warm");
+  // The warm run changes the problem (contact model) and an initialisation setting that the
+  // checkpoint overrides: a fresh actor would start at std 0.2, the loaded one is near 0.5.
+  warm.sets.insert(warm.sets.end(), {"init_from=" + base.runDir, "shac.iterations=2",
+                                     "task.sim.contact=hard", "policy.init_std=0.2"});
+  const TrainResult r = runTraining(warm);
+  EXPECT_TRUE(r.finished);
+  EXPECT_EQ(r.iteration, 2);
+  EXPECT_NE(r.runDir, base.runDir);
+  EXPECT_EQ(loadTrainConfig((fs::path(r.runDir) / "config.yaml").string()).initFrom, base.runDir);
+  const Csv csv = readCsv((fs::path(r.runDir) / "metrics.csv").string());
+  ASSERT_EQ(csv.rows.size(), 2u);
+  EXPECT_EQ(csv.rows[0][csv.column("iteration")], 1);
+  EXPECT_NEAR(csv.rows[0][csv.column("Policy/mean_std")], 0.5, 0.05);
+
+  auto expectError = [&](const std::string& from, const std::vector<std::string>& parts) {
+    TrainArgs bad = args(cfg, s.dir / "bad");
+    bad.sets.push_back("init_from=" + from);
+    try {
+      runTraining(bad);
+      FAIL() << "init_from=" << from << " must fail";
+    } catch (const std::runtime_error& e) {
+      for (const auto& p : parts)
+        EXPECT_NE(std::string(e.what()).find(p), std::string::npos) << e.what();
+    }
+  };
+  expectError((s.dir / "missing").string(), {"init_from", "missing", "no such run folder"});
+  // Another architecture.
+  TrainArgs wide = args(cfg, s.dir / "bad");
+  wide.sets.insert(wide.sets.end(), {"init_from=" + base.runDir, "policy.actor_hidden=[32, 8]"});
+  try {
+    runTraining(wide);
+    FAIL() << "another architecture must fail";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("another architecture"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("init_from"), std::string::npos) << e.what();
+  }
+  // Another algorithm.
+  const fs::path ppoConfig = s.dir / "ppo.yaml";
+  std::ofstream(ppoConfig) << kPpo;
+  const TrainResult ppo = runTraining(args(ppoConfig.string(), s.dir / "ppo"));
+  expectError(ppo.runDir, {"init_from", "model_4.pt", "'ppo'"});
 }
 
 TEST(Trainer, StopsAfterRepeatedNonFiniteUpdates) {
