@@ -9,6 +9,8 @@
 #include <filesystem>
 #include <memory>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "deploy/policy_metadata.h"
 #include "envs/robot.h"
@@ -260,9 +262,18 @@ Runner addEvalCommand(CLI::App& app) {
                   "diffloco: override a task key, key.path=value (e.g. "
                   "randomization.push_velocity=0); repeatable");
   cmd->add_flag("--json", a->json, "one JSON object on stdout");
-  return [a] {
+  return [a, cmd] {
+    // An option of the other engine is a mistake to report, not a setting to ignore.
+    const bool mujoco = a->engine == "mujoco";
+    for (const char* o :
+         mujoco ? std::vector<const char*>{"--set", "--contact", "--iterations", "--reset-scale"}
+                : std::vector<const char*>{"--robot", "--episode-length", "--reset-noise"})
+      if (cmd->count(o) > 0)
+        throw std::runtime_error(std::string(o) + " applies to --engine " +
+                                 (mujoco ? "diffloco" : "mujoco") + " only, not to --engine " +
+                                 a->engine);
     envs::setTorchThreads(1);  // small tensors: more threads would only fight the simulator
-    if (a->engine == "mujoco") {
+    if (mujoco) {
 #ifdef DIFFLOCO_WITH_MUJOCO
       print(evaluateMujoco(*a), a->json);
       return 0;

@@ -131,6 +131,11 @@ if "$bin" eval --help | grep -q mujoco; then
   "$bin" eval "$run" --engine mujoco >"$dir/eval_mj_bad.txt" 2>&1 || rc=$?
   [ "$rc" -eq 1 ] && grep -q "takes a file written by .diffloco export" "$dir/eval_mj_bad.txt" ||
     fail "MuJoCo eval of a training archive must say it needs an exported file"
+  rc=0
+  "$bin" eval "$dir/exported/policy.pt" --engine mujoco --set episode_length_s=1 \
+    >"$dir/eval_mj_set.txt" 2>&1 || rc=$?
+  [ "$rc" -eq 1 ] && grep -q -- "--set applies to --engine diffloco only" "$dir/eval_mj_set.txt" ||
+    fail "an option of the other engine must be an error: $(cat "$dir/eval_mj_set.txt")"
 fi
 
 # Resume: 4 iterations in one go == 2 iterations, then --resume to 4 (same seed). The learning
