@@ -7,11 +7,14 @@
 
 #include "algorithms/ppo.h"
 #include "algorithms/shac.h"
+#include "checkpoint_bytes.h"
 #include "point_env.h"
 
 using namespace diffloco;
 using namespace diffloco::algorithms;
+using diffloco::testing::checkpointBytes;
 using diffloco::testing::PointEnv;
+using diffloco::testing::readCheckpoint;
 using torch::Tensor;
 
 namespace {
@@ -110,16 +113,10 @@ TEST(Ppo, SaveLoadContinuesBitForBit) {
   PpoConfig c = tinyConfig();
   Ppo a(envA, c, tinyPolicy(), 5);
   a.iterate();
-  torch::serialize::OutputArchive out;
-  a.save(out);
-  std::ostringstream bytes;
-  out.save_to(bytes);
+  const std::string bytes = checkpointBytes(a);
   c.learningRate = 0.5;  // overwritten by the checkpoint's adaptive rate
   Ppo b(envB, c, tinyPolicy(), 77);
-  std::istringstream in(bytes.str());
-  torch::serialize::InputArchive ar;
-  ar.load_from(in);
-  b.load(ar);
+  b.load(*readCheckpoint(bytes));
   EXPECT_EQ(b.learningRate(), a.learningRate());
   envB.setState(envA.observations(), envA.episodeLength());
   envA.seed(9), envB.seed(9);
@@ -137,16 +134,10 @@ TEST(Ppo, WarmStartTakesNetworksOnlyAndChecksTheAlgorithm) {
   PpoConfig c = tinyConfig();
   Ppo a(envA, c, tinyPolicy(), 5);
   a.iterate();
-  torch::serialize::OutputArchive out;
-  a.save(out);
-  std::ostringstream bytes;
-  out.save_to(bytes);
+  const std::string bytes = checkpointBytes(a);
   c.learningRate = 0.5;  // a warm start keeps the new run's rate
   Ppo b(envB, c, tinyPolicy(), 77);
-  std::istringstream in(bytes.str());
-  torch::serialize::InputArchive ar;
-  ar.load_from(in);
-  b.loadWarmStart(ar);
+  b.loadWarmStart(*readCheckpoint(bytes));
   EXPECT_EQ(b.iteration(), 0);
   EXPECT_EQ(b.learningRate(), 0.5);
   const auto pa = a.actor()->parameters(), pb = b.actor()->parameters();
@@ -158,11 +149,8 @@ TEST(Ppo, WarmStartTakesNetworksOnlyAndChecksTheAlgorithm) {
   ShacConfig sc;
   sc.horizon = 4;
   Shac shac(envS, sc, tinyPolicy(), 5);
-  std::istringstream in2(bytes.str());
-  torch::serialize::InputArchive ar2;
-  ar2.load_from(in2);
   try {
-    shac.loadWarmStart(ar2);
+    shac.loadWarmStart(*readCheckpoint(bytes));
     FAIL() << "a PPO checkpoint must not warm-start SHAC";
   } catch (const std::runtime_error& e) {
     EXPECT_NE(std::string(e.what()).find("'ppo'"), std::string::npos) << e.what();

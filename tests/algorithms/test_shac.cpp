@@ -10,11 +10,14 @@
 
 #include "algorithms/returns.h"
 #include "algorithms/shac.h"
+#include "checkpoint_bytes.h"
 #include "point_env.h"
 
 using namespace diffloco;
 using namespace diffloco::algorithms;
+using diffloco::testing::checkpointBytes;
 using diffloco::testing::PointEnv;
+using diffloco::testing::readCheckpoint;
 using torch::Tensor;
 
 namespace {
@@ -183,15 +186,8 @@ TEST(Shac, SaveLoadContinuesBitForBit) {
   Shac a(envA, tinyConfig(4), tinyPolicy(), 5);
   a.iterate();
   a.iterate();
-  torch::serialize::OutputArchive out;
-  a.save(out);
-  std::ostringstream bytes;
-  out.save_to(bytes);
   Shac b(envB, tinyConfig(4), tinyPolicy(), 77);  // other initial weights
-  std::istringstream in(bytes.str());
-  torch::serialize::InputArchive ar;
-  ar.load_from(in);
-  b.load(ar);
+  b.load(*readCheckpoint(checkpointBytes(a)));
   EXPECT_EQ(b.iteration(), 2);
   envB.setState(envA.observations(), envA.episodeLength());
   envA.seed(9), envB.seed(9);
@@ -212,19 +208,10 @@ TEST(Shac, WarmStartTakesNetworksOnly) {
   Shac a(envA, tinyConfig(4), tinyPolicy(), 5);
   a.iterate();
   a.iterate();
-  std::ostringstream bytes;
-  {
-    torch::serialize::OutputArchive out;
-    a.save(out);
-    out.save_to(bytes);
-  }
-  std::istringstream in(bytes.str()), in2(bytes.str());
-  torch::serialize::InputArchive ar, ar2;
-  ar.load_from(in);
-  ar2.load_from(in2);
+  const std::string bytes = checkpointBytes(a);
   Shac b(envB, tinyConfig(4), tinyPolicy(), 77);  // other initial weights
   const auto pb0 = b.actor()->parameters()[0].clone();
-  b.loadWarmStart(ar);
+  b.loadWarmStart(*readCheckpoint(bytes));
   EXPECT_EQ(b.iteration(), 0);
   EXPECT_FALSE(b.actor()->parameters()[0].equal(pb0));
   const auto pa = a.actor()->parameters(), pb = b.actor()->parameters();
@@ -241,7 +228,7 @@ TEST(Shac, WarmStartTakesNetworksOnly) {
   wider.actorHidden = {32, 16};
   PointEnv envC(6, 7, 11);
   Shac c(envC, tinyConfig(4), wider, 5);
-  EXPECT_THROW(c.loadWarmStart(ar2), std::runtime_error);
+  EXPECT_THROW(c.loadWarmStart(*readCheckpoint(bytes)), std::runtime_error);
 }
 
 TEST(Shac, LearnsToHoldThePointAtTheOrigin) {
