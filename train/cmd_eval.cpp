@@ -7,8 +7,10 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <memory>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -41,6 +43,7 @@ struct EvalArgs {
   double resetNoise = 0.1;        // mujoco: U(-x, x) on the default joint angles at reset [rad]
   double resetScale = 1;          // diffloco: scale of the task's initial-state noise
   std::vector<std::string> sets;  // diffloco: task overrides, key.path=value
+  std::string task;               // diffloco: evaluate on this task instead of the trained one
   train::EvalOptions options;
   bool json = false;
 };
@@ -141,6 +144,36 @@ LoadedForEval load(const std::string& path, const std::vector<std::string>& sets
   actor->eval();
   out.policy = [actor](const torch::Tensor& obs) mutable { return actor->forward(obs); };
   return out;
+}
+
+// --task: another task (a name from configs/tasks or a .yaml path) for a policy trained on a
+// variant of it, e.g. a fine-tune with short episodes evaluated on the task it came from. The
+// robot, the observation terms and the action layout must be the trained task's.
+envs::TaskConfig replacementTask(const std::string& nameOrPath,
+                                 const std::vector<std::string>& sets,
+                                 const envs::TaskConfig& trained) {
+  fs::path path = nameOrPath;
+  if (path.extension() != ".yaml")
+    path = fs::path(configDir()) / "tasks" / (nameOrPath + ".yaml");
+  std::ifstream in(path);
+  if (!in)
+    throw std::runtime_error("--task " + nameOrPath + ": no such task (looked for " +
+                             path.string() + ")");
+  std::stringstream text;
+  text << in.rdbuf();
+  envs::TaskConfig task = train::parseTaskWithSets(text.str(), path.string(), sets);
+  task.name = path.stem().string();
+  auto names = [](const envs::TaskConfig& t) {
+    std::string s;
+    for (const auto& o : t.observations) s += (s.empty() ? "" : ", ") + o.name;
+    return s;
+  };
+  if (task.robot != trained.robot || names(task) != names(trained))
+    throw std::runtime_error("--task " + nameOrPath + ": robot '" + task.robot +
+                             "' with observations (" + names(task) +
+                             ") does not fit a policy trained for robot '" + trained.robot +
+                             "' with observations (" + names(trained) + ")");
+  return task;
 }
 
 #ifdef DIFFLOCO_WITH_MUJOCO
@@ -261,12 +294,16 @@ Runner addEvalCommand(CLI::App& app) {
   cmd->add_option("--set", a->sets,
                   "diffloco: override a task key, key.path=value (e.g. "
                   "randomization.push_velocity=0); repeatable");
+  cmd->add_option("--task", a->task,
+                  "diffloco: evaluate on this task (name or .yaml; same robot and observations) "
+                  "instead of the one trained on, e.g. a fine-tuned policy on its original task");
   cmd->add_flag("--json", a->json, "one JSON object on stdout");
   return [a, cmd] {
     // An option of the other engine is a mistake to report, not a setting to ignore.
     const bool mujoco = a->engine == "mujoco";
     for (const char* o :
-         mujoco ? std::vector<const char*>{"--set", "--contact", "--iterations", "--reset-scale"}
+         mujoco ? std::vector<const char*>{"--set", "--contact", "--iterations", "--reset-scale",
+                                           "--task"}
                 : std::vector<const char*>{"--robot", "--episode-length", "--reset-noise"})
       if (cmd->count(o) > 0)
         throw std::runtime_error(std::string(o) + " applies to --engine " +
@@ -281,7 +318,8 @@ Runner addEvalCommand(CLI::App& app) {
       throw std::runtime_error("--engine mujoco: this diffloco was built without MuJoCo");
 #endif
     }
-    LoadedForEval l = load(a->policy, a->sets);
+    LoadedForEval l = load(a->policy, a->task.empty() ? a->sets : std::vector<std::string>{});
+    if (!a->task.empty()) l.task = replacementTask(a->task, a->sets, l.task);
     train::overrideSimulation(l.task, a->contact, a->dt, a->iterations);
     train::scaleResetNoise(l.task, a->resetScale);
     print(train::evaluatePolicy(l.task, l.policy, a->options), a->json);

@@ -114,6 +114,15 @@ rc=0
 "$bin" eval "$run" --set episode_lenght_s=1 >"$dir/eval_set_bad.txt" 2>&1 || rc=$?
 [ "$rc" -eq 1 ] && grep -q -- "--set episode_lenght_s=1: task: unknown key 'episode_lenght_s' (did you mean 'episode_length_s'?)" "$dir/eval_set_bad.txt" ||
   fail "a misspelt eval --set key must be a clear error: $(cat "$dir/eval_set_bad.txt")"
+# --task: the run was trained on walk itself, so --task walk evaluates alike; another robot's task
+# is refused.
+"$bin" eval "$run" --task walk --episodes 3 --envs 2 --json >"$dir/eval_task.json" \
+  2>"$dir/eval_task.err" || { cat "$dir/eval_task.err"; fail "eval --task failed"; }
+same_numbers "$dir/eval.json" "$dir/eval_task.json" 1e-12 || fail "eval --task walk must match"
+rc=0
+"$bin" eval "$run" --task velocity >"$dir/eval_task_bad.txt" 2>&1 || rc=$?
+[ "$rc" -eq 1 ] && grep -q "does not fit a policy trained for robot 'quadruped'" "$dir/eval_task_bad.txt" ||
+  fail "eval --task of another robot must be a clear error: $(cat "$dir/eval_task_bad.txt")"
 
 # eval of an exported file: same numbers as the run it came from (same seed), and under MuJoCo.
 "$bin" export "$run" -o "$dir/exported/policy.pt" >"$dir/export.log" 2>&1 ||
