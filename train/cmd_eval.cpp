@@ -7,10 +7,8 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <memory>
 #include <optional>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -152,17 +150,12 @@ LoadedForEval load(const std::string& path, const std::vector<std::string>& sets
 envs::TaskConfig replacementTask(const std::string& nameOrPath,
                                  const std::vector<std::string>& sets,
                                  const envs::TaskConfig& trained) {
-  fs::path path = nameOrPath;
-  if (path.extension() != ".yaml")
-    path = fs::path(configDir()) / "tasks" / (nameOrPath + ".yaml");
-  std::ifstream in(path);
-  if (!in)
-    throw std::runtime_error("--task " + nameOrPath + ": no such task (looked for " +
-                             path.string() + ")");
-  std::stringstream text;
-  text << in.rdbuf();
-  envs::TaskConfig task = train::parseTaskWithSets(text.str(), path.string(), sets);
-  task.name = path.stem().string();
+  envs::TaskConfig task;
+  try {
+    task = train::loadTaskWithSets(nameOrPath, sets);
+  } catch (const std::runtime_error& e) {
+    throw std::runtime_error("--task " + nameOrPath + ": " + e.what());
+  }
   auto names = [](const envs::TaskConfig& t) {
     std::string s;
     for (const auto& o : t.observations) s += (s.empty() ? "" : ", ") + o.name;

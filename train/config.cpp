@@ -478,6 +478,20 @@ std::vector<std::pair<std::string, std::string>> flatten(const TrainConfig& c0) 
   return out;
 }
 
+namespace {
+// A task node with "key.path=value" overrides applied (keys relative to the task), read strictly.
+envs::TaskConfig parseTaskNode(YAML::Node task, const std::string& source,
+                               const std::vector<std::string>& sets, bool inlineActuator) {
+  std::vector<Override> overrides;
+  for (const auto& s : sets) {
+    overrides.push_back(parseSet(s));
+    applySet(task, overrides.back(), 0);
+  }
+  if (inlineActuator) envs::inlineActuatorFile(task, source);
+  return parseTaskNamingSets(task, source, overrides, "");
+}
+}  // namespace
+
 envs::TaskConfig parseTaskWithSets(const std::string& taskYaml, const std::string& source,
                                    const std::vector<std::string>& sets) {
   YAML::Node task;
@@ -486,12 +500,24 @@ envs::TaskConfig parseTaskWithSets(const std::string& taskYaml, const std::strin
   } catch (const YAML::Exception& e) {
     fail(source + ": " + e.what());
   }
-  std::vector<Override> overrides;
-  for (const auto& s : sets) {
-    overrides.push_back(parseSet(s));
-    applySet(task, overrides.back(), 0);
+  return parseTaskNode(task, source, sets, false);  // resolved YAML: values already inline
+}
+
+envs::TaskConfig loadTaskWithSets(const std::string& nameOrPath,
+                                  const std::vector<std::string>& sets) {
+  const fs::path path = resolveTaskFile(nameOrPath, "");
+  if (!fs::exists(path))
+    fail("task '" + nameOrPath + "' not found (looked for " + path.string() +
+         "; a task name from " + configDir() + "/tasks or a path to a .yaml)");
+  YAML::Node task;
+  try {
+    task = YAML::LoadFile(path.string());
+  } catch (const YAML::Exception& e) {
+    fail(path.string() + ": " + e.what());
   }
-  return parseTaskNamingSets(task, source, overrides, "");
+  envs::TaskConfig t = parseTaskNode(task, path.string(), sets, true);
+  t.name = path.stem().string();
+  return t;
 }
 
 }  // namespace diffloco::train

@@ -124,6 +124,10 @@ TrainConfig parseTrainConfig(const std::string& yamlText, const std::string& sou
 // An error about an overridden key names its --set argument.
 envs::TaskConfig parseTaskWithSets(const std::string& taskYaml, const std::string& source,
                                    const std::vector<std::string>& sets);
+// The same from a task file, by name (configs/tasks/<name>.yaml) or path, as a training config's
+// `task:` resolves it (fitted actuator file inlined, name = file stem): `diffloco eval --task`.
+envs::TaskConfig loadTaskWithSets(const std::string& nameOrPath,
+                                  const std::vector<std::string>& sets);
 
 // The fully resolved config as YAML (every key, with its documentation as comments; the task
 // inline): reading it back gives the same config.

@@ -179,7 +179,11 @@ std::string warmStartCheckpoint(const std::string& from) {
 void warmStart(const std::string& from, algorithms::Algorithm& algo) {
   const std::string path = warmStartCheckpoint(from);
   torch::serialize::InputArchive a;
-  openCheckpoint(path, a);
+  try {
+    openCheckpoint(path, a);  // its messages name the file
+  } catch (const std::runtime_error& e) {
+    throw std::runtime_error("init_from: " + std::string(e.what()));
+  }
   std::string error;
   try {
     algo.loadWarmStart(a);
