@@ -7,10 +7,10 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "envs/robot.h"
 #include "envs/task_config.h"
+#include "robots/robot.h"
+#include "runs/run_dir.h"
 #include "train/config.h"
-#include "train/run_dir.h"
 
 #ifndef DIFFLOCO_VERSION
 #define DIFFLOCO_VERSION "unknown"
@@ -29,7 +29,7 @@ PolicyMetadata makeMetadata(const train::TrainConfig& c, const Robot& robot,
   const sim::Model& model = robot.model;
   PolicyMetadata m;
   m.difflocoVersion = DIFFLOCO_VERSION;
-  m.gitCommit = train::gitDescription();
+  m.gitCommit = runs::gitDescription();
   m.task = t.name;
   m.robot = t.robot;
   m.algorithm = c.algorithm;
@@ -234,7 +234,7 @@ ExportResult exportPolicy(const std::string& run, const std::string& out,
   r.yamlPath = (fs::path(out).parent_path() / (fs::path(out).stem().string() + ".yaml")).string();
   if (!fs::path(out).parent_path().empty()) fs::create_directories(fs::path(out).parent_path());
   saveModuleAtomic(m, out);
-  train::writeFileAtomic(r.yamlPath, toYaml(r.metadata));
+  runs::writeFileAtomic(r.yamlPath, toYaml(r.metadata));
   return r;
 }
 

@@ -6,7 +6,7 @@
 #include <stdexcept>
 
 #include "deploy/controller.h"
-#include "deploy/mujoco_model.h"
+#include "mujoco/mujoco_model.h"
 
 namespace diffloco::mj {
 

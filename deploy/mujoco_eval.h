@@ -1,5 +1,5 @@
 // Sim-to-sim evaluation of an exported policy in MuJoCo (`diffloco eval --engine mujoco`): the
-// robot's parsed URDF compiled by MuJoCo (deploy/mujoco_model.h), the policy at its control rate
+// robot's parsed URDF compiled by MuJoCo (mujoco/mujoco_model.h), the policy at its control rate
 // through deploy::Controller (observation built from MuJoCo's state by the metadata's term names),
 // its PD actuator law applied at MuJoCo's step as joint torques (qfrc_applied), the task's
 // terminations (base height, base tilt) from the metadata. Only the exported file and the robot

@@ -19,11 +19,11 @@
 #include <string>
 #include <vector>
 
-#include "envs/robot.h"
 #include "envs/sim_function.h"
 #include "envs/task_config.h"
 #include "envs/terms.h"
 #include "envs/vec_env.h"
+#include "robots/robot.h"
 
 namespace diffloco::envs {
 

@@ -9,7 +9,7 @@
 #include <stdexcept>
 
 #include "envs/did_you_mean.h"
-#include "envs/robot.h"
+#include "robots/robot.h"
 #include "sim/adaptive.h"
 
 namespace diffloco::envs {

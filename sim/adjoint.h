@@ -1,8 +1,9 @@
 // Reverse-mode (adjoint) building blocks of the simulation step, one per forward stage. Each
 // function takes the adjoint of a stage's outputs and ADDS the adjoints of its inputs; the forward
 // stage must have been run in `data` just before (its results are read, never recomputed here).
-// They are assembled into stepVjp (sim/step_vjp.cpp) and tested one by one against finite
-// differences (tests/sim/test_adjoint.cpp).
+// They are assembled into stepVjp (sim/step_vjp.cpp), which is checked as a whole against central
+// finite differences (tests/sim/test_step_vjp.cpp; per robot, contact model and horizon by
+// experiments/gradcheck.h in tests/experiments/test_gradcheck.cpp).
 #pragma once
 
 #include <vector>

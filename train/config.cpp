@@ -10,7 +10,7 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "envs/robot.h"
+#include "robots/robot.h"
 
 namespace diffloco::train {
 namespace fs = std::filesystem;

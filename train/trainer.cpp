@@ -16,9 +16,9 @@
 #include "algorithms/ppo.h"
 #include "algorithms/shac.h"
 #include "envs/locomotion_env.h"
+#include "runs/run_dir.h"
+#include "runs/tfevents.h"
 #include "train/config.h"
-#include "train/run_dir.h"
-#include "train/tfevents.h"
 
 namespace diffloco::train {
 namespace fs = std::filesystem;
@@ -97,7 +97,7 @@ std::map<std::string, std::string> policyMetadata(const TrainConfig& c, envs::Lo
   m["env_dt"] = std::to_string(c.task.envDt);
   m["contact"] = sim::toString(c.task.sim.contact.model);
   m["algorithm"] = c.algorithm;
-  m["git"] = gitDescription();
+  m["git"] = runs::gitDescription();
   return m;
 }
 
@@ -164,7 +164,7 @@ void loadCheckpoint(const std::string& path, algorithms::Algorithm& algo,
 // init_from: a run folder (its last checkpoint) or a checkpoint file -> the checkpoint's path.
 std::string warmStartCheckpoint(const std::string& from) {
   if (fs::is_directory(from)) {
-    const auto cps = listCheckpoints(from);
+    const auto cps = runs::listCheckpoints(from);
     if (cps.empty())
       throw std::runtime_error("init_from: " + from + ": no model_<iter>.pt in this folder");
     return cps.back().second;
@@ -218,7 +218,7 @@ TrainResult train(const TrainArgs& args) {
       cfg.name = before.name;
     }
     checkSameProblem(before, cfg);
-    const auto cps = listCheckpoints(runDir);
+    const auto cps = runs::listCheckpoints(runDir);
     if (cps.empty()) throw std::runtime_error("--resume " + runDir + ": no model_<iter>.pt there");
     resumeIteration = cps.back().first;
     resumeFrom = cps.back().second;
@@ -226,11 +226,11 @@ TrainResult train(const TrainArgs& args) {
     if (args.config.empty())
       throw std::runtime_error("train: give a config file (or --resume RUN)");
     cfg = loadTrainConfig(args.config, sets);
-    runDir = createRunDir(args.out, cfg.name);
+    runDir = runs::createRunDir(args.out, cfg.name);
   }
   const std::string configYaml = toYaml(cfg);
-  writeFileAtomic((fs::path(runDir) / "config.yaml").string(), configYaml);
-  if (args.resume.empty()) writeGitInfo(runDir);
+  runs::writeFileAtomic((fs::path(runDir) / "config.yaml").string(), configYaml);
+  if (args.resume.empty()) runs::writeGitInfo(runDir);
   LogFile log((fs::path(runDir) / "train.log").string());
 
   // ---- threads: torch and the simulator's pool take turns on the same cores
@@ -283,13 +283,13 @@ TrainResult train(const TrainArgs& args) {
   for (const auto& name : env.rewardNames()) columns.push_back("Episode/rew_" + name);
   columns.push_back("Episode/length_s");
   columns.push_back("Env/sim_failures");
-  MetricsCsv csv(runDir, columns, resumeIteration);
-  std::unique_ptr<EventWriter> tb;
-  if (cfg.run.tensorboard) tb = std::make_unique<EventWriter>(runDir);
+  runs::MetricsCsv csv(runDir, columns, resumeIteration);
+  std::unique_ptr<runs::EventWriter> tb;
+  if (cfg.run.tensorboard) tb = std::make_unique<runs::EventWriter>(runDir);
 
   double wallBefore = 0;  // wall time of the run before this session (from metrics.csv)
   if (resumeIteration > 0) {
-    const Csv old = readCsv(csv.path());
+    const runs::Csv old = runs::readCsv(csv.path());
     if (!old.rows.empty()) wallBefore = old.rows.back()[old.column("wall_s")];
     if (!std::isfinite(wallBefore)) wallBefore = 0;
   }
@@ -299,7 +299,7 @@ TrainResult train(const TrainArgs& args) {
       "{}: {} iterations x {} envs x {} steps; seed {}; torch threads {}, simulator "
       "threads {}; git {}",
       cfg.algorithm, total, env.numEnvs(), algo->stepsPerIteration() / env.numEnvs(), cfg.seed,
-      cfg.run.torchThreads, cfg.run.simThreads, gitDescription());
+      cfg.run.torchThreads, cfg.run.simThreads, runs::gitDescription());
 
   SigintGuard sigint;
   const auto sessionStart = std::chrono::steady_clock::now();
@@ -366,7 +366,7 @@ TrainResult train(const TrainArgs& args) {
           "iteration(s) in a row",
           done, s.skippedUpdates, s.skippedWhat, nanStreak);
       if (nanStreak >= cfg.run.maxNanIterations) {
-        const auto cps = listCheckpoints(runDir);
+        const auto cps = runs::listCheckpoints(runDir);
         throw std::runtime_error(
             "stopping: " + std::to_string(nanStreak) +
             " iterations in a row with non-finite losses or gradients (run.max_nan_iterations = " +

@@ -1,5 +1,5 @@
 // `diffloco train`: builds the env and the algorithm from a training config, runs the iterations,
-// and keeps the run folder (train/run_dir.h): resolved config, git state, metrics.csv, TensorBoard
+// and keeps the run folder (runs/run_dir.h): resolved config, git state, metrics.csv, TensorBoard
 // events, checkpoints and the final policy; a console line per iteration.
 //
 // Resume (--resume RUN) continues from RUN's last checkpoint: weights, optimiser states, the

@@ -12,13 +12,13 @@
 #include <filesystem>
 #include <fstream>
 
-#include "deploy/actuator_fit.h"
 #include "deploy/export.h"
 #include "envs/locomotion_env.h"
-#include "envs/robot.h"
+#include "ident/actuator_fit.h"
+#include "robots/robot.h"
+#include "runs/run_dir.h"
 #include "sim/actuator.h"
 #include "train/config.h"
-#include "train/run_dir.h"
 
 namespace diffloco::deploy {
 namespace {
@@ -54,7 +54,7 @@ FakeRun makeRun(const std::string& name, const std::string& config,
   torch::manual_seed(7);
   r.actor = policies::Actor(env.numObs(), env.numActions(), r.cfg.policy);
   r.actor->normalizer()->update(torch::randn({500, env.numObs()}) * 2 + 0.5);
-  train::writeFileAtomic((r.dir / "config.yaml").string(), train::toYaml(r.cfg));
+  runs::writeFileAtomic((r.dir / "config.yaml").string(), train::toYaml(r.cfg));
   policies::savePolicy((r.dir / "policy.pt").string(), r.actor,
                        {{"git", "0123abc (test)"}, {"task", r.cfg.task.name}});
   return r;
@@ -240,9 +240,9 @@ TEST(Export, MetadataIsComplete) {
 
 TEST(Export, FittedActuatorFileIsWhatTheRunTrainsWithAndExports) {
   const fs::path d = scratch("fitted");
-  const ActuatorFit fit = fitActuator(synthesizeJointLog(DriveModel{}));
+  const ident::ActuatorFit fit = ident::fitActuator(ident::synthesizeJointLog(ident::DriveModel{}));
   const std::string yaml = (d / "actuator.yaml").string();
-  writeActuatorYaml(yaml, fit);
+  ident::writeActuatorYaml(yaml, fit);
   // --set task.actuator.file=...: the resolved config (a run's config.yaml) holds the values.
   FakeRun run = makeRun("fitted_run", "velocity_anymal_shac.yaml", {"task.actuator.file=" + yaml});
   EXPECT_DOUBLE_EQ(run.cfg.task.sim.actuator.kp, fit.kp);

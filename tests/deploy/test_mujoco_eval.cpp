@@ -11,8 +11,8 @@
 #include "deploy/export.h"
 #include "deploy/mujoco_eval.h"
 #include "envs/locomotion_env.h"
+#include "runs/run_dir.h"
 #include "train/config.h"
-#include "train/run_dir.h"
 
 namespace diffloco::mj {
 namespace {
@@ -36,7 +36,7 @@ std::string exportActor(const std::string& name, bool zero) {
     torch::NoGradGuard g;
     for (auto& p : actor->parameters()) p.zero_();
   }
-  train::writeFileAtomic((d / "config.yaml").string(), train::toYaml(cfg));
+  runs::writeFileAtomic((d / "config.yaml").string(), train::toYaml(cfg));
   policies::savePolicy((d / "policy.pt").string(), actor);
   const std::string out = (d / "exported.pt").string();
   deploy::exportPolicy(d.string(), out);

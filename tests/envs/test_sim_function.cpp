@@ -4,8 +4,8 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
-#include "envs/robot.h"
 #include "envs/sim_function.h"
+#include "robots/robot.h"
 #include "sim/kinematics.h"
 #include "sim/step.h"
 

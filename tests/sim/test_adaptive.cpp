@@ -7,7 +7,7 @@
 #include <cmath>
 #include <random>
 
-#include "envs/robot.h"
+#include "robots/robot.h"
 #include "sim/adaptive.h"
 #include "sim/step.h"
 #include "sim/step_vjp.h"

@@ -9,7 +9,7 @@
 #include <limits>
 #include <random>
 
-#include "envs/robot.h"
+#include "robots/robot.h"
 #include "sim/batch.h"
 #include "sim/step.h"
 

@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "envs/robot.h"
+#include "robots/robot.h"
 #include "sim/contact.h"
 #include "sim/step.h"
 
@@ -63,7 +63,8 @@ TEST(Contact, TenIterationsConvergeStandingOnFourFeet) {
   const VecX p0 = impulses(0);
   // The eq. 11 guess alone is several percent off (the feet are coupled through the base).
   EXPECT_GT((p0 - ref).norm(), 0.01 * ref.norm());
-  std::printf("err0 %g err10 %g\n", (p0 - ref).norm() / ref.norm(), (p10 - ref).norm() / ref.norm());
+  std::printf("err0 %g err10 %g\n", (p0 - ref).norm() / ref.norm(),
+              (p10 - ref).norm() / ref.norm());
   EXPECT_LT((p10 - ref).norm(), 1e-8 * ref.norm());
   for (int j = 0; j < 4; ++j) EXPECT_GT(ref[3 * j], 0);
 }

@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "envs/robot.h"
+#include "robots/robot.h"
 
 using namespace diffloco;
 

@@ -7,8 +7,8 @@
 #include <cstdio>
 #include <random>
 
-#include "deploy/mujoco_model.h"
-#include "envs/robot.h"
+#include "mujoco/mujoco_model.h"
+#include "robots/robot.h"
 #include "sim/crba.h"
 #include "sim/kinematics.h"
 #include "sim/rnea.h"

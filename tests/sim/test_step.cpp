@@ -1,7 +1,7 @@
 // Physics sanity of the time stepping against closed-form cases.
 #include <gtest/gtest.h>
 
-#include "envs/robot.h"
+#include "robots/robot.h"
 #include "sim/step.h"
 #include "sim/urdf.h"
 

@@ -3,7 +3,7 @@
 
 #include <random>
 
-#include "envs/robot.h"
+#include "robots/robot.h"
 #include "sim/step.h"
 #include "sim/step_vjp.h"
 
@@ -123,7 +123,7 @@ void checkCase(const std::string& robot, ContactModel cm, bool inContact, double
   EXPECT_NEAR(adj.params.kp, gkp, tol * scale) << what;
   EXPECT_NEAR(adj.params.kd, gkd, tol * scale) << what;
 
-  // Shape and inertia (system identification of geometry, train/sysid.h): every foot's offset in
+  // Shape and inertia (system identification of geometry, ident/sysid.h): every foot's offset in
   // its body's frame, and every body's inertia entries m, h and Io (Io perturbed symmetrically, so
   // its adjoint pairs as Ib(r, c) + Ib(c, r)); the soft model's penalty coefficients, perturbed
   // relative to their size.

@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "envs/robot.h"
+#include "robots/robot.h"
 #include "train/config.h"
 
 using namespace diffloco::train;

@@ -9,13 +9,14 @@
 #include <fstream>
 
 #include "policies/actor_critic.h"
+#include "runs/run_dir.h"
+#include "runs/tfevents.h"
 #include "train/config.h"
-#include "train/run_dir.h"
-#include "train/tfevents.h"
 #include "train/trainer.h"
 
 using namespace diffloco;
 using namespace diffloco::train;
+using namespace diffloco::runs;
 namespace fs = std::filesystem;
 using torch::Tensor;
 

@@ -1,0 +1,99 @@
+// `diffloco export RUN -o policy.pt` and `diffloco fit-actuator LOG.csv -o actuator.yaml`
+// (deploy/export.h, ident/actuator_fit.h).
+#include <spdlog/spdlog.h>
+
+#include <memory>
+
+#include "cli/commands.h"
+#include "deploy/export.h"
+#include "ident/actuator_fit.h"
+
+namespace diffloco::cli {
+
+Runner addExportCommand(CLI::App& app) {
+  auto* cmd = app.add_subcommand(
+      "export",
+      "Export a trained policy as one TorchScript file (forward(obs) -> action, joint_targets, "
+      "actuator_torque, metadata_json) plus <stem>.yaml with the metadata beside it");
+  auto run = std::make_shared<std::string>();
+  auto out = std::make_shared<std::string>("policy.pt");
+  auto config = std::make_shared<std::string>();
+  cmd->add_option("run", *run, "run folder (policy.pt + config.yaml) or a policy.pt")->required();
+  cmd->add_option("-o,--output", *out, "TorchScript file to write")->capture_default_str();
+  cmd->add_option("--config", *config,
+                  "training config of the policy (default: config.yaml beside policy.pt)");
+  return [run, out, config] {
+    const deploy::ExportResult r = deploy::exportPolicy(*run, *out, *config);
+    const auto& m = r.metadata;
+    spdlog::info(
+        "exported {} ({} observations, {} joints, control dt {} s, {} actuator kp {} kd "
+        "{}{}) -> {} and {}",
+        m.source, m.numObs, m.numJoints(), m.controlDt, m.contactModel, m.kp, m.kd,
+        m.actuatorSource.empty() ? "" : " from " + m.actuatorSource, r.modulePath, r.yamlPath);
+    return 0;
+  };
+}
+
+Runner addFitActuatorCommand(CLI::App& app) {
+  auto* cmd = app.add_subcommand(
+      "fit-actuator",
+      "Fit the PD actuator model (kp, kd, delay, effort, speed-torque line, inertia) to a joint "
+      "log (CSV: time,q_target,q,qd[,tau]); or write a synthetic log with --synthesize");
+  auto log = std::make_shared<std::string>();
+  auto out = std::make_shared<std::string>("actuator.yaml");
+  auto synth = std::make_shared<std::string>();
+  auto fo = std::make_shared<ident::FitOptions>();
+  auto dm = std::make_shared<ident::DriveModel>();
+  cmd->add_option("log", *log, "joint log CSV");
+  cmd->add_option("-o,--output", *out, "fitted actuator YAML")->capture_default_str();
+  cmd->add_option("--inertia", fo->inertia,
+                  "known effective inertia [kg m^2] (needed when the log has no tau column)");
+  cmd->add_option("--friction", fo->friction, "known Coulomb friction [N m] (no tau column)");
+  cmd->add_option("--damping", fo->damping, "known viscous damping [N m s/rad] (no tau column)");
+  cmd->add_option("--load-inertia", fo->loadInertia,
+                  "inertia of the bench load [kg m^2]: armature = fitted inertia - this");
+  cmd->add_option("--max-delay", fo->maxDelay, "largest delay searched [s]")->capture_default_str();
+  cmd->add_option("--synthesize", *synth,
+                  "write a synthetic log from a known drive to this CSV instead of fitting");
+  cmd->add_option("--kp", dm->kp, "synthetic drive: kp")->capture_default_str();
+  cmd->add_option("--kd", dm->kd, "synthetic drive: kd")->capture_default_str();
+  cmd->add_option("--effort", dm->effort, "synthetic drive: torque limit")->capture_default_str();
+  cmd->add_option("--saturation", dm->saturation, "synthetic drive: stall torque")
+      ->capture_default_str();
+  cmd->add_option("--velocity-limit", dm->velocityLimit, "synthetic drive: no-load speed")
+      ->capture_default_str();
+  cmd->add_option("--true-inertia", dm->inertia, "synthetic drive: inertia")->capture_default_str();
+  cmd->add_option("--true-friction", dm->friction, "synthetic drive: Coulomb friction")
+      ->capture_default_str();
+  cmd->add_option("--delay", dm->delay, "synthetic drive: command delay [s]")
+      ->capture_default_str();
+  cmd->add_option("--duration", dm->duration, "synthetic log length [s]")->capture_default_str();
+  cmd->add_option("--seed", dm->seed, "synthetic noise seed")->capture_default_str();
+  cmd->add_flag(
+      "--no-torque", [dm](int64_t) { dm->withTorque = false; },
+      "synthetic log without the tau column");
+  return [log, out, synth, fo, dm] {
+    if (!synth->empty()) {
+      const ident::JointLog l = ident::synthesizeJointLog(*dm);
+      char comment[320];
+      std::snprintf(comment, sizeof comment,
+                    "synthetic drive: kp %g kd %g effort %g saturation %g velocity_limit %g "
+                    "inertia %g friction %g damping %g delay %g; noise q %g qd %g tau %g; seed %u",
+                    dm->kp, dm->kd, dm->effort, dm->saturation, dm->velocityLimit, dm->inertia,
+                    dm->friction, dm->damping, dm->delay, dm->noiseQ, dm->noiseQd, dm->noiseTau,
+                    dm->seed);
+      ident::writeJointLog(*synth, l, comment);
+      spdlog::info("wrote {} ({} samples, {})", *synth, l.size(), comment);
+      return 0;
+    }
+    if (log->empty())
+      throw std::runtime_error("fit-actuator: give a joint log CSV or --synthesize");
+    const ident::ActuatorFit f = ident::fitActuator(ident::readJointLog(*log), *fo);
+    std::printf("%s\n", f.report().c_str());
+    ident::writeActuatorYaml(*out, f);
+    spdlog::info("wrote {} (use it in a task: actuator: {{file: {}}})", *out, *out);
+    return 0;
+  };
+}
+
+}  // namespace diffloco::cli

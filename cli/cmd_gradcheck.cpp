@@ -1,0 +1,71 @@
+// `diffloco gradcheck`: the backward pass against central finite differences.
+#include <cstdio>
+#include <stdexcept>
+
+#include "cli/commands.h"
+#include "experiments/gradcheck.h"
+
+namespace diffloco::cli {
+
+Runner addGradcheckCommand(CLI::App& app) {
+  auto* cmd = app.add_subcommand(
+      "gradcheck", "Check the simulator's hand-written gradients against finite differences");
+  struct Args {
+    std::string robot = "anymal", contact = "smoothed";
+    GradcheckOptions o;
+    bool json = false;
+    double tol = 1e-5;
+  };
+  auto a = std::make_shared<Args>();
+  cmd->add_option("--robot", a->robot, "robot name or YAML path")->capture_default_str();
+  cmd->add_option("--contact", a->contact, "hard | smoothed | soft")->capture_default_str();
+  cmd->add_option("--horizon", a->o.horizon, "steps H")->capture_default_str()->check(
+      CLI::Range(1, 1000));
+  cmd->add_option("--state", a->o.state, "contact | distance")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"contact", "distance"}));
+  cmd->add_option("--slide", a->o.slide, "initial forward speed [m/s]")->capture_default_str();
+  cmd->add_option("--eps", a->o.eps, "finite-difference step")->capture_default_str();
+  cmd->add_option("--seed", a->o.seed, "scenario seed")->capture_default_str();
+  cmd->add_option("--tol", a->tol, "exit code 1 when the worst relative error exceeds this")
+      ->capture_default_str();
+  cmd->add_flag("--json", a->json, "print one JSON object");
+  return [a] {
+    Robot robot = loadRobot(a->robot);
+    const sim::ContactModel cm = sim::parseContactModel(a->contact);
+    if (cm == sim::ContactModel::StraightThrough)
+      throw std::invalid_argument(
+          "gradcheck: straight_through's backward pass is the smoothed model's derivative by "
+          "design, so it does not match differences of its (hard) forward pass; check "
+          "--contact smoothed and --contact hard instead");
+    const sim::SimOptions opt = defaultSimOptions(robot, cm);
+    const GradcheckReport r = gradcheck(robot, opt, a->o);
+    if (a->json) {
+      std::printf("{\"robot\": \"%s\", \"contact\": \"%s\", \"state\": \"%s\", \"horizon\": %d, "
+                  "\"active_contacts\": %d, \"worst_rel_error\": %.3e, \"groups\": {",
+                  robot.name.c_str(), a->contact.c_str(), a->o.state.c_str(), a->o.horizon,
+                  r.activeContacts, r.worst);
+      for (size_t i = 0; i < r.groups.size(); ++i) {
+        const auto& g = r.groups[i];
+        std::printf("%s\"%s\": {\"size\": %d, \"rel_error\": %.3e, \"grad_norm\": %.3e, "
+                    "\"excluded\": %d}",
+                    i ? ", " : "", g.name.c_str(), g.size, g.relError, g.gradNorm, g.excluded);
+      }
+      std::printf("}}\n");
+    } else {
+      std::printf("gradcheck %s, %s contact, %s, horizon %d (%d contacts at start)\n",
+                  robot.name.c_str(), a->contact.c_str(), a->o.state.c_str(), a->o.horizon,
+                  r.activeContacts);
+      std::printf("%-20s %6s %12s %12s %9s\n", "input", "size", "rel. error", "|grad|_inf",
+                  "excluded");
+      for (const auto& g : r.groups)
+        std::printf("%-20s %6d %12.3e %12.3e %9d\n", g.name.c_str(), g.size, g.relError,
+                    g.gradNorm, g.excluded);
+      std::printf("worst relative error %.3e (tolerance %.1e): %s\n", r.worst, a->tol,
+                  r.worst <= a->tol ? "ok" : "FAILED");
+    }
+    return r.worst <= a->tol ? 0 : 1;
+  };
+}
+
+}  // namespace diffloco::cli

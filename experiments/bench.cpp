@@ -1,0 +1,152 @@
+// Benchmarks behind `diffloco bench` (experiments/bench.h). Each figure is the best of several
+// timed repeats, single threaded unless named otherwise; anchors (MuJoCo) are measured in the same
+// process.
+#include "experiments/bench.h"
+
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <cstdio>
+#include <map>
+#include <string>
+
+#include "experiments/bench_envs.h"
+#include "robots/robot.h"
+#include "sim/batch.h"
+#include "sim/step.h"
+#include "sim/step_vjp.h"
+
+#ifdef DIFFLOCO_WITH_MUJOCO
+#include "mujoco/mujoco_model.h"
+#endif
+
+namespace diffloco::experiments {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Runs f() in batches of `inner` calls until `seconds` / 5 have passed, 5 repeats; returns the best
+// microseconds per call. Calls that take milliseconds (a batch step) need a small `inner`, or the
+// first batch alone overruns `seconds` many times.
+template <class F>
+double timeMicros(F&& f, double seconds, int inner = 100) {
+  double best = 1e300;
+  for (int rep = 0; rep < 5; ++rep) {
+    long calls = 0;
+    const auto t0 = Clock::now();
+    double el = 0;
+    do {
+      for (int i = 0; i < inner; ++i) f();
+      calls += inner;
+      el = std::chrono::duration<double>(Clock::now() - t0).count();
+    } while (el < seconds / 5);
+    best = std::min(best, el * 1e6 / calls);
+  }
+  return best;
+}
+
+// The bench scenario: anymal standing on four feet, settled with the hard model, 10 iterations.
+struct Scenario {
+  Robot robot;
+  sim::VecX q, v;
+};
+
+Scenario settledAnymal() {
+  Scenario s{loadRobot("anymal"), {}, {}};
+  for (auto& j : s.robot.model.joints) j.armature = 0.1;
+  sim::SimOptions opt;
+  opt.dt = 0.005;
+  opt.contact.model = sim::ContactModel::Hard;
+  opt.actuator.kp = 85;
+  opt.actuator.kd = 0.6;
+  sim::Data data(s.robot.model);
+  s.q = s.robot.standingConfiguration();
+  s.q[2] -= 0.002;  // slightly into the ground: all four feet in contact
+  s.v = sim::VecX::Zero(s.robot.model.nv());
+  sim::VecX qn = s.q, vn = s.v;
+  for (int k = 0; k < 200; ++k) {
+    sim::step(s.robot.model, opt, data, s.q, s.v, s.robot.defaultJointPos, qn, vn);
+    s.q = qn;
+    s.v = vn;
+  }
+  return s;
+}
+
+}  // namespace
+
+int runBench(bool json, double seconds) {
+  std::map<std::string, double> out;
+  Scenario s = settledAnymal();
+  const sim::Model& model = s.robot.model;
+  sim::Data data(model);
+  sim::VecX qn(model.nq()), vn(model.nv());
+
+  for (auto cm : {sim::ContactModel::Hard, sim::ContactModel::Smoothed, sim::ContactModel::Soft}) {
+    sim::SimOptions opt;
+    opt.dt = 0.005;
+    opt.contact.model = cm;
+    opt.contact.iterations = 10;
+    opt.contact.softSubsteps = 1;  // per sub-step cost; a soft env step costs substeps x this
+    opt.actuator.kp = 85;
+    opt.actuator.kd = 0.6;
+    out[std::string("step_us_") + sim::toString(cm)] = timeMicros(
+        [&] { sim::step(model, opt, data, s.q, s.v, s.robot.defaultJointPos, qn, vn); }, seconds);
+    // The backward pass recomputes the forward step, so vjp_us includes one step.
+    sim::StepAdjoint adj(model);
+    const sim::VecX gq = sim::VecX::Ones(model.nq()), gv = sim::VecX::Ones(model.nv());
+    out[std::string("vjp_us_") + sim::toString(cm)] = timeMicros(
+        [&] { sim::stepVjp(model, opt, data, s.q, s.v, s.robot.defaultJointPos, gq, gv, adj); },
+        seconds);
+    out[std::string("vjp_over_step_") + sim::toString(cm)] =
+        out[std::string("vjp_us_") + sim::toString(cm)] /
+        out[std::string("step_us_") + sim::toString(cm)];
+  }
+  {
+    sim::step(model, sim::SimOptions{}, data, s.q, s.v, s.robot.defaultJointPos, qn, vn);
+    out["contacts_in_bench_state"] = 0;
+    for (int f = 0; f < model.nfeet(); ++f) out["contacts_in_bench_state"] += data.depth[f] >= 0;
+  }
+
+  // Batch throughput: 2048 worlds, 1 and 2 threads, smoothed contact.
+  for (int threads : {1, 2}) {
+    sim::SimOptions opt;
+    opt.dt = 0.005;
+    opt.actuator.kp = 85;
+    opt.actuator.kd = 0.6;
+    sim::BatchSim batch(model, opt, 2048, threads);
+    for (int w = 0; w < batch.worlds(); ++w) {
+      batch.q.col(w) = s.q;
+      batch.v.col(w) = s.v;
+      batch.qTarget.col(w) = s.robot.defaultJointPos;
+    }
+    batch.step();
+    const double us = timeMicros([&] { batch.step(); }, seconds, 1);
+    out["batch_steps_per_s_" + std::to_string(threads) + "t"] = 2048.0 / (us * 1e-6);
+  }
+  out["batch_steps_per_s"] = out["batch_steps_per_s_2t"];
+  out["batch_scaling"] = out["batch_steps_per_s_2t"] / out["batch_steps_per_s_1t"];
+
+  // Environments (LibTorch): sampling throughput and one SHAC window.
+  benchEnvs(out, seconds);
+
+#ifdef DIFFLOCO_WITH_MUJOCO
+  out["mujoco_step_us"] = mj::benchStepMicros(model, s.q, s.v, seconds);
+  out["step_over_mujoco_hard"] = out["step_us_hard"] / out["mujoco_step_us"];
+  out["step_over_mujoco_smoothed"] = out["step_us_smoothed"] / out["mujoco_step_us"];
+#endif
+
+  if (json) {
+    std::printf("{");
+    bool first = true;
+    for (auto& [k, val] : out) {
+      std::printf("%s\"%s\": %.6g", first ? "" : ", ", k.c_str(), val);
+      first = false;
+    }
+    std::printf("}\n");
+  } else {
+    for (auto& [k, val] : out) std::printf("%-28s %12.4g\n", k.c_str(), val);
+  }
+  return 0;
+}
+
+}  // namespace diffloco::experiments

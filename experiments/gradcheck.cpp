@@ -1,0 +1,207 @@
+#include "experiments/gradcheck.h"
+
+#include <functional>
+#include <random>
+
+#include "sim/rollout.h"
+#include "sim/step.h"
+
+namespace diffloco {
+using sim::MatX;
+using sim::VecX;
+
+sim::SimOptions defaultSimOptions(Robot& robot, sim::ContactModel cm) {
+  sim::SimOptions opt;
+  const bool anymal = robot.name == "anymal";
+  for (auto& j : robot.model.joints) j.armature = anymal ? 0.1 : 0.01;
+  opt.dt = anymal ? 0.005 : 0.01;
+  opt.contact.model = cm;
+  opt.actuator.kp = anymal ? 85 : 20;
+  opt.actuator.kd = anymal ? 0.6 : 1;
+  opt.actuator.effort = robot.torqueLimit;
+  return opt;
+}
+
+GradcheckReport gradcheck(const Robot& robot, const sim::SimOptions& opt,
+                          const GradcheckOptions& o) {
+  const sim::Model& model = robot.model;
+  const int H = o.horizon, nq = model.nq(), nv = model.nv(), nj = model.nj();
+  std::mt19937 rng(o.seed);
+  std::normal_distribution<double> n(0.0, 1.0);
+
+  // Scenario: standing pose, perturbed, moving down onto the ground.
+  VecX q0 = robot.standingConfiguration();
+  q0[2] += o.state == "contact" ? -0.015 : 0.02;
+  const sim::Quat rot = sim::Quat(1, 0.005 * n(rng), 0.005 * n(rng), 0.05 * n(rng)).normalized();
+  q0.segment<4>(3) << rot.w(), rot.x(), rot.y(), rot.z();
+  for (int j = 0; j < nj; ++j) q0[7 + j] += 0.01 * n(rng);
+  VecX v0(nv);
+  for (int i = 0; i < nv; ++i) v0[i] = 0.05 * n(rng);
+  v0[2] = o.state == "contact" ? -0.2 : -0.5;
+  v0[0] += o.slide;
+  MatX targets(nj, H);
+  for (int t = 0; t < H; ++t)
+    for (int j = 0; j < nj; ++j) targets(j, t) = robot.defaultJointPos[j] + 0.1 * n(rng);
+  VecX wq(nq), wv(nv);
+  for (int i = 0; i < nq; ++i) wq[i] = n(rng);
+  for (int i = 0; i < nv; ++i) wv[i] = n(rng);
+
+  sim::Data data(model);
+  const sim::Rollout nominal = sim::rollout(model, opt, data, q0, v0, targets);
+  const sim::RolloutAdjoint adj = sim::rolloutVjp(model, opt, data, nominal, targets, wq, wv);
+
+  // One central difference. A stencil that straddles a kink (a contact switch, a solver or
+  // penalty branch, an actuator clip: see Data::mode) measures no derivative; the step shrinks
+  // tenfold up to three times to get off the kink, else the coordinate is excluded and counted.
+  using Eval = std::function<sim::Rollout(double)>;
+  auto central = [&](const Eval& f, bool& switched, double scale) {
+    double eps = o.eps * scale;
+    for (int tries = 0; tries < 4; ++tries, eps /= 10) {
+      const sim::Rollout a = f(eps), b = f(-eps);
+      switched = a.modes != nominal.modes || b.modes != nominal.modes;
+      if (!switched)
+        return (wq.dot(a.q[H]) + wv.dot(a.v[H]) - wq.dot(b.q[H]) - wv.dot(b.v[H])) / (2 * eps);
+    }
+    return 0.0;
+  };
+  struct Pending {
+    std::string name;
+    VecX vjp, fd;
+    std::vector<char> skip;
+  };
+  std::vector<Pending> groups;
+  auto group = [&](const std::string& name, const VecX& vjp, int size,
+                   const std::function<Eval(int)>& perturb, double scale = 1) {
+    Pending p{name, vjp, VecX::Zero(size), std::vector<char>(size, 0)};
+    for (int i = 0; i < size; ++i) {
+      bool sw = false;
+      p.fd[i] = central(perturb(i), sw, scale);
+      p.skip[i] = sw;
+    }
+    groups.push_back(std::move(p));
+  };
+  auto withState = [&](int offset, bool velocity) {
+    return [&, offset, velocity](int i) -> Eval {
+      return [&, offset, velocity, i](double e) {
+        VecX q = q0, v = v0;
+        (velocity ? v : q)[offset + i] += e;
+        return sim::rollout(model, opt, data, q, v, targets);
+      };
+    };
+  };
+  group("q0.base_position", adj.q0.head(3), 3, withState(0, false));
+  group("q0.base_quaternion", adj.q0.segment(3, 4), 4, withState(3, false));
+  group("q0.joints", adj.q0.tail(nj), nj, withState(7, false));
+  group("v0", adj.v0, nv, withState(0, true));
+  group("targets", Eigen::Map<const VecX>(adj.targets.data(), nj * H), nj * H, [&](int i) -> Eval {
+    return [&, i](double e) {
+      MatX t = targets;
+      t.data()[i] += e;
+      return sim::rollout(model, opt, data, q0, v0, t);
+    };
+  });
+  // Parameters are perturbed relative to their size (kappa = 300 would drown a 1e-6 step).
+  group("mass", adj.params.mass, model.nbodies(), [&](int b) -> Eval {
+    return [&, b](double e) {
+      sim::Model m = model;
+      sim::Inertia& I = m.bodies[b].inertia;
+      const double s = (I.m + e) / I.m;
+      I.m *= s, I.h *= s, I.Io *= s;
+      sim::Data d(m);
+      return sim::rollout(m, opt, d, q0, v0, targets);
+    };
+  }, 10.0);
+  // Shape: the feet's offsets in their bodies' frames; and the bodies' inertia entries (m, h, and
+  // Io perturbed symmetrically: its adjoint pairs as Ib(r, c) + Ib(c, r)).
+  VecX offsetVjp(3 * model.nfeet());
+  for (int f = 0; f < model.nfeet(); ++f) offsetVjp.segment<3>(3 * f) = adj.params.footOffset[f];
+  group("foot_offset", offsetVjp, 3 * model.nfeet(), [&](int i) -> Eval {
+    return [&, i](double e) {
+      sim::Model m = model;
+      m.feet[i / 3].offset[i % 3] += e;
+      sim::Data d(m);
+      return sim::rollout(m, opt, d, q0, v0, targets);
+    };
+  });
+  static const int kPairs[6][2] = {{0, 0}, {1, 1}, {2, 2}, {0, 1}, {0, 2}, {1, 2}};
+  VecX inertiaVjp(10 * model.nbodies());
+  for (int b = 0; b < model.nbodies(); ++b) {
+    const sim::InertiaBar& Ib = adj.params.inertia[b];
+    inertiaVjp[10 * b] = Ib.m;
+    inertiaVjp.segment<3>(10 * b + 1) = Ib.h;
+    for (int k = 0; k < 6; ++k) {
+      const int r = kPairs[k][0], c = kPairs[k][1];
+      inertiaVjp[10 * b + 4 + k] = Ib.Io(r, c) + (r != c ? Ib.Io(c, r) : 0.0);
+    }
+  }
+  group("inertia", inertiaVjp, 10 * model.nbodies(), [&](int i) -> Eval {
+    return [&, i](double e) {
+      sim::Model m = model;
+      sim::Inertia& I = m.bodies[i / 10].inertia;
+      const int k = i % 10;
+      if (k == 0) {
+        I.m += e;
+      } else if (k < 4) {
+        I.h[k - 1] += e;
+      } else {
+        const int r = kPairs[k - 4][0], c = kPairs[k - 4][1];
+        I.Io(r, c) += e;
+        if (r != c) I.Io(c, r) += e;
+      }
+      sim::Data d(m);
+      return sim::rollout(m, opt, d, q0, v0, targets);
+    };
+  });
+  auto param = [&](const std::string& name, double vjp, double value,
+                   std::function<void(sim::SimOptions&, double)> set) {
+    group(name, VecX::Constant(1, vjp), 1, [&, set](int) -> Eval {
+      return [&, set](double e) {
+        sim::SimOptions p = opt;
+        set(p, e);
+        return sim::rollout(model, p, data, q0, v0, targets);
+      };
+    }, std::max(1.0, std::abs(value)));
+  };
+  param("mu", adj.params.mu, opt.contact.mu, [](sim::SimOptions& p, double e) { p.contact.mu += e; });
+  param("kappa", adj.params.kappa, opt.contact.kappa,
+        [](sim::SimOptions& p, double e) { p.contact.kappa += e; });
+  param("kp", adj.params.kp, opt.actuator.kp, [](sim::SimOptions& p, double e) { p.actuator.kp += e; });
+  param("kd", adj.params.kd, opt.actuator.kd, [](sim::SimOptions& p, double e) { p.actuator.kd += e; });
+  if (opt.contact.model == sim::ContactModel::Soft) {
+    param("soft_kp", adj.params.softKp, opt.contact.softKp,
+          [](sim::SimOptions& p, double e) { p.contact.softKp += e; });
+    param("soft_kd", adj.params.softKd, opt.contact.softKd,
+          [](sim::SimOptions& p, double e) { p.contact.softKd += e; });
+    param("soft_kf", adj.params.softKf, opt.contact.softKf,
+          [](sim::SimOptions& p, double e) { p.contact.softKf += e; });
+  }
+
+  GradcheckReport report;
+  {
+    sim::Data d(model);  // contacts in the first step
+    VecX qn(nq), vn(nv);
+    sim::step(model, opt, d, q0, v0, targets.col(0), qn, vn);
+    for (int a : d.active) report.activeContacts += opt.contact.model != sim::ContactModel::Soft || d.depth[a] >= 0;
+  }
+  double scale = 0;
+  for (const auto& g : groups) scale = std::max(scale, g.fd.lpNorm<Eigen::Infinity>());
+  for (const auto& g : groups) {
+    GradcheckGroup r{g.name, static_cast<int>(g.fd.size())};
+    double err = 0, norm = 0;
+    for (int i = 0; i < g.fd.size(); ++i) {
+      if (g.skip[i]) {
+        ++r.excluded;
+        continue;
+      }
+      err = std::max(err, std::abs(g.vjp[i] - g.fd[i]));
+      norm = std::max(norm, std::abs(g.fd[i]));
+    }
+    r.gradNorm = norm;
+    r.relError = err / std::max(norm, 1e-3 * scale);
+    report.worst = std::max(report.worst, r.relError);
+    report.groups.push_back(r);
+  }
+  return report;
+}
+
+}  // namespace diffloco

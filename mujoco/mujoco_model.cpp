@@ -1,0 +1,262 @@
+#include "mujoco/mujoco_model.h"
+
+#include <Eigen/Eigenvalues>
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <iomanip>
+#include <memory>
+#include <sstream>
+#include <stdexcept>
+#include <vector>
+
+namespace diffloco::mj {
+namespace {
+
+using sim::Mat3;
+using sim::Vec3;
+
+// Full precision so that the compiled model matches ours to round-off.
+std::string num(double x) {
+  std::ostringstream s;
+  s << std::setprecision(17) << x;
+  return s.str();
+}
+
+std::string vec3(const Vec3& v) {
+  return num(v.x()) + " " + num(v.y()) + " " + num(v.z());
+}
+
+class MjcfWriter {
+ public:
+  MjcfWriter(const sim::Model& model, const MjcfOptions& opt) : model_(model), opt_(opt) {
+    children_.resize(model.nbodies());
+    for (int i = 1; i < model.nbodies(); ++i) children_[model.bodies[i].parent].push_back(i);
+  }
+
+  std::string write() {
+    const Vec3& g = model_.gravity;
+    out_ << "<mujoco model=\"" << model_.name << "\">\n"
+         << "  <compiler angle=\"radian\" inertiafromgeom=\"false\"/>\n"
+         << "  <option timestep=\"" << num(opt_.timestep) << "\" gravity=\"" << vec3(g)
+         << "\" integrator=\"Euler\" solver=\"Newton\" cone=\"pyramidal\" impratio=\"1\"/>\n"
+         << "  <worldbody>\n"
+         // Feet collide with the floor only (contype/conaffinity), never with each other.
+         << "    <geom name=\"floor\" type=\"plane\" size=\"0 0 0.05\" condim=\"3\" contype=\"0\" "
+            "conaffinity=\"1\" friction=\""
+         << num(opt_.friction) << " 0.005 0.0001\"/>\n";
+    body(0, 2);
+    out_ << "  </worldbody>\n";
+    if (opt_.kp > 0) {
+      out_ << "  <actuator>\n";
+      for (const auto& j : model_.joints) {
+        out_ << "    <position name=\"" << j.name << "\" joint=\"" << j.name << "\" kp=\""
+             << num(opt_.kp) << "\"";
+        if (opt_.forceLimit > 0)
+          out_ << " forcelimited=\"true\" forcerange=\"" << num(-opt_.forceLimit) << " "
+               << num(opt_.forceLimit) << "\"";
+        out_ << "/>\n";
+      }
+      out_ << "  </actuator>\n";
+    }
+    out_ << "</mujoco>\n";
+    return out_.str();
+  }
+
+ private:
+  void body(int i, int depth) {
+    const sim::Body& b = model_.bodies[i];
+    const std::string ind(2 * depth, ' ');
+    out_ << ind << "<body name=\"" << b.name << "\"";
+    if (i > 0) {
+      // tree.E maps parent coordinates to child coordinates: the body's orientation is E^T.
+      const Eigen::Quaterniond quat(Mat3(b.tree.E.transpose()));
+      out_ << " pos=\"" << vec3(b.tree.r) << "\" quat=\"" << num(quat.w()) << " " << num(quat.x())
+           << " " << num(quat.y()) << " " << num(quat.z()) << "\"";
+    }
+    out_ << ">\n";
+    inertial(b.inertia, ind + "  ");
+    if (i == 0) {
+      out_ << ind << "  <freejoint name=\"" << b.name << "\"/>\n";
+    } else {
+      const sim::JointInfo& j = model_.joints[i - 1];
+      out_ << ind << "  <joint name=\"" << j.name << "\" type=\"hinge\" axis=\"" << vec3(b.axis)
+           << "\" armature=\"" << num(j.armature) << "\" damping=\""
+           << num(j.damping + opt_.jointDamping) << "\"";
+      if (opt_.jointLimits && j.lower > -1e9 && j.upper < 1e9)
+        out_ << " limited=\"true\" range=\"" << num(j.lower) << " " << num(j.upper) << "\"";
+      out_ << "/>\n";
+    }
+    for (const auto& f : model_.feet) {
+      if (f.body != i) continue;
+      out_ << ind << "  <geom name=\"" << f.name << "\" type=\"sphere\" size=\"" << num(f.radius)
+           << "\" pos=\"" << vec3(f.offset) << "\" condim=\"3\" contype=\"1\" conaffinity=\"0\" "
+           << "friction=\"" << num(opt_.friction) << " 0.005 0.0001\"";
+      if (!opt_.footSolref.empty()) out_ << " solref=\"" << opt_.footSolref << "\"";
+      if (!opt_.footSolimp.empty()) out_ << " solimp=\"" << opt_.footSolimp << "\"";
+      out_ << "/>\n";
+    }
+    for (int c : children_[i]) body(c, depth + 1);
+    out_ << ind << "</body>\n";
+  }
+
+  // MuJoCo wants the inertia about the centre of mass; ours is about the body origin. We give it
+  // principal axes ourselves: MuJoCo's own diagonalisation of `fullinertia` (mju_eig3) stops at a
+  // relative accuracy of about 1e-6 for nearly symmetric bodies, which would spoil the oracle.
+  void inertial(const sim::Inertia& I, const std::string& ind) {
+    const Vec3 c = I.com();
+    const Mat3 Ic = I.Io - I.m * (c.squaredNorm() * Mat3::Identity() - c * c.transpose());
+    const Eigen::SelfAdjointEigenSolver<Mat3> eig(Ic);
+    Mat3 V = eig.eigenvectors();
+    if (V.determinant() < 0) V.col(2) *= -1;  // a rotation, so that it has a quaternion
+    const Eigen::Quaterniond quat(V);
+    out_ << ind << "<inertial pos=\"" << vec3(c) << "\" mass=\"" << num(I.m) << "\" quat=\""
+         << num(quat.w()) << " " << num(quat.x()) << " " << num(quat.y()) << " " << num(quat.z())
+         << "\" diaginertia=\"" << vec3(eig.eigenvalues()) << "\"/>\n";
+  }
+
+  const sim::Model& model_;
+  const MjcfOptions& opt_;
+  std::vector<std::vector<int>> children_;
+  std::ostringstream out_;
+};
+
+using Clock = std::chrono::steady_clock;
+
+// Times mj_step from the current state of (m, d); the state is restored every kResetSteps steps.
+double timeSteps(const mjModel* m, mjData* d, double seconds) {
+  constexpr int kResetSteps = 200;  // 1 s at 5 ms
+  const std::vector<mjtNum> qpos(d->qpos, d->qpos + m->nq), qvel(d->qvel, d->qvel + m->nv);
+  auto reset = [&] {
+    std::copy(qpos.begin(), qpos.end(), d->qpos);
+    std::copy(qvel.begin(), qvel.end(), d->qvel);
+  };
+  double best = 1e300;
+  for (int rep = 0; rep < 5; ++rep) {
+    reset();
+    long steps = 0;
+    double elapsed = 0;
+    const auto t0 = Clock::now();
+    do {
+      for (int i = 0; i < kResetSteps; ++i) mj_step(m, d);
+      steps += kResetSteps;
+      reset();
+      elapsed = std::chrono::duration<double>(Clock::now() - t0).count();
+    } while (elapsed < seconds / 5);
+    best = std::min(best, elapsed * 1e6 / steps);
+  }
+  reset();
+  mj_forward(m, d);
+  return best;
+}
+
+}  // namespace
+
+MjcfOptions benchOptions() {
+  MjcfOptions o;
+  o.timestep = 0.005;
+  o.jointDamping = 1;
+  o.kp = 100;
+  o.forceLimit = 80;
+  o.friction = 0.8;
+  o.footSolref = "0.02 1";
+  o.footSolimp = "0.015 1 0.031";
+  return o;
+}
+
+std::string toMjcf(const sim::Model& model, const MjcfOptions& opt) {
+  return MjcfWriter(model, opt).write();
+}
+
+MujocoModel::MujocoModel(mjModel* model) {
+  adopt(model);
+}
+
+void MujocoModel::adopt(mjModel* model) {
+  d = mj_makeData(model);
+  if (!d) {
+    mj_deleteModel(model);
+    throw std::runtime_error("MuJoCo: mj_makeData failed");
+  }
+  m = model;
+}
+
+MujocoModel::MujocoModel(const std::string& mjcf) {
+  // Compile from memory through a one-file virtual file system (mjVFS is large: heap).
+  auto vfs = std::make_unique<mjVFS>();
+  mj_defaultVFS(vfs.get());
+  const char* name = "diffloco_model.xml";
+  if (mj_makeEmptyFileVFS(vfs.get(), name, static_cast<int>(mjcf.size())) != 0)
+    throw std::runtime_error("MuJoCo: cannot create the in-memory MJCF file");
+  std::memcpy(vfs->filedata[mj_findFileVFS(vfs.get(), name)], mjcf.data(), mjcf.size());
+  char error[1000] = "";
+  mjModel* model = mj_loadXML(name, vfs.get(), error, sizeof(error));
+  mj_deleteVFS(vfs.get());
+  if (!model) throw std::runtime_error(std::string("MuJoCo could not compile the MJCF: ") + error);
+  adopt(model);
+}
+
+MujocoModel MujocoModel::fromFile(const std::string& path) {
+  char error[1000] = "";
+  mjModel* m = mj_loadXML(path.c_str(), nullptr, error, sizeof(error));
+  if (!m) throw std::runtime_error(path + ": MuJoCo could not load it: " + error);
+  return MujocoModel(m);
+}
+
+MujocoModel::~MujocoModel() {
+  if (d) mj_deleteData(d);
+  if (m) mj_deleteModel(m);
+}
+
+MujocoModel::MujocoModel(MujocoModel&& o) noexcept : m(o.m), d(o.d) {
+  o.m = nullptr, o.d = nullptr;
+}
+
+MujocoModel& MujocoModel::operator=(MujocoModel&& o) noexcept {
+  std::swap(m, o.m);
+  std::swap(d, o.d);
+  return *this;
+}
+
+void toMujocoState(const sim::Model& model, const VecX& q, const VecX& v, mjtNum* qpos,
+                   mjtNum* qvel) {
+  // Same layouts: our state convention is MuJoCo's free-joint convention.
+  std::copy(q.data(), q.data() + model.nq(), qpos);
+  std::copy(v.data(), v.data() + model.nv(), qvel);
+}
+
+void fromMujocoState(const sim::Model& model, const mjtNum* qpos, const mjtNum* qvel, VecX& q,
+                     VecX& v) {
+  q = Eigen::Map<const VecX>(qpos, model.nq());
+  v = Eigen::Map<const VecX>(qvel, model.nv());
+}
+
+MatX massMatrix(const mjModel* m, const mjData* d) {
+  MatX H(m->nv, m->nv);  // symmetric, so row/column-major does not matter
+  mj_fullM(m, H.data(), d->qM);
+  return H;
+}
+
+VecX biasForces(const mjModel* m, const mjData* d) {
+  return Eigen::Map<const VecX>(d->qfrc_bias, m->nv);
+}
+
+double benchStepMicros(const sim::Model& model, const VecX& q, const VecX& v, double seconds,
+                       int* contacts) {
+  MujocoModel mm(toMjcf(model, benchOptions()));
+  toMujocoState(model, q, v, mm.d->qpos, mm.d->qvel);
+  for (int i = 0; i < model.nj(); ++i) mm.d->ctrl[i] = q[7 + i];
+  mj_forward(mm.m, mm.d);
+  if (contacts) *contacts = mm.d->ncon;
+  return timeSteps(mm.m, mm.d, seconds);
+}
+
+double benchStepMicrosFile(const std::string& path, double seconds, int* contacts) {
+  MujocoModel mm = MujocoModel::fromFile(path);
+  if (mm.m->nkey > 0) mj_resetDataKeyframe(mm.m, mm.d, 0);
+  mj_forward(mm.m, mm.d);
+  if (contacts) *contacts = mm.d->ncon;
+  return timeSteps(mm.m, mm.d, seconds);
+}
+
+}  // namespace diffloco::mj

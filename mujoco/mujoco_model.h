@@ -1,0 +1,87 @@
+// MuJoCo bridge: an MJCF model generated from our parsed sim::Model (so both simulators see the
+// same bodies, inertias and joint frames), the state/velocity maps between the two conventions, and
+// the mj_step timing anchor used by `diffloco bench`.
+//
+// State conventions: ours are MuJoCo's free-joint conventions (sim/model.h): q = [base position
+// (world), quaternion (w, x, y, z), joint angles], v = [base-origin linear velocity in WORLD axes,
+// angular velocity in BASE axes, joint rates]. The state maps below are therefore copies, and mass
+// matrices and bias forces compare entry by entry (tests/sim/test_mujoco_oracle.cpp).
+#pragma once
+
+#include <mujoco/mujoco.h>
+
+#include <string>
+
+#include "sim/model.h"
+
+namespace diffloco::mj {
+
+using sim::MatX;
+using sim::VecX;
+
+struct MjcfOptions {
+  double timestep = 0.005;
+  double jointDamping = 0;   // added to every hinge on top of JointInfo::damping
+  bool jointLimits = false;  // hinge ranges from JointInfo (limits MuJoCo enforces as constraints)
+  double kp = 0;             // > 0: a position actuator with this gain on every hinge
+  double forceLimit = 0;     // > 0: actuator force range +-forceLimit
+  double friction = 0.8;     // sliding friction of feet AND floor (MuJoCo combines them with max)
+  std::string footSolref;    // empty: MuJoCo's default
+  std::string footSolimp;    // empty: MuJoCo's default
+};
+
+// The settings of /work/shared/reference/mujoco/anymal_c_prim.xml (Newton, pyramidal cone, 5 ms,
+// joint damping 1, kp 100, +-80 N m, foot friction 0.8 and its solref/solimp) so that mj_step times
+// on our robots compare with that anchor.
+MjcfOptions benchOptions();
+
+// MJCF text for `model`: a ground plane, the base under a free joint, the body tree with hinges,
+// and one collision sphere per foot (the only geoms besides the plane).
+std::string toMjcf(const sim::Model& model, const MjcfOptions& opt = {});
+
+// Owns a compiled mjModel and its mjData.
+class MujocoModel {
+ public:
+  // Compiles MJCF text; throws std::runtime_error with MuJoCo's message on failure.
+  explicit MujocoModel(const std::string& mjcf);
+  // Loads an MJCF file from disk.
+  static MujocoModel fromFile(const std::string& path);
+  ~MujocoModel();
+  MujocoModel(MujocoModel&& o) noexcept;
+  MujocoModel& operator=(MujocoModel&& o) noexcept;
+  MujocoModel(const MujocoModel&) = delete;
+  MujocoModel& operator=(const MujocoModel&) = delete;
+
+  mjModel* m = nullptr;
+  mjData* d = nullptr;
+
+ private:
+  explicit MujocoModel(mjModel* model);
+  void adopt(mjModel* model);  // makes d; deletes `model` if that fails
+};
+
+// Our (q, v) -> MuJoCo (qpos, qvel); arrays of size nq and nv. The layouts are the same
+// (sim/model.h adopts MuJoCo's free-joint convention), so these are copies; they exist so that a
+// future change of convention has one place to go.
+void toMujocoState(const sim::Model& model, const VecX& q, const VecX& v, mjtNum* qpos,
+                   mjtNum* qvel);
+// MuJoCo (qpos, qvel) -> our (q, v).
+void fromMujocoState(const sim::Model& model, const mjtNum* qpos, const mjtNum* qvel, VecX& q,
+                     VecX& v);
+
+// MuJoCo's dense mass matrix (from d->qM) and bias forces (d->qfrc_bias), after mj_forward (or at
+// least mj_crb and mj_rne).
+MatX massMatrix(const mjModel* m, const mjData* d);
+VecX biasForces(const mjModel* m, const mjData* d);
+
+// Microseconds per mj_step for `model` with benchOptions(), position targets = the joint angles of
+// q, started from (q, v): best of 5 repeats of at least seconds / 5 each. The state is reset every
+// second of simulated time so the robot stays in the benchmarked regime. `contacts` (optional)
+// receives d->ncon at (q, v).
+double benchStepMicros(const sim::Model& model, const VecX& q, const VecX& v, double seconds,
+                       int* contacts = nullptr);
+
+// The same for an MJCF file, started from its first keyframe (qpos and ctrl) if it has one.
+double benchStepMicrosFile(const std::string& path, double seconds, int* contacts = nullptr);
+
+}  // namespace diffloco::mj

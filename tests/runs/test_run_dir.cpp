@@ -1,0 +1,94 @@
+// Run folders: unique time-stamped names, atomic writes, checkpoint listing (numeric order,
+// .tmp ignored), metrics.csv with resume truncation, and the CSV reader's errors.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+#include "runs/run_dir.h"
+
+using namespace diffloco::runs;
+namespace fs = std::filesystem;
+
+namespace {
+fs::path freshDir(const std::string& name) {
+  const fs::path d = fs::temp_directory_path() / name;
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+}  // namespace
+
+TEST(RunDir, UniqueTimeStampedFolders) {
+  const fs::path parent = freshDir("diffloco_rundir_test");
+  const std::string a = createRunDir(parent.string(), "walk");
+  const std::string b = createRunDir(parent.string(), "walk");
+  EXPECT_NE(a, b);
+  EXPECT_TRUE(fs::is_directory(a) && fs::is_directory(b));
+  // <YYYY-MM-DD_HH-MM-SS>_walk
+  const std::string name = fs::path(a).filename().string();
+  EXPECT_EQ(name.size(), 19u + 5u);
+  EXPECT_EQ(name.substr(19), "_walk");
+  EXPECT_EQ(name[4], '-');
+  EXPECT_EQ(name[10], '_');
+  fs::remove_all(parent);
+}
+
+TEST(RunDir, AtomicWritesAndCheckpointListing) {
+  const fs::path d = freshDir("diffloco_ckpt_test");
+  writeFileAtomic((d / "model_10.pt").string(), "ten");
+  writeFileAtomic((d / "model_9.pt").string(), "nine");
+  writeFileAtomic((d / "model_200.pt").string(), "two hundred");
+  std::ofstream(d / "model_300.pt.tmp") << "an interrupted write";
+  std::ofstream(d / "policy.pt") << "x";
+  const auto cps = listCheckpoints(d.string());
+  ASSERT_EQ(cps.size(), 3u);
+  EXPECT_EQ(cps[0].first, 9);
+  EXPECT_EQ(cps[1].first, 10);
+  EXPECT_EQ(cps[2].first, 200);
+  EXPECT_FALSE(fs::exists(d / "model_10.pt.tmp"));
+  // A write that fails leaves the previous file whole.
+  fs::create_directories(d / "model_10.pt.tmp");  // the temporary cannot be created
+  EXPECT_THROW(writeFileAtomic((d / "model_10.pt").string(), "broken"), std::exception);
+  EXPECT_EQ(slurp(d / "model_10.pt"), "ten");
+  fs::remove_all(d);
+}
+
+TEST(RunDir, MetricsCsvResumeKeepsRowsUpToTheCheckpoint) {
+  const fs::path d = freshDir("diffloco_csv_test");
+  {
+    MetricsCsv csv(d.string(), {"iteration", "a", "b"});
+    for (int i = 1; i <= 5; ++i) csv.row({{"iteration", i}, {"a", i * 0.5}});
+    csv.row({{"iteration", 6}, {"a", std::nan("")}, {"b", 1}});
+  }
+  {
+    MetricsCsv csv(d.string(), {"iteration", "a", "b"}, 3);  // resumed from model_3.pt
+    csv.row({{"iteration", 4}, {"a", 40}, {"b", 2}});
+  }
+  const Csv c = readCsv((d / "metrics.csv").string());
+  ASSERT_EQ(c.rows.size(), 4u);
+  EXPECT_EQ(c.column("b"), 2);
+  EXPECT_EQ(c.rows[2][1], 1.5);
+  EXPECT_TRUE(std::isnan(c.rows[2][2]));  // an empty cell
+  EXPECT_EQ(c.rows[3][1], 40);
+  EXPECT_THROW(MetricsCsv(d.string(), {"iteration", "other"}, 2), std::runtime_error);
+  std::ofstream(d / "bad.csv") << "x,y\n1,2\n3,abc\n";
+  try {
+    readCsv((d / "bad.csv").string());
+    FAIL();
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("bad.csv:3: 'abc' is not a number"), std::string::npos)
+        << e.what();
+  }
+  fs::remove_all(d);
+}
+
+TEST(RunDir, GitDescriptionFailsSoft) {
+  const std::string g = gitDescription();
+  EXPECT_FALSE(g.empty());
+}
