@@ -129,7 +129,10 @@ void LocomotionEnv::resetEnvs(const Tensor& idsT) {
   const std::int64_t k = static_cast<std::int64_t>(ids.size());
   const sim::Model& m = robot_.model;
   const int nq = m.nq(), nv = m.nv(), nj = m.nj();
-  const ResetConfig& r = task_.reset;
+  ResetConfig r = task_.reset;  // its noise scaled by the curriculum's factor
+  for (double* x : {&r.jointPosNoise, &r.jointVelNoise, &r.basePosNoise, &r.baseRotNoise,
+                    &r.randomYaw, &r.baseLinVelNoise, &r.baseAngVelNoise})
+    *x *= resetNoiseScale_;
   sim::Data& d = *link_->kinematicsData()[0];
   Tensor qRows = torch::empty({k, nq}, kF64), vRows = torch::empty({k, nv}, kF64);
   for (std::int64_t i = 0; i < k; ++i) {
@@ -198,11 +201,32 @@ void LocomotionEnv::sampleCommands(const std::vector<std::int64_t>& ids) {
   double* p = command_.data_ptr<double>();
   for (auto id : ids) {
     double* row = p + 3 * id;
-    row[0] = uniform(c.linVelX.lo, c.linVelX.hi);
-    row[1] = uniform(c.linVelY.lo, c.linVelY.hi);
-    row[2] = uniform(c.angVelZ.lo, c.angVelZ.hi);
+    const double s = commandScale_;
+    row[0] = uniform(s * c.linVelX.lo, s * c.linVelX.hi);
+    row[1] = uniform(s * c.linVelY.lo, s * c.linVelY.hi);
+    row[2] = uniform(s * c.angVelZ.lo, s * c.angVelZ.hi);
     if (uniform(0, 1) < c.standingFraction) row[0] = row[1] = row[2] = 0;
   }
+}
+
+void LocomotionEnv::setCommandScale(double scale) {
+  if (!(scale >= 0 && std::isfinite(scale)))
+    throw std::invalid_argument(fmt::format("setCommandScale: {} is not a finite scale >= 0", scale));
+  commandScale_ = scale;
+}
+
+void LocomotionEnv::setResetNoiseScale(double scale) {
+  if (!(scale >= 0 && std::isfinite(scale)))
+    throw std::invalid_argument(
+        fmt::format("setResetNoiseScale: {} is not a finite scale >= 0", scale));
+  resetNoiseScale_ = scale;
+}
+
+void LocomotionEnv::setEpisodeLengthScale(double scale) {
+  if (!(scale >= 0 && std::isfinite(scale)))
+    throw std::invalid_argument(
+        fmt::format("setEpisodeLengthScale: {} is not a finite scale >= 0", scale));
+  maxSteps_ = std::max<int>(1, static_cast<int>(std::lround(scale * task_.maxEpisodeSteps())));
 }
 
 void LocomotionEnv::applyPushes() {

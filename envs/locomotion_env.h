@@ -74,6 +74,16 @@ class LocomotionEnv : public VecEnv {
   torch::Tensor commands() const { return command_; }  // [N, 3]
   void setCommands(const torch::Tensor& commands);
 
+  // Curricula (train/curriculum.h): the task's command ranges and initial-state noise scaled
+  // about zero by these factors in the draws that follow, the episode length by its factor (at
+  // least one env step) from the next step on; 1: the task as written. The number of random
+  // draws does not depend on them.
+  void setCommandScale(double scale);
+  void setResetNoiseScale(double scale);
+  void setEpisodeLengthScale(double scale);
+  double commandScale() const { return commandScale_; }
+  double resetNoiseScale() const { return resetNoiseScale_; }
+
   // Everything needed to continue exactly where the env is (checkpoints): state, last actions,
   // observations, episode counters and reward sums, commands, push schedule, per-world
   // parameters and the random generators. Detached copies.
@@ -101,6 +111,7 @@ class LocomotionEnv : public VecEnv {
   TaskConstants k_;
   int n_ = 0, numObs_ = 0, maxSteps_ = 1, decimation_ = 1;
   bool differentiable_ = false;
+  double commandScale_ = 1, resetNoiseScale_ = 1;
   unsigned needs_ = 0;  // union of TermDef::needs over the terms
   std::vector<std::string> rewardNames_;
 

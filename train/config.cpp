@@ -291,7 +291,7 @@ void flattenNode(const YAML::Node& n, const std::string& path,
   }
 }
 
-// The top level: name, algorithm, seed, task, the algorithm's section, policy, run.
+// The top level: name, algorithm, seed, task, the algorithm's section, policy, curriculum, run.
 template <class V>
 void visitTop(V& v, TrainConfig& c) {
   v.field("name", c.name, "run name: the run folder is <out>/<date>_<time>_<name>");
@@ -400,6 +400,7 @@ TrainConfig parseRoot(YAML::Node root, const std::string& file,
   else
     r.section("ppo", c.ppo);
   r.section("policy", c.policy);
+  r.section("curriculum", c.curriculum);
   r.section("run", c.run);
   r.finish();
   if (c.name.empty() || c.name.find_first_of("/\\ ") != std::string::npos)
@@ -456,6 +457,7 @@ std::string toYaml(const TrainConfig& c0) {
   else
     w.section("ppo", c.ppo);
   w.section("policy", c.policy);
+  w.section("curriculum", c.curriculum);
   w.section("run", c.run);
   out << "# task from " << c.taskSource << "\ntask:\n";
   std::istringstream task(c.taskYaml);
@@ -473,6 +475,7 @@ std::vector<std::pair<std::string, std::string>> flatten(const TrainConfig& c0) 
   else
     f.section("ppo", c.ppo);
   f.section("policy", c.policy);
+  f.section("curriculum", c.curriculum);
   f.section("run", c.run);
   flattenNode(YAML::Load(c.taskYaml), "task", out);
   return out;

@@ -9,6 +9,7 @@
 //   task: walk                       # a task name (configs/tasks/walk.yaml), a path, or inline
 //   shac: {...}                      # algorithms/config.h (only the selected algorithm's section)
 //   policy: {...}                    # policies/config.h
+//   curriculum: {...}                # train/curriculum.h (optional: none by default)
 //   run: {...}                       # RunConfig below
 //
 // Errors name the file and the line (or the --set argument), the key path and what was expected;
@@ -26,6 +27,7 @@
 #include "envs/did_you_mean.h"
 #include "envs/task_config.h"
 #include "policies/config.h"
+#include "train/curriculum.h"
 
 namespace diffloco::train {
 
@@ -107,6 +109,7 @@ struct TrainConfig {
   algorithms::ShacConfig shac;
   algorithms::PpoConfig ppo;
   policies::PolicyConfig policy;
+  CurriculumConfig curriculum;
   RunConfig run;
 
   int iterations() const { return algorithm == "shac" ? shac.iterations : ppo.iterations; }

@@ -250,6 +250,15 @@ TrainResult train(const TrainArgs& args) {
   eo.differentiable = shac;
   eo.seed = algorithms::deriveSeed(cfg.seed, 2);
   envs::LocomotionEnv env(cfg.task, eo);
+  // The curriculum's factors are a function of the iteration (set before each one); a new run's
+  // first draws already follow them.
+  const auto applyCurriculum = [&](int it) {
+    env.setCommandScale(cfg.curriculum.commands.at(it));
+    env.setResetNoiseScale(cfg.curriculum.resetNoise.at(it));
+    env.setEpisodeLengthScale(cfg.curriculum.episodeLength.at(it));
+  };
+  applyCurriculum(0);
+  if (resumeFrom.empty() && (env.commandScale() != 1 || env.resetNoiseScale() != 1)) env.reset();
   std::unique_ptr<algorithms::Algorithm> algo;
   if (shac)
     algo = std::make_unique<algorithms::Shac>(env, cfg.shac, cfg.policy, cfg.seed);
@@ -283,6 +292,9 @@ TrainResult train(const TrainArgs& args) {
   for (const auto& name : env.rewardNames()) columns.push_back("Episode/rew_" + name);
   columns.push_back("Episode/length_s");
   columns.push_back("Env/sim_failures");
+  columns.push_back("Curriculum/command_scale");
+  columns.push_back("Curriculum/reset_noise_scale");
+  columns.push_back("Curriculum/episode_length_s");
   runs::MetricsCsv csv(runDir, columns, resumeIteration);
   std::unique_ptr<runs::EventWriter> tb;
   if (cfg.run.tensorboard) tb = std::make_unique<runs::EventWriter>(runDir);
@@ -312,6 +324,7 @@ TrainResult train(const TrainArgs& args) {
     // Every random draw of the env in this iteration depends on (seed, iteration) only: resumed
     // and uninterrupted runs see the same draws.
     env.seed(algorithms::deriveSeed(cfg.seed, 1000 + static_cast<std::uint64_t>(it)));
+    applyCurriculum(it);
     const auto t0 = std::chrono::steady_clock::now();
     algorithms::IterationStats s = algo->iterate();
     const double iterS =
@@ -332,6 +345,9 @@ TrainResult train(const TrainArgs& args) {
     m["Perf/collection_time"] = s.collectionS;
     m["Perf/learning_time"] = s.learnS;
     m["Perf/iteration_time"] = iterS;
+    m["Curriculum/command_scale"] = env.commandScale();
+    m["Curriculum/reset_noise_scale"] = env.resetNoiseScale();
+    m["Curriculum/episode_length_s"] = env.maxEpisodeLength() * env.envDt();
     csv.row(m);
     if (tb) {
       std::map<std::string, double> scalars;

@@ -226,6 +226,41 @@ TEST(LocomotionEnv, RandomisationStaysInItsRanges) {
   EXPECT_GT((obs[0] - obs[1]).abs().max().item<double>(), 1e-3);
 }
 
+// Curriculum factors (train/curriculum.h): commands drawn from the scaled ranges, reset noise
+// scaled (0: the default pose at rest), episodes truncated at the scaled length.
+TEST(LocomotionEnv, CurriculumScalesCommandsResetNoiseAndEpisodeLength) {
+  LocomotionEnv env(loadTaskConfig("velocity"), options(256));
+  EXPECT_GT(env.commands().abs().max().item<double>(), 0.9);  // the task's +-1
+  env.setCommandScale(0.25);
+  env.setResetNoiseScale(0);
+  env.reset();
+  const Tensor c = env.commands();
+  EXPECT_LE(c.abs().max().item<double>(), 0.25);
+  EXPECT_GT(c.abs().max().item<double>(), 0.2);
+  // No noise: every env starts in the same pose (no yaw, no velocity), the default joint angles.
+  const Tensor q = env.q(), v = env.v();
+  EXPECT_LT((q.slice(1, 2) - q[0].slice(0, 2)).abs().max().item<double>(), 1e-12);
+  EXPECT_EQ(v.abs().max().item<double>(), 0);
+  env.setResetNoiseScale(2);
+  env.reset();
+  const double yawSpread = env.q().select(1, 6).abs().max().item<double>();  // quaternion z
+  EXPECT_GT(yawSpread, 0.5);
+  EXPECT_THROW(env.setCommandScale(-1), std::invalid_argument);
+  EXPECT_THROW(env.setResetNoiseScale(std::nan("")), std::invalid_argument);
+
+  TaskConfig walk = loadTaskConfig("walk");
+  walk.episodeLengthS = 0.1;  // 10 env steps
+  LocomotionEnv short_(walk, options(2));
+  short_.setEpisodeLengthScale(0.3);  // 3 env steps
+  EXPECT_EQ(short_.maxEpisodeLength(), 3);
+  const Tensor zero = torch::zeros({2, 12}, kF64);
+  short_.step(zero);
+  short_.step(zero);
+  EXPECT_TRUE(short_.step(zero).truncated.all().item<bool>());
+  short_.setEpisodeLengthScale(0);  // at least one env step
+  EXPECT_EQ(short_.maxEpisodeLength(), 1);
+}
+
 // A restored env continues exactly as the original (randomisation, pushes and noise included).
 TEST(LocomotionEnv, StateDictResumesExactly) {
   TaskConfig task = loadTaskConfig("velocity");

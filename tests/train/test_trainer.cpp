@@ -160,6 +160,25 @@ TEST(Trainer, ShacRunFolder) {
   EXPECT_NE(slurp(run / "train.log").find("shac it     4/4"), std::string::npos);
 }
 
+// The curriculum's factors are applied before each iteration and logged with it; the episode
+// length factor truncates the episodes (5 steps x 0.4 = 2).
+TEST(Trainer, CurriculumFollowsItsRamps) {
+  Scratch s("diffloco_trainer_curriculum");
+  TrainArgs a = args(s.config(kShac), s.dir / "runs");
+  a.sets.push_back("curriculum.reset_noise={initial: 0, final: 1, ramp_iterations: 4}");
+  a.sets.push_back("curriculum.episode_length={initial: 0.4, final: 0.4}");
+  const TrainResult r = runTraining(a);
+  const Csv csv = readCsv((fs::path(r.runDir) / "metrics.csv").string());
+  ASSERT_EQ(csv.rows.size(), 4u);
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_DOUBLE_EQ(csv.rows[i][csv.column("Curriculum/reset_noise_scale")], 0.25 * i);
+    EXPECT_DOUBLE_EQ(csv.rows[i][csv.column("Curriculum/command_scale")], 1.0);
+    EXPECT_NEAR(csv.rows[i][csv.column("Curriculum/episode_length_s")], 0.02, 1e-12);
+  }
+  const double len = csv.rows[3][csv.column("Episode/length_s")];
+  EXPECT_NEAR(len, 0.02, 1e-12);
+}
+
 TEST(Trainer, PpoRunFolder) {
   Scratch s("diffloco_trainer_ppo");
   const TrainResult r = runTraining(args(s.config(kPpo), s.dir / "runs"));

@@ -1,0 +1,88 @@
+// Curricula (train/curriculum.h): the ramp's values, strict reading of the `curriculum:` keys
+// (errors name file, line and key), and a run that logs the factors it trained with.
+#include <gtest/gtest.h>
+
+#include "train/config.h"
+#include "train/curriculum.h"
+
+using namespace diffloco::train;
+
+namespace {
+
+const char* kBase = R"(name: test_run
+algorithm: shac
+task: walk
+shac:
+  iterations: 10
+curriculum:
+  commands: {initial: 0.2, final: 1.25, ramp_start: 100, ramp_iterations: 400}
+  reset_noise: {final: 1.5, ramp_start: 600}
+)";
+
+std::string error(const std::string& text, const std::vector<std::string>& sets = {}) {
+  try {
+    parseTrainConfig(text, "cfg.yaml", sets);
+  } catch (const std::runtime_error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+#define EXPECT_CONTAINS(hay, needle) EXPECT_NE((hay).find(needle), std::string::npos) << (hay)
+
+}  // namespace
+
+TEST(Curriculum, RampIsInitialThenLinearThenFinal) {
+  Ramp r;
+  r.initial = 0.2, r.final = 1.0, r.rampStart = 100, r.rampIterations = 400;
+  EXPECT_DOUBLE_EQ(r.at(0), 0.2);
+  EXPECT_DOUBLE_EQ(r.at(100), 0.2);
+  EXPECT_DOUBLE_EQ(r.at(300), 0.6);
+  EXPECT_DOUBLE_EQ(r.at(500), 1.0);
+  EXPECT_DOUBLE_EQ(r.at(100000), 1.0);
+  Ramp step;  // no ramp: a step at ramp_start
+  step.final = 1.5, step.rampStart = 600;
+  EXPECT_DOUBLE_EQ(step.at(599), 1.0);
+  EXPECT_DOUBLE_EQ(step.at(600), 1.5);
+  EXPECT_TRUE(Ramp().trivial());
+  EXPECT_FALSE(step.trivial());
+}
+
+TEST(Curriculum, ReadWrittenAndFlattened) {
+  const TrainConfig c = parseTrainConfig(kBase, "cfg.yaml");
+  EXPECT_EQ(c.curriculum.commands.initial, 0.2);
+  EXPECT_EQ(c.curriculum.commands.final, 1.25);
+  EXPECT_EQ(c.curriculum.commands.rampIterations, 400);
+  EXPECT_EQ(c.curriculum.resetNoise.rampStart, 600);
+  EXPECT_TRUE(c.curriculum.episodeLength.trivial());  // absent: the task as written
+  // The resolved config reads back the same and names every key.
+  const TrainConfig back = parseTrainConfig(toYaml(c), "resolved.yaml");
+  EXPECT_EQ(flatten(back), flatten(c));
+  bool found = false;
+  for (const auto& [k, v] : flatten(c)) found |= k == "curriculum.commands.final" && v == "1.25";
+  EXPECT_TRUE(found);
+  // --set reaches the keys.
+  const TrainConfig s =
+      parseTrainConfig(kBase, "cfg.yaml", {"curriculum.episode_length.initial=0.2"});
+  EXPECT_EQ(s.curriculum.episodeLength.initial, 0.2);
+}
+
+TEST(Curriculum, BadValuesNameFileLineAndKey) {
+  auto with = [](const std::string& from, const std::string& to) {
+    std::string s = kBase;
+    return s.replace(s.find(from), from.size(), to);
+  };
+  EXPECT_CONTAINS(
+      error(with("initial: 0.2", "initial: -0.5")),
+      "cfg.yaml:7: curriculum.commands.initial: -0.5 is out of range: must be in [0, 10]");
+  EXPECT_CONTAINS(error(with("ramp_iterations: 400", "ramp_iterations: -1")),
+                  "curriculum.commands.ramp_iterations: -1 is out of range");
+  EXPECT_CONTAINS(error(with("final: 1.25", "final: .nan")),
+                  "curriculum.commands.final: expected a finite number");
+  EXPECT_CONTAINS(error(with("ramp_start: 600", "ramp_strat: 600")),
+                  "cfg.yaml:8: unknown key 'curriculum.reset_noise.ramp_strat'");
+  EXPECT_CONTAINS(error(with("  reset_noise:", "  reset_nois:")),
+                  "unknown key 'curriculum.reset_nois'");
+  EXPECT_CONTAINS(error(kBase, {"curriculum.commands.final=lots"}),
+                  "--set curriculum.commands.final=lots");
+}

@@ -1,0 +1,59 @@
+// Curricula of a training config (`curriculum:`): schedules over the training iterations that
+// change what the environments draw, so that a result that needed a staged recipe (warm-started
+// fine-tunes with other --set values) is one config and one command.
+//
+//   curriculum:
+//     commands: {initial: 0.3, final: 1.25, ramp_iterations: 1500}  # ranges x 0.3 -> x 1.25
+//     reset_noise: {final: 1.5, ramp_start: 600, ramp_iterations: 100}
+//     episode_length: {initial: 0.2, final: 1.0, ramp_iterations: 500}
+//
+// Each factor is `initial` up to iteration `ramp_start`, then moves linearly to `final` over
+// `ramp_iterations` iterations and stays there. Factors scale the task's values: commands
+// U(lo, hi) become U(s lo, s hi); every reset noise half-width is multiplied by s; the episode
+// length becomes s x episode_length_s (at least one env step). A factor depends on the iteration
+// only, so a resumed run continues the same schedule. Absent: 1 throughout (the task as written).
+// A policy file records the task as written; the trained envelope is the task x the final
+// factors (an exported file states both).
+#pragma once
+
+namespace diffloco::train {
+
+// initial -> final, linearly over [ramp_start, ramp_start + ramp_iterations].
+struct Ramp {
+  double initial = 1;
+  double final = 1;
+  int rampStart = 0;
+  int rampIterations = 0;
+
+  double at(int iteration) const {
+    if (iteration < rampStart) return initial;
+    if (iteration >= rampStart + rampIterations) return final;
+    return initial +
+           (final - initial) * (iteration - rampStart) / static_cast<double>(rampIterations);
+  }
+  bool trivial() const { return initial == 1 && final == 1; }
+
+  template <class V>
+  void visit(V& v) {
+    v.field("initial", initial, "factor before the ramp", V::between(0, 10));
+    v.field("final", final, "factor after the ramp", V::between(0, 10));
+    v.field("ramp_start", rampStart, "iteration at which the ramp begins", V::between(0, 1e8));
+    v.field("ramp_iterations", rampIterations,
+            "iterations from initial to final (0: a step at ramp_start)", V::between(0, 1e8));
+  }
+};
+
+struct CurriculumConfig {
+  Ramp commands;       // scales the task's command ranges (commands.lin_vel_x, ...)
+  Ramp resetNoise;     // scales the task's reset noise half-widths (reset.*_noise, random_yaw)
+  Ramp episodeLength;  // scales the task's episode_length_s
+
+  template <class V>
+  void visit(V& v) {
+    v.section("commands", commands);
+    v.section("reset_noise", resetNoise);
+    v.section("episode_length", episodeLength);
+  }
+};
+
+}  // namespace diffloco::train
