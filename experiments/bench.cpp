@@ -11,6 +11,7 @@
 #include <string>
 
 #include "experiments/bench_envs.h"
+#include "experiments/bench_training.h"
 #include "robots/robot.h"
 #include "sim/batch.h"
 #include "sim/step.h"
@@ -128,11 +129,18 @@ int runBench(bool json, double seconds) {
 
   // Environments (LibTorch): sampling throughput and one SHAC window.
   benchEnvs(out, seconds);
+  // Whole SHAC iterations of the two shipped configs.
+  benchTraining(out, seconds);
 
 #ifdef DIFFLOCO_WITH_MUJOCO
   out["mujoco_step_us"] = mj::benchStepMicros(model, s.q, s.v, seconds);
   out["step_over_mujoco_hard"] = out["step_us_hard"] / out["mujoco_step_us"];
   out["step_over_mujoco_smoothed"] = out["step_us_smoothed"] / out["mujoco_step_us"];
+  // Absolute times move +-30 % between machines of one kind; the ratio to MuJoCo's step measured
+  // in the same run is what compares across them.
+  for (const char* task : {"walk", "velocity"})
+    out[std::string("shac_iteration_") + task + "_over_mujoco_step"] =
+        out[std::string("shac_iteration_s_") + task] * 1e6 / out["mujoco_step_us"];
 #endif
 
   if (json) {

@@ -71,14 +71,20 @@ lines = sys.stdin.read().strip().splitlines()
 assert len(lines) == 1, f"expected one line of JSON, got {len(lines)}"
 d = json.loads(lines[0])
 keys = ["step_us_hard", "step_us_smoothed", "step_us_soft", "batch_steps_per_s", "batch_scaling"]
+for task in ("walk", "velocity"):
+    keys += [f"shac_iteration_s_{task}", f"shac_iteration_{task}_rollout_s",
+             f"shac_iteration_{task}_actor_backward_s", f"shac_iteration_{task}_critic_s"]
 if mujoco:
-    keys.append("mujoco_step_us")
+    keys += ["mujoco_step_us", "shac_iteration_walk_over_mujoco_step",
+             "shac_iteration_velocity_over_mujoco_step"]
 missing = [k for k in keys if k not in d]
 assert not missing, f"missing keys: {missing}"
 for k in keys:
     v = d[k]
     assert isinstance(v, (int, float)) and math.isfinite(v) and v > 0, f"{k} = {v!r}"
 assert d["contacts_in_bench_state"] == 4, "the bench state must have all four feet in contact"
+for task in ("walk", "velocity"):  # an iteration holds its rollout
+    assert d[f"shac_iteration_s_{task}"] > d[f"shac_iteration_{task}_rollout_s"], task
 print("bench JSON ok:", ", ".join(f"{k}={d[k]:.4g}" for k in keys))
 ' "$mujoco" || fail "bench JSON"
     ;;

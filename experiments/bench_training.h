@@ -1,0 +1,18 @@
+// Training-iteration benchmarks for `diffloco bench` (experiments/bench.cpp calls benchTraining).
+#pragma once
+
+#include <map>
+#include <string>
+
+namespace diffloco::experiments {
+
+// Adds to `out`, for each shipped SHAC config (walk = configs/walk_quadruped_shac.yaml, velocity =
+// configs/velocity_anymal_shac.yaml), built as `diffloco train` builds it (its envs, horizon,
+// networks, simulator and torch threads; the environment and algorithm only, no run folder):
+//   shac_iteration_s_<task>                    median wall time of one SHAC iteration (rollout,
+//                                              actor backward, critic fit on its second thread)
+//   shac_iteration_<task>_rollout_s, _actor_backward_s, _critic_s   its parts (medians)
+// after two warm-up iterations, over at least 3 iterations and `seconds` of iterations.
+void benchTraining(std::map<std::string, double>& out, double seconds);
+
+}  // namespace diffloco::experiments
