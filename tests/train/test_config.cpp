@@ -206,6 +206,13 @@ TEST(Config, ShippedConfigsCarryThePapersTables) {
   EXPECT_EQ(s.policy.criticHidden, (std::vector<int>{64, 64}));
   EXPECT_EQ(s.policy.activation, "elu");
   EXPECT_EQ(s.task.sim.contact.model, diffloco::sim::ContactModel::Smoothed);
+  EXPECT_EQ(s.curriculum.resetNoise.at(0), 1.5);  // start-ups trained harder than evaluated
+  EXPECT_EQ(s.curriculum.episodeLength.at(999), 0.2);
+  const TrainConfig plain = loadTrainConfig(
+      dir + "walk_quadruped_shac.yaml",
+      {"curriculum.reset_noise={}", "curriculum.episode_length={}"});  // Table 1's protocol
+  EXPECT_TRUE(plain.curriculum.resetNoise.trivial());
+  EXPECT_TRUE(plain.curriculum.episodeLength.trivial());
 
   const TrainConfig p = loadTrainConfig(dir + "walk_quadruped_ppo.yaml");  // Table 6
   EXPECT_EQ(p.algorithm, "ppo");
@@ -233,6 +240,14 @@ TEST(Config, ShippedConfigsCarryThePapersTables) {
   EXPECT_EQ(weights.at("lin_vel_tracking"), 1.0);
   EXPECT_EQ(weights.at("ang_vel_tracking"), 0.5);
   EXPECT_EQ(weights.at("foot_height_tracking"), 3.0);
+
+  // PPO on the velocity task: legged_gym's flat-ANYmal settings (2048 envs here).
+  const TrainConfig vp = loadTrainConfig(dir + "velocity_anymal_ppo.yaml");
+  EXPECT_EQ(vp.algorithm, "ppo");
+  EXPECT_EQ(vp.task.name, "velocity");
+  EXPECT_EQ(vp.ppo.rollout, 24);
+  EXPECT_EQ(vp.ppo.entropyCoef, 0.01);
+  EXPECT_EQ(vp.policy.criticHidden, (std::vector<int>{128, 64, 32}));
   EXPECT_EQ(v.shac.actorLr, 0.005);
   EXPECT_EQ(v.shac.criticLr, 0.002);
   EXPECT_EQ(v.shac.lrSchedule, "linear");

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# The shipped policies (pretrained/) load and evaluate as the README states: 100 hard-contact
+# episodes (dt 0.005, 50 solver iterations, the task's randomisation, eval seed 0) each.
+# usage: pretrained_test.sh DIFFLOCO PYTHON3 REPO
+set -euo pipefail
+bin=$1 python=$2 repo=$3
+fail() { echo "FAIL: $*" >&2; exit 1; }
+check() {  # file, python condition on the eval's JSON object d
+  local out
+  out=$("$bin" eval "$repo/pretrained/$1" --contact hard --dt 0.005 --iterations 50 \
+        --episodes 100 --seed 0 --json 2>/dev/null) || fail "eval of pretrained/$1 exited with $?"
+  echo "$1: $out"
+  echo "$out" | "$python" -c "import json, sys; d = json.load(sys.stdin); assert $2, d" ||
+    fail "pretrained/$1 does not evaluate as documented: $2"
+}
+for f in "$repo"/pretrained/*.pt; do
+  [ -f "${f%.pt}.yaml" ] || fail "$f has no metadata file ${f%.pt}.yaml beside it"
+done
+check velocity_anymal.pt \
+  'd["task"] == "velocity" and d["falls"] == 0 and d["lin_vel_rms"] < 0.17 and d["yaw_rate_rms"] < 0.1'
+if [ -f "$repo/pretrained/walk_quadruped.pt" ]; then
+  check walk_quadruped.pt \
+    'd["task"] == "walk" and d["falls"] == 0 and abs(d["forward_velocity_mean"] - 1.0) < 0.05'
+fi
+echo "pretrained policies ok"
