@@ -9,6 +9,7 @@
 #include <map>
 
 #include "robots/robot.h"
+#include "config_errors.h"
 #include "train/config.h"
 
 using namespace diffloco::train;
@@ -29,23 +30,11 @@ run:
   checkpoint_every: 5
 )";
 
-// The message of the exception parseTrainConfig throws (empty if none).
-std::string error(const std::string& text, const std::vector<std::string>& sets = {}) {
-  try {
-    parseTrainConfig(text, "cfg.yaml", sets);
-  } catch (const std::runtime_error& e) {
-    return e.what();
-  }
-  return "";
-}
-
 std::string replace(std::string s, const std::string& from, const std::string& to) {
   const size_t at = s.find(from);
   EXPECT_NE(at, std::string::npos) << from;
   return s.replace(at, from.size(), to);
 }
-
-#define EXPECT_CONTAINS(hay, needle) EXPECT_NE((hay).find(needle), std::string::npos) << (hay)
 
 }  // namespace
 
@@ -66,52 +55,52 @@ TEST(Config, ReadsTheBaseConfig) {
 }
 
 TEST(Config, UnknownKeyNamesFileLineAndSuggestion) {
-  const std::string e = error(replace(kBase, "  horizon: 8", "  horizn: 8"));
+  const std::string e = configError(replace(kBase, "  horizon: 8", "  horizn: 8"));
   EXPECT_CONTAINS(e, "cfg.yaml:8: unknown key 'shac.horizn'");
   EXPECT_CONTAINS(e, "did you mean 'horizon'?");
-  const std::string top = error(replace(kBase, "seed: 3", "sed: 3"));
+  const std::string top = configError(replace(kBase, "seed: 3", "sed: 3"));
   EXPECT_CONTAINS(top, "cfg.yaml:3: unknown key 'sed'");
   EXPECT_CONTAINS(top, "did you mean 'seed'?");
   // Far from every key: no suggestion, but the list of known keys.
-  const std::string far = error(replace(kBase, "  horizon: 8", "  zzzzzzzzzz: 8"));
+  const std::string far = configError(replace(kBase, "  horizon: 8", "  zzzzzzzzzz: 8"));
   EXPECT_EQ(far.find("did you mean"), std::string::npos) << far;
   EXPECT_CONTAINS(far, "known: iterations, num_envs, horizon");
 }
 
 TEST(Config, WrongTypesAreErrors) {
-  EXPECT_CONTAINS(error(replace(kBase, "horizon: 8", "horizon: 8.5")),
+  EXPECT_CONTAINS(configError(replace(kBase, "horizon: 8", "horizon: 8.5")),
                   "cfg.yaml:8: shac.horizon: expected an integer, got '8.5'");
-  EXPECT_CONTAINS(error(replace(kBase, "horizon: 8", "horizon: eight")),
+  EXPECT_CONTAINS(configError(replace(kBase, "horizon: 8", "horizon: eight")),
                   "shac.horizon: expected an integer, got 'eight'");
-  EXPECT_CONTAINS(error(replace(kBase, "actor_hidden: [16, 8]", "actor_hidden: 16")),
+  EXPECT_CONTAINS(configError(replace(kBase, "actor_hidden: [16, 8]", "actor_hidden: 16")),
                   "cfg.yaml:10: policy.actor_hidden: expected a list like [1, 2], got '16'");
-  EXPECT_CONTAINS(error(replace(kBase, "checkpoint_every: 5", "checkpoint_every: [5]")),
+  EXPECT_CONTAINS(configError(replace(kBase, "checkpoint_every: 5", "checkpoint_every: [5]")),
                   "run.checkpoint_every: expected an integer");
-  EXPECT_CONTAINS(error(replace(kBase, "shac:\n", "shac: 3\nx:\n")),
+  EXPECT_CONTAINS(configError(replace(kBase, "shac:\n", "shac: 3\nx:\n")),
                   "shac: expected a section");
-  EXPECT_CONTAINS(error(std::string(kBase) + "  verbose: maybe\n"),
+  EXPECT_CONTAINS(configError(std::string(kBase) + "  verbose: maybe\n"),
                   "run.verbose: expected true or false, got 'maybe'");
 }
 
 TEST(Config, RangesAndChoicesAreChecked) {
-  EXPECT_CONTAINS(error(replace(kBase, "horizon: 8", "horizon: 0")),
+  EXPECT_CONTAINS(configError(replace(kBase, "horizon: 8", "horizon: 0")),
                   "cfg.yaml:8: shac.horizon: 0 is out of range: must be >= 1");
-  EXPECT_CONTAINS(error(std::string(kBase) + "policy2: 1\n"), "unknown key 'policy2'");
-  const std::string gamma = error(replace(kBase, "horizon: 8", "horizon: 8\n  gamma: 1.5"));
+  EXPECT_CONTAINS(configError(std::string(kBase) + "policy2: 1\n"), "unknown key 'policy2'");
+  const std::string gamma = configError(replace(kBase, "horizon: 8", "horizon: 8\n  gamma: 1.5"));
   EXPECT_CONTAINS(gamma, "cfg.yaml:9: shac.gamma: 1.5 is out of range: must be in [0, 1]");
-  const std::string choice = error(replace(kBase, "algorithm: shac", "algorithm: shak"));
+  const std::string choice = configError(replace(kBase, "algorithm: shac", "algorithm: shak"));
   EXPECT_CONTAINS(choice, "cfg.yaml:2: algorithm: 'shak' is not one of: shac, ppo");
   EXPECT_CONTAINS(choice, "did you mean 'shac'?");
-  EXPECT_CONTAINS(error(replace(kBase, "[16, 8]", "[16, 0]")),
+  EXPECT_CONTAINS(configError(replace(kBase, "[16, 8]", "[16, 0]")),
                   "policy.actor_hidden[1]: 0 is out of range: must be > 0");
-  EXPECT_CONTAINS(error(replace(kBase, "horizon: 8", "horizon: 8\n  adam_betas: [0.9]")),
+  EXPECT_CONTAINS(configError(replace(kBase, "horizon: 8", "horizon: 8\n  adam_betas: [0.9]")),
                   "shac.adam_betas: expected 2 entries, got 1");
-  EXPECT_CONTAINS(error(replace(kBase, "horizon: 8", "horizon: 8\n  adam_betas: [0.9, 1.0]")),
+  EXPECT_CONTAINS(configError(replace(kBase, "horizon: 8", "horizon: 8\n  adam_betas: [0.9, 1.0]")),
                   "shac.adam_betas[1]: 1 is out of range: must be in [0, 1)");
 }
 
 TEST(Config, OnlyTheSelectedAlgorithmsSection) {
-  EXPECT_CONTAINS(error(std::string(kBase) + "ppo:\n  rollout: 3\n"),
+  EXPECT_CONTAINS(configError(std::string(kBase) + "ppo:\n  rollout: 3\n"),
                   "cfg.yaml:13: section 'ppo' does not apply to algorithm 'shac'");
   const TrainConfig p = parseTrainConfig(
       replace(replace(replace(kBase, "algorithm: shac", "algorithm: ppo"), "shac:", "ppo:"),
@@ -133,30 +122,30 @@ TEST(Config, SetOverridesWithTheSameChecks) {
   EXPECT_TRUE(c.run.verbose);
   EXPECT_EQ(c.seed, 7);
 
-  const std::string unknown = error(kBase, {"shac.horizn=16"});
+  const std::string unknown = configError(kBase, {"shac.horizn=16"});
   EXPECT_CONTAINS(unknown, "--set shac.horizn=16: unknown key 'shac.horizn'");
   EXPECT_CONTAINS(unknown, "did you mean 'horizon'?");
-  EXPECT_CONTAINS(error(kBase, {"shac.horizon=abc"}),
+  EXPECT_CONTAINS(configError(kBase, {"shac.horizon=abc"}),
                   "--set shac.horizon=abc: shac.horizon: expected an integer, got 'abc'");
-  EXPECT_CONTAINS(error(kBase, {"shac.gamma=2"}),
+  EXPECT_CONTAINS(configError(kBase, {"shac.gamma=2"}),
                   "--set shac.gamma=2: shac.gamma: 2 is out of range");
-  EXPECT_CONTAINS(error(kBase, {"shac.horizon"}), "--set shac.horizon: expected key.path=value");
-  EXPECT_CONTAINS(error(kBase, {"=3"}), "expected key.path=value");
-  EXPECT_CONTAINS(error(kBase, {"shac..horizon=3"}), "is not a key path");
-  EXPECT_CONTAINS(error(kBase, {"shac.horizon.x=3"}),
+  EXPECT_CONTAINS(configError(kBase, {"shac.horizon"}), "--set shac.horizon: expected key.path=value");
+  EXPECT_CONTAINS(configError(kBase, {"=3"}), "expected key.path=value");
+  EXPECT_CONTAINS(configError(kBase, {"shac..horizon=3"}), "is not a key path");
+  EXPECT_CONTAINS(configError(kBase, {"shac.horizon.x=3"}),
                   "--set shac.horizon.x=3: 'shac.horizon' is a value, not a section");
-  EXPECT_CONTAINS(error(kBase, {"ppo.rollout=3"}),
+  EXPECT_CONTAINS(configError(kBase, {"ppo.rollout=3"}),
                   "--set ppo.rollout=3: section 'ppo' does not apply to algorithm 'shac'");
   // Task keys are checked by the task's own strict parser; the message names the argument.
-  const std::string task = error(kBase, {"task.sim.kapa=100"});
+  const std::string task = configError(kBase, {"task.sim.kapa=100"});
   EXPECT_CONTAINS(task, "--set task.sim.kapa=100: task:");
   EXPECT_CONTAINS(task, "did you mean 'kappa'?");
-  EXPECT_CONTAINS(error(kBase, {"task.sim.contact=squishy"}), "--set task.sim.contact=squishy");
+  EXPECT_CONTAINS(configError(kBase, {"task.sim.contact=squishy"}), "--set task.sim.contact=squishy");
 }
 
 TEST(Config, TaskByNamePathOrInline) {
-  EXPECT_CONTAINS(error(replace(kBase, "task: walk", "task: wlak")), "cfg.yaml:4: task: 'wlak' not found");
-  EXPECT_CONTAINS(error(replace(kBase, "task: walk\n", "")), "missing key 'task'");
+  EXPECT_CONTAINS(configError(replace(kBase, "task: walk", "task: wlak")), "cfg.yaml:4: task: 'wlak' not found");
+  EXPECT_CONTAINS(configError(replace(kBase, "task: walk\n", "")), "missing key 'task'");
   const TrainConfig v = parseTrainConfig(kBase, "cfg.yaml", {"task=velocity"});
   EXPECT_EQ(v.task.robot, "anymal");
   // Inline: the resolved task text of a named task parses back to the same task.
@@ -170,7 +159,7 @@ TEST(Config, TaskByNamePathOrInline) {
   EXPECT_EQ(i.task.sim.contact.kappa, 123);
   EXPECT_EQ(i.task.observations.size(), c.task.observations.size());
   // An error inside an inline task names the config file and the line.
-  EXPECT_CONTAINS(error(replace(inl, "  robot: quadruped", "  robot: quadruped\n  bogus: 1")),
+  EXPECT_CONTAINS(configError(replace(inl, "  robot: quadruped", "  robot: quadruped\n  bogus: 1")),
                   "cfg.yaml:6: unknown key 'bogus'");
 }
 

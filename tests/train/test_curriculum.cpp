@@ -1,7 +1,8 @@
 // Curricula (train/curriculum.h): the ramp's values, strict reading of the `curriculum:` keys
-// (errors name file, line and key), and a run that logs the factors it trained with.
+// (errors name file, line and key); tests/train/test_trainer.cpp runs a training that follows them.
 #include <gtest/gtest.h>
 
+#include "config_errors.h"
 #include "train/config.h"
 #include "train/curriculum.h"
 
@@ -18,17 +19,6 @@ curriculum:
   commands: {initial: 0.2, final: 1.25, ramp_start: 100, ramp_iterations: 400}
   reset_noise: {final: 1.5, ramp_start: 600}
 )";
-
-std::string error(const std::string& text, const std::vector<std::string>& sets = {}) {
-  try {
-    parseTrainConfig(text, "cfg.yaml", sets);
-  } catch (const std::runtime_error& e) {
-    return e.what();
-  }
-  return "";
-}
-
-#define EXPECT_CONTAINS(hay, needle) EXPECT_NE((hay).find(needle), std::string::npos) << (hay)
 
 }  // namespace
 
@@ -73,16 +63,16 @@ TEST(Curriculum, BadValuesNameFileLineAndKey) {
     return s.replace(s.find(from), from.size(), to);
   };
   EXPECT_CONTAINS(
-      error(with("initial: 0.2", "initial: -0.5")),
+      configError(with("initial: 0.2", "initial: -0.5")),
       "cfg.yaml:7: curriculum.commands.initial: -0.5 is out of range: must be in [0, 10]");
-  EXPECT_CONTAINS(error(with("ramp_iterations: 400", "ramp_iterations: -1")),
+  EXPECT_CONTAINS(configError(with("ramp_iterations: 400", "ramp_iterations: -1")),
                   "curriculum.commands.ramp_iterations: -1 is out of range");
-  EXPECT_CONTAINS(error(with("final: 1.25", "final: .nan")),
+  EXPECT_CONTAINS(configError(with("final: 1.25", "final: .nan")),
                   "curriculum.commands.final: expected a finite number");
-  EXPECT_CONTAINS(error(with("ramp_start: 600", "ramp_strat: 600")),
+  EXPECT_CONTAINS(configError(with("ramp_start: 600", "ramp_strat: 600")),
                   "cfg.yaml:8: unknown key 'curriculum.reset_noise.ramp_strat'");
-  EXPECT_CONTAINS(error(with("  reset_noise:", "  reset_nois:")),
+  EXPECT_CONTAINS(configError(with("  reset_noise:", "  reset_nois:")),
                   "unknown key 'curriculum.reset_nois'");
-  EXPECT_CONTAINS(error(kBase, {"curriculum.commands.final=lots"}),
+  EXPECT_CONTAINS(configError(kBase, {"curriculum.commands.final=lots"}),
                   "--set curriculum.commands.final=lots");
 }
