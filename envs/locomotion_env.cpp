@@ -209,24 +209,26 @@ void LocomotionEnv::sampleCommands(const std::vector<std::int64_t>& ids) {
   }
 }
 
-void LocomotionEnv::setCommandScale(double scale) {
+namespace {
+// A curriculum factor: finite and >= 0.
+double checkedScale(const char* what, double scale) {
   if (!(scale >= 0 && std::isfinite(scale)))
-    throw std::invalid_argument(fmt::format("setCommandScale: {} is not a finite scale >= 0", scale));
-  commandScale_ = scale;
+    throw std::invalid_argument(fmt::format("{}: {} is not a finite scale >= 0", what, scale));
+  return scale;
+}
+}  // namespace
+
+void LocomotionEnv::setCommandScale(double scale) {
+  commandScale_ = checkedScale("setCommandScale", scale);
 }
 
 void LocomotionEnv::setResetNoiseScale(double scale) {
-  if (!(scale >= 0 && std::isfinite(scale)))
-    throw std::invalid_argument(
-        fmt::format("setResetNoiseScale: {} is not a finite scale >= 0", scale));
-  resetNoiseScale_ = scale;
+  resetNoiseScale_ = checkedScale("setResetNoiseScale", scale);
 }
 
 void LocomotionEnv::setEpisodeLengthScale(double scale) {
-  if (!(scale >= 0 && std::isfinite(scale)))
-    throw std::invalid_argument(
-        fmt::format("setEpisodeLengthScale: {} is not a finite scale >= 0", scale));
-  maxSteps_ = std::max<int>(1, static_cast<int>(std::lround(scale * task_.maxEpisodeSteps())));
+  const double s = checkedScale("setEpisodeLengthScale", scale);
+  maxSteps_ = std::max<int>(1, static_cast<int>(std::lround(s * task_.maxEpisodeSteps())));
 }
 
 void LocomotionEnv::applyPushes() {

@@ -10,6 +10,7 @@
 #include "envs/locomotion_env.h"
 #include "robots/robot.h"
 #include "train/config.h"
+#include "train/curriculum.h"
 
 namespace diffloco::experiments {
 
@@ -38,7 +39,7 @@ void benchTraining(std::map<std::string, double>& out, double seconds) {
     eo.seed = 1;
     eo.printSummary = false;
     envs::LocomotionEnv env(cfg.task, eo);
-    env.setCommandScale(cfg.curriculum.commands.at(0));
+    train::applyCurriculum(cfg.curriculum, 0, env, true);
     algorithms::Shac shac(env, cfg.shac, cfg.policy, 1);
     std::vector<double> total, rollout, backward, critic;
     for (int i = 0; i < 2; ++i) shac.iterate();  // warm-up: allocations, the pool's threads

@@ -16,6 +16,10 @@
 // factors (an exported file states both).
 #pragma once
 
+namespace diffloco::envs {
+class LocomotionEnv;
+}
+
 namespace diffloco::train {
 
 // initial -> final, linearly over [ramp_start, ramp_start + ramp_iterations].
@@ -55,5 +59,11 @@ struct CurriculumConfig {
     v.section("episode_length", episodeLength);
   }
 };
+
+// Sets the env's three factors for `iteration`. At iteration 0 of a new run, an env whose command
+// or reset-noise factor is not 1 is reset, so that its first draws follow the curriculum too
+// (`newRun` false: a resumed env keeps its state).
+void applyCurriculum(const CurriculumConfig& c, int iteration, envs::LocomotionEnv& env,
+                     bool newRun = false);
 
 }  // namespace diffloco::train

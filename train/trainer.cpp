@@ -252,13 +252,7 @@ TrainResult train(const TrainArgs& args) {
   envs::LocomotionEnv env(cfg.task, eo);
   // The curriculum's factors are a function of the iteration (set before each one); a new run's
   // first draws already follow them.
-  const auto applyCurriculum = [&](int it) {
-    env.setCommandScale(cfg.curriculum.commands.at(it));
-    env.setResetNoiseScale(cfg.curriculum.resetNoise.at(it));
-    env.setEpisodeLengthScale(cfg.curriculum.episodeLength.at(it));
-  };
-  applyCurriculum(0);
-  if (resumeFrom.empty() && (env.commandScale() != 1 || env.resetNoiseScale() != 1)) env.reset();
+  applyCurriculum(cfg.curriculum, 0, env, resumeFrom.empty());
   std::unique_ptr<algorithms::Algorithm> algo;
   if (shac)
     algo = std::make_unique<algorithms::Shac>(env, cfg.shac, cfg.policy, cfg.seed);
@@ -324,7 +318,7 @@ TrainResult train(const TrainArgs& args) {
     // Every random draw of the env in this iteration depends on (seed, iteration) only: resumed
     // and uninterrupted runs see the same draws.
     env.seed(algorithms::deriveSeed(cfg.seed, 1000 + static_cast<std::uint64_t>(it)));
-    applyCurriculum(it);
+    applyCurriculum(cfg.curriculum, it, env);
     const auto t0 = std::chrono::steady_clock::now();
     algorithms::IterationStats s = algo->iterate();
     const double iterS =
