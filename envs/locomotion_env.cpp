@@ -231,6 +231,10 @@ void LocomotionEnv::setEpisodeLengthScale(double scale) {
   maxSteps_ = std::max<int>(1, static_cast<int>(std::lround(s * task_.maxEpisodeSteps())));
 }
 
+void LocomotionEnv::setCommandResampleScale(double scale) {
+  commandResampleScale_ = checkedScale("setCommandResampleScale", scale);
+}
+
 void LocomotionEnv::applyPushes() {
   const RandomizationConfig& rnd = task_.randomization;
   if (!rnd.pushes) return;
@@ -375,8 +379,8 @@ StepResult LocomotionEnv::step(const Tensor& actions) {
 
   // Commands due for resampling are seen by the observations, not by this step's rewards.
   if (task_.commands.enabled && task_.commands.resampleS > 0) {
-    const std::int64_t every =
-        std::max<std::int64_t>(1, std::lround(task_.commands.resampleS / task_.envDt));
+    const std::int64_t every = std::max<std::int64_t>(
+        1, std::lround(commandResampleScale_ * task_.commands.resampleS / task_.envDt));
     const Tensor due = (episodeStep_ % every == 0).nonzero().squeeze(1);
     if (due.numel() > 0) {
       sampleCommands(toVector(due));

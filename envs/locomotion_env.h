@@ -75,14 +75,16 @@ class LocomotionEnv : public VecEnv {
   void setCommands(const torch::Tensor& commands);
 
   // Curricula (train/curriculum.h): the task's command ranges and initial-state noise scaled
-  // about zero by these factors in the draws that follow, the episode length by its factor (at
-  // least one env step) from the next step on; 1: the task as written. The number of random
-  // draws does not depend on them.
+  // about zero by these factors in the draws that follow, the episode length and the command
+  // resampling interval by theirs (at least one env step) from the next step on; 1: the task as
+  // written. The number of random draws does not depend on them.
   void setCommandScale(double scale);
   void setResetNoiseScale(double scale);
   void setEpisodeLengthScale(double scale);
+  void setCommandResampleScale(double scale);
   double commandScale() const { return commandScale_; }
   double resetNoiseScale() const { return resetNoiseScale_; }
+  double commandResampleScale() const { return commandResampleScale_; }
 
   // Everything needed to continue exactly where the env is (checkpoints): state, last actions,
   // observations, episode counters and reward sums, commands, push schedule, per-world
@@ -111,7 +113,7 @@ class LocomotionEnv : public VecEnv {
   TaskConstants k_;
   int n_ = 0, numObs_ = 0, maxSteps_ = 1, decimation_ = 1;
   bool differentiable_ = false;
-  double commandScale_ = 1, resetNoiseScale_ = 1;
+  double commandScale_ = 1, resetNoiseScale_ = 1, commandResampleScale_ = 1;
   unsigned needs_ = 0;  // union of TermDef::needs over the terms
   std::vector<std::string> rewardNames_;
 

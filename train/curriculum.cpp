@@ -9,6 +9,7 @@ void applyCurriculum(const CurriculumConfig& c, int iteration, envs::LocomotionE
   env.setCommandScale(c.commands.at(iteration));
   env.setResetNoiseScale(c.resetNoise.at(iteration));
   env.setEpisodeLengthScale(c.episodeLength.at(iteration));
+  env.setCommandResampleScale(c.commandResample.at(iteration));
   if (newRun && (env.commandScale() != 1 || env.resetNoiseScale() != 1)) env.reset();
 }
 

@@ -6,11 +6,13 @@
 //     commands: {initial: 0.3, final: 1.25, ramp_iterations: 1500}  # ranges x 0.3 -> x 1.25
 //     reset_noise: {final: 1.5, ramp_start: 600, ramp_iterations: 100}
 //     episode_length: {initial: 0.2, final: 1.0, ramp_iterations: 500}
+//     command_resample: {initial: 0.3, final: 0.3}                 # new commands every 3 s
 //
 // Each factor is `initial` up to iteration `ramp_start`, then moves linearly to `final` over
 // `ramp_iterations` iterations and stays there. Factors scale the task's values: commands
 // U(lo, hi) become U(s lo, s hi); every reset noise half-width is multiplied by s; the episode
-// length becomes s x episode_length_s (at least one env step). A factor depends on the iteration
+// length becomes s x episode_length_s and the command resampling interval s x
+// commands.resample_s (each at least one env step). A factor depends on the iteration
 // only, so a resumed run continues the same schedule. Absent: 1 throughout (the task as written).
 // A policy file records the task as written; the trained envelope is the task x the final
 // factors (an exported file states both).
@@ -51,16 +53,21 @@ struct CurriculumConfig {
   Ramp commands;       // scales the task's command ranges (commands.lin_vel_x, ...)
   Ramp resetNoise;     // scales the task's reset noise half-widths (reset.*_noise, random_yaw)
   Ramp episodeLength;  // scales the task's episode_length_s
+  // Scales commands.resample_s: more command changes per episode, so that the transients after
+  // a change (most of the tracking error of an evaluation that resamples, docs/velocity_anymal.md)
+  // are a larger part of what is trained on.
+  Ramp commandResample;
 
   template <class V>
   void visit(V& v) {
     v.section("commands", commands);
     v.section("reset_noise", resetNoise);
     v.section("episode_length", episodeLength);
+    v.section("command_resample", commandResample);
   }
 };
 
-// Sets the env's three factors for `iteration`. At iteration 0 of a new run, an env whose command
+// Sets the env's four factors for `iteration`. At iteration 0 of a new run, an env whose command
 // or reset-noise factor is not 1 is reset, so that its first draws follow the curriculum too
 // (`newRun` false: a resumed env keeps its state).
 void applyCurriculum(const CurriculumConfig& c, int iteration, envs::LocomotionEnv& env,

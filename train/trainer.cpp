@@ -289,6 +289,7 @@ TrainResult train(const TrainArgs& args) {
   columns.push_back("Curriculum/command_scale");
   columns.push_back("Curriculum/reset_noise_scale");
   columns.push_back("Curriculum/episode_length_s");
+  columns.push_back("Curriculum/command_resample_scale");
   runs::MetricsCsv csv(runDir, columns, resumeIteration);
   std::unique_ptr<runs::EventWriter> tb;
   if (cfg.run.tensorboard) tb = std::make_unique<runs::EventWriter>(runDir);
@@ -342,6 +343,7 @@ TrainResult train(const TrainArgs& args) {
     m["Curriculum/command_scale"] = env.commandScale();
     m["Curriculum/reset_noise_scale"] = env.resetNoiseScale();
     m["Curriculum/episode_length_s"] = env.maxEpisodeLength() * env.envDt();
+    m["Curriculum/command_resample_scale"] = env.commandResampleScale();
     csv.row(m);
     if (tb) {
       std::map<std::string, double> scalars;

@@ -261,6 +261,31 @@ TEST(LocomotionEnv, CurriculumScalesCommandsResetNoiseAndEpisodeLength) {
   EXPECT_EQ(short_.maxEpisodeLength(), 1);
 }
 
+// The resampling factor: commands change every scale x resample_s, not every resample_s.
+TEST(LocomotionEnv, CurriculumScalesCommandResampling) {
+  TaskConfig task = loadTaskConfig("velocity");
+  task.commands.resampleS = 0.2;  // 10 env steps
+  task.randomization.pushes = false;
+  auto stepsBetweenChanges = [&](double scale) {
+    LocomotionEnv env(task, options(2));
+    env.setCommandResampleScale(scale);
+    const Tensor zero = torch::zeros({2, 12}, kF64);
+    std::vector<int> changes;
+    Tensor before = env.commands().clone();
+    for (int t = 1; t <= 12 && changes.size() < 2; ++t) {
+      env.step(zero);
+      if (!torch::equal(env.commands(), before)) changes.push_back(t);
+      before = env.commands().clone();
+    }
+    return changes.empty() ? -1 : changes.front();
+  };
+  EXPECT_EQ(stepsBetweenChanges(1.0), 10);
+  EXPECT_EQ(stepsBetweenChanges(0.3), 3);
+  EXPECT_EQ(stepsBetweenChanges(0), 1);  // at least one env step
+  LocomotionEnv env(task, options(2));
+  EXPECT_THROW(env.setCommandResampleScale(-0.1), std::invalid_argument);
+}
+
 // A restored env continues exactly as the original (randomisation, pushes and noise included).
 TEST(LocomotionEnv, StateDictResumesExactly) {
   TaskConfig task = loadTaskConfig("velocity");

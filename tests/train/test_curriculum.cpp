@@ -52,9 +52,12 @@ TEST(Curriculum, ReadWrittenAndFlattened) {
   for (const auto& [k, v] : flatten(c)) found |= k == "curriculum.commands.final" && v == "1.25";
   EXPECT_TRUE(found);
   // --set reaches the keys.
-  const TrainConfig s =
-      parseTrainConfig(kBase, "cfg.yaml", {"curriculum.episode_length.initial=0.2"});
+  const TrainConfig s = parseTrainConfig(
+      kBase, "cfg.yaml",
+      {"curriculum.episode_length.initial=0.2", "curriculum.command_resample={final: 0.3}"});
   EXPECT_EQ(s.curriculum.episodeLength.initial, 0.2);
+  EXPECT_EQ(s.curriculum.commandResample.at(0), 0.3);  // no ramp: the final value throughout
+  EXPECT_FALSE(s.curriculum.commandResample.trivial());
 }
 
 TEST(Curriculum, BadValuesNameFileLineAndKey) {

@@ -167,6 +167,7 @@ TEST(Trainer, CurriculumFollowsItsRamps) {
   TrainArgs a = args(s.config(kShac), s.dir / "runs");
   a.sets.push_back("curriculum.reset_noise={initial: 0, final: 1, ramp_iterations: 4}");
   a.sets.push_back("curriculum.episode_length={initial: 0.4, final: 0.4}");
+  a.sets.push_back("curriculum.command_resample={initial: 0.5, final: 0.5}");
   const TrainResult r = runTraining(a);
   const Csv csv = readCsv((fs::path(r.runDir) / "metrics.csv").string());
   ASSERT_EQ(csv.rows.size(), 4u);
@@ -174,6 +175,7 @@ TEST(Trainer, CurriculumFollowsItsRamps) {
     EXPECT_DOUBLE_EQ(csv.rows[i][csv.column("Curriculum/reset_noise_scale")], 0.25 * i);
     EXPECT_DOUBLE_EQ(csv.rows[i][csv.column("Curriculum/command_scale")], 1.0);
     EXPECT_NEAR(csv.rows[i][csv.column("Curriculum/episode_length_s")], 0.02, 1e-12);
+    EXPECT_DOUBLE_EQ(csv.rows[i][csv.column("Curriculum/command_resample_scale")], 0.5);
   }
   const double len = csv.rows[3][csv.column("Episode/length_s")];
   EXPECT_NEAR(len, 0.02, 1e-12);
