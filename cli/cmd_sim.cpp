@@ -4,7 +4,9 @@
 
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
+#include "io/atomic_file.h"
 #include "robots/robot.h"
 #include "sim/step.h"
 #include "cli/commands.h"
@@ -39,9 +41,8 @@ int runSim(const SimArgs& a) {
   sim::VecX qn(model.nq()), vn(model.nv());
   const int steps = static_cast<int>(std::round(a.duration / a.dt));
 
-  const std::string tmp = a.csv + ".tmp";
-  std::ofstream out(tmp);
-  if (!out) throw std::runtime_error(a.csv + ": cannot write");
+  io::checkReplaceable(a.csv);  // before the simulation, not after it
+  std::ostringstream out;
   out << "t,x,y,z,qw,qx,qy,qz";
   for (const auto& f : model.feet) out << "," << f.name << "_fn";
   out << "\n";
@@ -68,8 +69,7 @@ int runSim(const SimArgs& a) {
       std::printf("\n");
     }
   }
-  out.close();
-  std::filesystem::rename(tmp, a.csv);
+  io::writeFileAtomic(a.csv, out.str());
   double fz = 0;
   for (int f = 0; f < model.nfeet(); ++f) fz += data.footImpulse[3 * f] / a.dt;
   spdlog::info("sim: final base height {:.4f} m; total normal force {:.1f} N vs weight {:.1f} N; "

@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "envs/task_config.h"
+#include "io/atomic_file.h"
 #include "robots/robot.h"
 #include "runs/run_dir.h"
 #include "train/config.h"
@@ -182,9 +183,7 @@ def actuator_torque(self, q_target: Tensor, q: Tensor, qd: Tensor) -> Tensor:
 }
 
 void saveModuleAtomic(const torch::jit::Module& m, const std::string& path) {
-  const std::string tmp = path + ".tmp";
-  m.save(tmp);
-  fs::rename(tmp, path);
+  io::writeAtomically(path, [&](const std::string& tmp) { m.save(tmp); });
 }
 
 ExportResult exportPolicy(const std::string& run, const std::string& out,
@@ -234,7 +233,7 @@ ExportResult exportPolicy(const std::string& run, const std::string& out,
   r.yamlPath = (fs::path(out).parent_path() / (fs::path(out).stem().string() + ".yaml")).string();
   if (!fs::path(out).parent_path().empty()) fs::create_directories(fs::path(out).parent_path());
   saveModuleAtomic(m, out);
-  runs::writeFileAtomic(r.yamlPath, toYaml(r.metadata));
+  io::writeFileAtomic(r.yamlPath, toYaml(r.metadata));
   return r;
 }
 

@@ -12,6 +12,7 @@
 #include <stdexcept>
 
 #include "envs/locomotion_env.h"
+#include "io/atomic_file.h"
 #include "policies/actor_critic.h"
 
 namespace diffloco::experiments {
@@ -112,10 +113,8 @@ GradNormResult runGradNorm(const GradNormOptions& o) {
 std::string writeGradNormCsv(const GradNormResult& r, const std::string& dir) {
   std::filesystem::create_directories(dir);
   const std::string path = (std::filesystem::path(dir) / "grad_norm.csv").string();
-  const std::string tmp = path + ".tmp";
+  std::ostringstream f;
   {
-    std::ofstream f(tmp);
-    if (!f) throw std::runtime_error(tmp + ": cannot write");
     f << "horizon";
     for (const auto& c : r.options.cases)
       f << "," << c.label << "_mean," << c.label << "_median," << c.label << "_max," << c.label
@@ -131,9 +130,8 @@ std::string writeGradNormCsv(const GradNormResult& r, const std::string& dir) {
       }
       f << "\n";
     }
-    if (!f) throw std::runtime_error(tmp + ": write failed");
   }
-  std::filesystem::rename(tmp, path);
+  io::writeFileAtomic(path, f.str());
   return path;
 }
 

@@ -14,6 +14,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "io/atomic_file.h"
 #include "sim/actuator.h"
 
 namespace diffloco::ident {
@@ -189,10 +190,8 @@ JointLog readJointLog(const std::string& path) {
 }
 
 void writeJointLog(const std::string& path, const JointLog& log, const std::string& comment) {
-  const std::string tmp = path + ".tmp";
+  std::ostringstream out;
   {
-    std::ofstream out(tmp);
-    if (!out) throw std::runtime_error(path + ": cannot write");
     if (!comment.empty()) out << "# " << comment << "\n";
     out << (log.hasTorque() ? "time,q_target,q,qd,tau\n" : "time,q_target,q,qd\n");
     char buf[160];
@@ -205,9 +204,8 @@ void writeJointLog(const std::string& path, const JointLog& log, const std::stri
                       log.q[i], log.qd[i]);
       out << buf;
     }
-    if (!out) throw std::runtime_error(path + ": write failed");
   }
-  std::filesystem::rename(tmp, path);
+  io::writeFileAtomic(path, out.str());
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -491,14 +489,7 @@ void writeActuatorYaml(const std::string& path, const ActuatorFit& f) {
   for (const auto& p : f.params)
     if (p.fitted) e << YAML::Key << p.name << YAML::Value << p.stdError;
   e << YAML::EndMap << YAML::EndMap << YAML::EndMap;
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp);
-    if (!out) throw std::runtime_error(path + ": cannot write");
-    out << e.c_str() << "\n";
-    if (!out) throw std::runtime_error(path + ": write failed");
-  }
-  std::filesystem::rename(tmp, path);
+  io::writeFileAtomic(path, std::string(e.c_str()) + "\n");
 }
 
 }  // namespace diffloco::ident

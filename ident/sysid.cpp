@@ -14,6 +14,7 @@
 #include <random>
 #include <sstream>
 
+#include "io/atomic_file.h"
 #include "sim/rollout.h"
 #include "sim/step.h"
 #include "sim/thread_pool.h"
@@ -45,14 +46,7 @@ std::string fmtNum(double x) {
 void writeAtomically(const std::string& path, const std::string& text) {
   const std::filesystem::path p(path);
   if (p.has_parent_path()) std::filesystem::create_directories(p.parent_path());
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp);
-    if (!out) throw std::runtime_error(tmp + ": cannot open for writing");
-    out << text;
-    if (!out) throw std::runtime_error(tmp + ": write failed");
-  }
-  std::filesystem::rename(tmp, path);
+  io::writeFileAtomic(path, text);
 }
 
 double softplus(double x) { return x > 30 ? x : std::log1p(std::exp(x)); }

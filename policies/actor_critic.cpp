@@ -4,6 +4,8 @@
 #include <filesystem>
 #include <stdexcept>
 
+#include "io/atomic_file.h"
+
 namespace diffloco::policies {
 
 using torch::Tensor;
@@ -149,9 +151,7 @@ void savePolicy(const std::string& path, Actor& actor,
   for (const auto& [k, v] : metadata) keys.push_back(k), values.push_back(v);
   a.write("metadata_keys", c10::IValue(c10::List<std::string>(keys)));
   a.write("metadata_values", c10::IValue(c10::List<std::string>(values)));
-  const std::string tmp = path + ".tmp";
-  a.save_to(tmp);
-  std::filesystem::rename(tmp, path);
+  io::writeAtomically(path, [&](const std::string& tmp) { a.save_to(tmp); });
 }
 
 LoadedPolicy loadPolicy(const std::string& path) {

@@ -83,18 +83,6 @@ void writeGitInfo(const std::string& dir) {
   }
 }
 
-void writeFileAtomic(const std::string& path, const std::string& content) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw std::runtime_error(tmp + ": cannot write");
-    out << content;
-    out.flush();
-    if (!out) throw std::runtime_error(tmp + ": write failed");
-  }
-  fs::rename(tmp, path);
-}
-
 std::vector<std::pair<int, std::string>> listCheckpoints(const std::string& dir) {
   std::vector<std::pair<int, std::string>> out;
   static const std::regex re("model_([0-9]+)\\.pt");

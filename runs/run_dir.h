@@ -4,7 +4,7 @@
 //                      checkout; otherwise the commit the binary was configured from)
 //   metrics.csv        one row per iteration
 //   events.out.tfevents.*  TensorBoard scalars (runs/tfevents.h)
-//   model_<iter>.pt    checkpoints, written atomically (.tmp, then rename)
+//   model_<iter>.pt    checkpoints, written atomically (io/atomic_file.h)
 //   policy.pt          the final actor with its normaliser (policies/actor_critic.h)
 //   train.log          the console output
 #pragma once
@@ -24,10 +24,6 @@ std::string createRunDir(const std::string& parent, const std::string& name);
 void writeGitInfo(const std::string& dir);
 // The commit as one line ("<sha>", "<sha> (dirty)", or "unknown").
 std::string gitDescription();
-
-// Writes `content` to path.tmp, then renames it over path: readers see the old or the new file,
-// never a partial one.
-void writeFileAtomic(const std::string& path, const std::string& content);
 
 // model_<iter>.pt files in dir, sorted by iteration (.tmp files are ignored).
 std::vector<std::pair<int, std::string>> listCheckpoints(const std::string& dir);

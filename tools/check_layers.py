@@ -12,7 +12,7 @@ import re
 import sys
 import tempfile
 
-LAYERS = ["sim", "robots", "mujoco", "ident", "envs", "policies", "algorithms", "runs", "train",
+LAYERS = ["io", "sim", "robots", "mujoco", "ident", "envs", "policies", "algorithms", "runs", "train",
           "deploy", "experiments", "cli"]
 INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]+"([^"/]+)/[^"]+"', re.M)
 

@@ -16,6 +16,7 @@
 #include "algorithms/ppo.h"
 #include "algorithms/shac.h"
 #include "envs/locomotion_env.h"
+#include "io/atomic_file.h"
 #include "runs/run_dir.h"
 #include "runs/tfevents.h"
 #include "train/config.h"
@@ -136,9 +137,8 @@ void saveCheckpoint(const std::string& path, algorithms::Algorithm& algo, envs::
   a.write("config", c10::IValue(configYaml));
   algo.save(a);
   saveEnv(env, a);
-  const std::string tmp = path + ".tmp";
-  a.save_to(tmp);
-  fs::rename(tmp, path);  // atomic: a reader sees the old file or the complete new one
+  // Atomic: a reader (a resume after a crash) sees the old file or the complete new one.
+  io::writeAtomically(path, [&](const std::string& tmp) { a.save_to(tmp); });
 }
 
 void openCheckpoint(const std::string& path, torch::serialize::InputArchive& a) {
@@ -229,7 +229,7 @@ TrainResult train(const TrainArgs& args) {
     runDir = runs::createRunDir(args.out, cfg.name);
   }
   const std::string configYaml = toYaml(cfg);
-  runs::writeFileAtomic((fs::path(runDir) / "config.yaml").string(), configYaml);
+  io::writeFileAtomic((fs::path(runDir) / "config.yaml").string(), configYaml);
   if (args.resume.empty()) runs::writeGitInfo(runDir);
   LogFile log((fs::path(runDir) / "train.log").string());
 

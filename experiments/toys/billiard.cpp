@@ -10,6 +10,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "io/atomic_file.h"
 #include "sim/contact.h"
 
 namespace diffloco::toys {
@@ -314,15 +315,10 @@ namespace {
 
 template <class Fn>
 void writeAtomically(const std::string& path, Fn&& body) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp);
-    if (!out) throw std::runtime_error(tmp + ": cannot write");
-    out << std::setprecision(12);
-    body(out);
-    if (!out) throw std::runtime_error(tmp + ": write failed");
-  }
-  std::filesystem::rename(tmp, path);
+  std::ostringstream out;
+  out << std::setprecision(12);
+  body(out);
+  io::writeFileAtomic(path, out.str());
 }
 
 }  // namespace
@@ -331,7 +327,7 @@ std::string writeBilliardCsv(const BilliardSweep& s, const std::string& dir) {
   std::filesystem::create_directories(dir);
   const auto base = std::filesystem::path(dir);
   const std::string path = (base / "billiard.csv").string();
-  writeAtomically(path, [&](std::ofstream& out) {
+  writeAtomically(path, [&](std::ostream& out) {
     out << "theta";
     for (const auto& m : s.models) out << "," << m << "_loss," << m << "_dloss_dtheta";
     out << ",hard_hit\n";
@@ -343,7 +339,7 @@ std::string writeBilliardCsv(const BilliardSweep& s, const std::string& dir) {
     }
   });
   if (!s.descent.empty()) {
-    writeAtomically((base / "billiard_descent.csv").string(), [&](std::ofstream& out) {
+    writeAtomically((base / "billiard_descent.csv").string(), [&](std::ostream& out) {
       out << "iteration";
       for (const auto& d : s.descent) out << "," << d.model << "_theta," << d.model << "_loss";
       out << "\n";
@@ -355,7 +351,7 @@ std::string writeBilliardCsv(const BilliardSweep& s, const std::string& dir) {
     });
   }
   if (!s.paths.empty()) {
-    writeAtomically((base / "billiard_paths.csv").string(), [&](std::ofstream& out) {
+    writeAtomically((base / "billiard_paths.csv").string(), [&](std::ostream& out) {
       out << "step";
       for (const auto& p : s.paths)
         out << "," << p.name << "_x1," << p.name << "_y1," << p.name << "_x2," << p.name << "_y2";

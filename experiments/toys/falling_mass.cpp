@@ -10,6 +10,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "io/atomic_file.h"
 #include "sim/step.h"
 #include "sim/step_vjp.h"
 #include "sim/urdf.h"
@@ -218,10 +219,8 @@ FallingMassSweep runFallingMass(const FallingMassOptions& o) {
 std::string writeFallingMassCsv(const FallingMassSweep& s, const std::string& dir) {
   std::filesystem::create_directories(dir);
   const std::string path = (std::filesystem::path(dir) / "falling_mass.csv").string();
-  const std::string tmp = path + ".tmp";
+  std::ostringstream out;
   {
-    std::ofstream out(tmp);
-    if (!out) throw std::runtime_error(tmp + ": cannot write");
     out << "h0";
     for (const auto& m : s.models)
       out << "," << m << "_z," << m << "_vz," << m << "_dz_dh0," << m << "_dvz_dh0";
@@ -235,9 +234,8 @@ std::string writeFallingMassCsv(const FallingMassSweep& s, const std::string& di
       }
       out << "," << s.stochasticExactZ[i] << "," << s.stochasticExactVz[i] << "\n";
     }
-    if (!out) throw std::runtime_error(tmp + ": write failed");
   }
-  std::filesystem::rename(tmp, path);
+  io::writeFileAtomic(path, out.str());
   return path;
 }
 

@@ -9,9 +9,10 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "experiments/toys/falling_mass.h"
+#include "io/atomic_file.h"
 #include "sim/step.h"
 #include "sim/step_vjp.h"
-#include "experiments/toys/falling_mass.h"
 
 namespace diffloco::toys {
 
@@ -167,10 +168,8 @@ PointMassSweep runPointMass(const PointMassOptions& o) {
 std::string writePointMassCsv(const PointMassSweep& s, const std::string& dir) {
   std::filesystem::create_directories(dir);
   const std::string path = (std::filesystem::path(dir) / "point_mass.csv").string();
-  const std::string tmp = path + ".tmp";
+  std::ostringstream out;
   {
-    std::ofstream out(tmp);
-    if (!out) throw std::runtime_error(tmp + ": cannot write");
     out << "h0";
     for (const auto& c : s.curves) out << "," << c.name << "_z," << c.name << "_dz," << c.name << "_evals";
     if (!s.exactZ.empty()) out << ",exact_z,exact_dz";
@@ -181,9 +180,8 @@ std::string writePointMassCsv(const PointMassSweep& s, const std::string& dir) {
       if (!s.exactZ.empty()) out << "," << s.exactZ[i] << "," << s.exactDz[i];
       out << "\n";
     }
-    if (!out) throw std::runtime_error(tmp + ": write failed");
   }
-  std::filesystem::rename(tmp, path);
+  io::writeFileAtomic(path, out.str());
   return path;
 }
 

@@ -10,6 +10,7 @@
 #include "deploy/controller.h"
 #include "deploy/export.h"
 #include "envs/locomotion_env.h"
+#include "io/atomic_file.h"
 #include "runs/run_dir.h"
 #include "train/config.h"
 
@@ -42,7 +43,7 @@ const Exported& exported(const std::string& config) {
   torch::manual_seed(3);
   policies::Actor actor(env.numObs(), env.numActions(), e.cfg.policy);
   actor->normalizer()->update(torch::randn({100, env.numObs()}));
-  runs::writeFileAtomic((d / "config.yaml").string(), train::toYaml(e.cfg));
+  io::writeFileAtomic((d / "config.yaml").string(), train::toYaml(e.cfg));
   policies::savePolicy((d / "policy.pt").string(), actor);
   e.path = (d / "exported.pt").string();
   exportPolicy(d.string(), e.path);

@@ -15,6 +15,7 @@
 #include "deploy/export.h"
 #include "envs/locomotion_env.h"
 #include "ident/actuator_fit.h"
+#include "io/atomic_file.h"
 #include "robots/robot.h"
 #include "runs/run_dir.h"
 #include "sim/actuator.h"
@@ -54,7 +55,7 @@ FakeRun makeRun(const std::string& name, const std::string& config,
   torch::manual_seed(7);
   r.actor = policies::Actor(env.numObs(), env.numActions(), r.cfg.policy);
   r.actor->normalizer()->update(torch::randn({500, env.numObs()}) * 2 + 0.5);
-  runs::writeFileAtomic((r.dir / "config.yaml").string(), train::toYaml(r.cfg));
+  io::writeFileAtomic((r.dir / "config.yaml").string(), train::toYaml(r.cfg));
   policies::savePolicy((r.dir / "policy.pt").string(), r.actor,
                        {{"git", "0123abc (test)"}, {"task", r.cfg.task.name}});
   return r;

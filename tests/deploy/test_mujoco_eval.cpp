@@ -11,6 +11,7 @@
 #include "deploy/export.h"
 #include "deploy/mujoco_eval.h"
 #include "envs/locomotion_env.h"
+#include "io/atomic_file.h"
 #include "runs/run_dir.h"
 #include "train/config.h"
 
@@ -36,7 +37,7 @@ std::string exportActor(const std::string& name, bool zero) {
     torch::NoGradGuard g;
     for (auto& p : actor->parameters()) p.zero_();
   }
-  runs::writeFileAtomic((d / "config.yaml").string(), train::toYaml(cfg));
+  io::writeFileAtomic((d / "config.yaml").string(), train::toYaml(cfg));
   policies::savePolicy((d / "policy.pt").string(), actor);
   const std::string out = (d / "exported.pt").string();
   deploy::exportPolicy(d.string(), out);

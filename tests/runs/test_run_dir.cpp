@@ -6,10 +6,12 @@
 #include <filesystem>
 #include <fstream>
 
+#include "io/atomic_file.h"
 #include "runs/run_dir.h"
 
 using namespace diffloco::runs;
 namespace fs = std::filesystem;
+namespace io = diffloco::io;
 
 namespace {
 fs::path freshDir(const std::string& name) {
@@ -39,22 +41,24 @@ TEST(RunDir, UniqueTimeStampedFolders) {
   fs::remove_all(parent);
 }
 
-TEST(RunDir, AtomicWritesAndCheckpointListing) {
+TEST(RunDir, CheckpointListingIgnoresInterruptedWrites) {
   const fs::path d = freshDir("diffloco_ckpt_test");
-  writeFileAtomic((d / "model_10.pt").string(), "ten");
-  writeFileAtomic((d / "model_9.pt").string(), "nine");
-  writeFileAtomic((d / "model_200.pt").string(), "two hundred");
-  std::ofstream(d / "model_300.pt.tmp") << "an interrupted write";
+  io::writeFileAtomic((d / "model_10.pt").string(), "ten");
+  io::writeFileAtomic((d / "model_9.pt").string(), "nine");
+  io::writeFileAtomic((d / "model_200.pt").string(), "two hundred");
+  // What a SIGKILL during a write leaves behind.
+  std::ofstream(io::temporaryPathFor((d / "model_300.pt").string())) << "an interrupted write";
+  std::ofstream(d / "model_400.pt.tmp") << "an interrupted write (older runs' name)";
   std::ofstream(d / "policy.pt") << "x";
   const auto cps = listCheckpoints(d.string());
   ASSERT_EQ(cps.size(), 3u);
   EXPECT_EQ(cps[0].first, 9);
   EXPECT_EQ(cps[1].first, 10);
   EXPECT_EQ(cps[2].first, 200);
-  EXPECT_FALSE(fs::exists(d / "model_10.pt.tmp"));
   // A write that fails leaves the previous file whole.
-  fs::create_directories(d / "model_10.pt.tmp");  // the temporary cannot be created
-  EXPECT_THROW(writeFileAtomic((d / "model_10.pt").string(), "broken"), std::exception);
+  EXPECT_THROW(io::writeAtomically((d / "model_10.pt").string(),
+                                   [](const std::string&) { throw std::runtime_error("disk full"); }),
+               std::exception);
   EXPECT_EQ(slurp(d / "model_10.pt"), "ten");
   fs::remove_all(d);
 }
