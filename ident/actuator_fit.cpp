@@ -15,6 +15,7 @@
 #include <stdexcept>
 
 #include "io/atomic_file.h"
+#include "io/csv.h"
 #include "sim/actuator.h"
 
 namespace diffloco::ident {
@@ -25,20 +26,6 @@ namespace {
   throw std::runtime_error(file + ":" + std::to_string(line) + ": " + msg);
 }
 
-std::string trim(const std::string& s) {
-  const size_t a = s.find_first_not_of(" \t\r");
-  if (a == std::string::npos) return "";
-  return s.substr(a, s.find_last_not_of(" \t\r") - a + 1);
-}
-
-std::vector<std::string> splitCsv(const std::string& line) {
-  std::vector<std::string> out;
-  std::string cell;
-  std::istringstream in(line);
-  while (std::getline(in, cell, ',')) out.push_back(trim(cell));
-  if (!line.empty() && line.back() == ',') out.push_back("");
-  return out;
-}
 
 // Least squares y ~ X b with the covariance sigma^2 (X^T X)^-1 (sigma^2 with n - p dof).
 struct Lsq {
@@ -138,9 +125,9 @@ JointLog readJointLog(const std::string& path) {
   bool header = false;
   while (std::getline(in, line)) {
     ++lineNo;
-    const std::string t = trim(line);
+    const std::string t = io::trimmed(line);
     if (t.empty() || t[0] == '#') continue;
-    const auto cells = splitCsv(t);
+    const auto cells = io::splitCsvFields(t);
     if (!header) {
       header = true;
       ncols = cells.size();

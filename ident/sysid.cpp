@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "io/atomic_file.h"
+#include "io/csv.h"
 #include "sim/rollout.h"
 #include "sim/step.h"
 #include "sim/thread_pool.h"
@@ -100,21 +101,6 @@ std::vector<std::string> csvColumns(const sim::Model& model) {
 
 namespace {
 
-std::string trim(const std::string& s) {
-  const auto b = s.find_first_not_of(" \t\r");
-  if (b == std::string::npos) return "";
-  const auto e = s.find_last_not_of(" \t\r");
-  return s.substr(b, e - b + 1);
-}
-
-std::vector<std::string> splitFields(const std::string& line) {
-  std::vector<std::string> out;
-  std::string cur;
-  std::istringstream in(line);
-  while (std::getline(in, cur, ',')) out.push_back(trim(cur));
-  if (!line.empty() && line.back() == ',') out.push_back("");
-  return out;
-}
 
 }  // namespace
 
@@ -131,9 +117,9 @@ std::vector<Trajectory> readTrajectories(const std::string& path, const sim::Mod
   std::vector<std::string> header;
   while (std::getline(in, line)) {
     ++lineNo;
-    const std::string t = trim(line);
+    const std::string t = io::trimmed(line);
     if (t.empty() || t[0] == '#') continue;
-    header = splitFields(t);
+    header = io::splitCsvFields(t);
     headerLine = lineNo;
     break;
   }
@@ -186,9 +172,9 @@ std::vector<Trajectory> readTrajectories(const std::string& path, const sim::Mod
   const int tCol = idx[0];
   while (std::getline(in, line)) {
     ++lineNo;
-    const std::string tl = trim(line);
+    const std::string tl = io::trimmed(line);
     if (tl.empty() || tl[0] == '#') continue;
-    const std::vector<std::string> f = splitFields(tl);
+    const std::vector<std::string> f = io::splitCsvFields(tl);
     if (f.size() != header.size())
       throw DataError(path + ":" + std::to_string(lineNo) + ": " + std::to_string(f.size()) +
                       " fields, the header (line " + std::to_string(headerLine) + ") has " +
@@ -444,12 +430,12 @@ std::vector<std::pair<std::string, double>> parseAssignments(
     std::istringstream in(item);
     std::string part;
     while (std::getline(in, part, ',')) {
-      part = trim(part);
+      part = io::trimmed(part);
       if (part.empty()) continue;
       const auto eq = part.find('=');
       if (eq == std::string::npos)
         throw std::invalid_argument("expected NAME=VALUE, got '" + part + "'");
-      const std::string n = trim(part.substr(0, eq)), v = trim(part.substr(eq + 1));
+      const std::string n = io::trimmed(part.substr(0, eq)), v = io::trimmed(part.substr(eq + 1));
       char* end = nullptr;
       const double x = std::strtod(v.c_str(), &end);
       if (n.empty() || v.empty() || end != v.c_str() + v.size())
@@ -477,7 +463,7 @@ std::vector<std::pair<std::string, double>> readParams(const std::string& path) 
   int ln = 0;
   while (std::getline(in, line)) {
     ++ln;
-    line = trim(line);
+    line = io::trimmed(line);
     if (line.empty() || line[0] == '#') continue;
     std::istringstream ls(line);
     std::string n, rest;

@@ -10,6 +10,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "io/csv.h"
+
 #ifndef DIFFLOCO_SOURCE_DIR
 #define DIFFLOCO_SOURCE_DIR "."
 #endif
@@ -147,24 +149,20 @@ Csv readCsv(const std::string& path) {
   Csv c;
   std::string line;
   if (!std::getline(in, line)) throw std::runtime_error(path + ": empty file (no header)");
-  std::stringstream h(line);
-  for (std::string cell; std::getline(h, cell, ',');) c.columns.push_back(cell);
+  c.columns = io::splitCsvFields(line);
   int lineNo = 1;
   while (std::getline(in, line)) {
     ++lineNo;
-    if (line.empty()) continue;
+    const std::vector<std::string> cells = io::splitCsvFields(line);
+    if (cells.empty()) continue;
     std::vector<double> row;
-    size_t start = 0;
-    for (size_t i = 0; i <= line.size(); ++i) {
-      if (i < line.size() && line[i] != ',') continue;
-      const std::string cell = line.substr(start, i - start);
+    for (const std::string& cell : cells) {
       char* end = nullptr;
       const double v = cell.empty() ? std::nan("") : std::strtod(cell.c_str(), &end);
       if (!cell.empty() && (end == cell.c_str() || *end != '\0'))
         throw std::runtime_error(path + ":" + std::to_string(lineNo) + ": '" + cell +
                                  "' is not a number");
       row.push_back(v);
-      start = i + 1;
     }
     if (row.size() != c.columns.size())
       throw std::runtime_error(path + ":" + std::to_string(lineNo) + ": " +
