@@ -16,6 +16,7 @@
 
 #include "io/atomic_file.h"
 #include "io/csv.h"
+#include "sim/quaternion.h"
 #include "sim/rollout.h"
 #include "sim/step.h"
 #include "sim/thread_pool.h"
@@ -25,18 +26,11 @@ namespace diffloco::sysid {
 
 using sim::MatX;
 using sim::Vec3;
-using Vec4 = Eigen::Vector4d;
+using sim::quatConj;
+using sim::quatMul;
+using sim::Vec4;
 
 namespace {
-
-// Hamilton product and conjugate in (w, x, y, z) layout.
-Vec4 qmul(const Vec4& a, const Vec4& b) {
-  return Vec4(a[0] * b[0] - a[1] * b[1] - a[2] * b[2] - a[3] * b[3],
-              a[0] * b[1] + a[1] * b[0] + a[2] * b[3] - a[3] * b[2],
-              a[0] * b[2] - a[1] * b[3] + a[2] * b[0] + a[3] * b[1],
-              a[0] * b[3] + a[1] * b[2] - a[2] * b[1] + a[3] * b[0]);
-}
-Vec4 conj(const Vec4& a) { return Vec4(a[0], -a[1], -a[2], -a[3]); }
 
 std::string fmtNum(double x) {
   std::ostringstream s;
@@ -533,7 +527,7 @@ std::vector<Trajectory> generate(const System& sys, const GenerateOptions& o) {
       const double th = rv.norm();
       Vec4 dq(1, 0, 0, 0);
       if (th > 0) dq << std::cos(th / 2), std::sin(th / 2) * rv / th;
-      qr.segment<4>(3) = qmul(q.segment<4>(3), dq).normalized();
+      qr.segment<4>(3) = quatMul(q.segment<4>(3), dq).normalized();
       for (int j = 0; j < nj; ++j) qr[7 + j] += ns * o.noiseJoint * N(rng);
       for (int a = 0; a < 3; ++a) vr[a] += ns * o.noiseVelocity * N(rng);
       for (int a = 0; a < 3; ++a) vr[3 + a] += ns * o.noiseAngularVelocity * N(rng);
@@ -584,7 +578,7 @@ double stateLoss(const sim::Model& model, const LossWeights& w, const VecX& q, c
   const Vec3 ep = q.head<3>() - qr.head<3>();
   L += w.position * ep.squaredNorm();
   const Vec4 a = qr.segment<4>(3), b = q.segment<4>(3);
-  const Vec4 r = qmul(conj(a), b);
+  const Vec4 r = quatMul(quatConj(a), b);
   const double sg = r[0] < 0 ? -1.0 : 1.0;
   const Vec3 er = 2 * sg * r.tail<3>();
   L += w.orientation * er.squaredNorm();
@@ -598,7 +592,7 @@ double stateLoss(const sim::Model& model, const LossWeights& w, const VecX& q, c
     gq->head<3>() = 2 * w.position * ep;
     Vec4 rb(0, 0, 0, 0);
     rb.tail<3>() = 4 * w.orientation * sg * er;  // dL/d vec(r)
-    gq->segment<4>(3) = qmul(a, rb);             // r = conj(a) b -> b's adjoint a (x) rbar
+    gq->segment<4>(3) = quatMul(a, rb);             // r = quatConj(a) b -> b's adjoint a (x) rbar
     gq->tail(nj) = 2 * w.joint * ej;
     gv->head<3>() = 2 * w.velocity * ev;
     gv->segment<3>(3) = 2 * w.angularVelocity * ew;

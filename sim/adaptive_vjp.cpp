@@ -8,19 +8,10 @@
 #include "sim/adaptive_rk.h"
 #include "sim/adjoint.h"
 #include "sim/cholesky.h"
+#include "sim/quaternion.h"
 
 namespace diffloco::sim {
 namespace {
-
-using Vec4 = Eigen::Vector4d;
-
-Vec4 qmul(const Vec4& a, const Vec4& b) {
-  return Vec4(a[0] * b[0] - a[1] * b[1] - a[2] * b[2] - a[3] * b[3],
-              a[0] * b[1] + a[1] * b[0] + a[2] * b[3] - a[3] * b[2],
-              a[0] * b[2] - a[1] * b[3] + a[2] * b[0] + a[3] * b[1],
-              a[0] * b[3] + a[1] * b[2] - a[2] * b[1] + a[3] * b[0]);
-}
-Vec4 conj(const Vec4& a) { return Vec4(a[0], -a[1], -a[2], -a[3]); }
 
 // Adjoint of n = quat / |quat|: quatBar += (nBar - n (n . nBar)) / |quat|.
 void normalizeVjp(const Vec4& quat, const Vec4& nBar, Eigen::Ref<Vec4> quatBar) {
@@ -85,8 +76,8 @@ void softDynamicsVjp(const Model& model, const SimOptions& opt, const Data& data
   {
     const Vec4 quat = x.segment<4>(3), pb = xdotBar.segment<4>(3);
     const Vec3 w = v.segment<3>(3);
-    qBar.segment<4>(3) += 0.5 * qmul(pb, Vec4(0, -w[0], -w[1], -w[2]));
-    vBar.segment<3>(3) += 0.5 * qmul(conj(quat), pb).tail<3>();
+    qBar.segment<4>(3) += 0.5 * quatMul(pb, Vec4(0, -w[0], -w[1], -w[2]));
+    vBar.segment<3>(3) += 0.5 * quatMul(quatConj(quat), pb).tail<3>();
   }
 
   // vdot = H^-1 z, z = J^T f - b: zbar = lambda = H^-1 vdotBar, Hbar = -lambda vdot^T.

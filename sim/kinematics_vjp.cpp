@@ -2,18 +2,10 @@
 // configuration update.
 #include "sim/adjoint.h"
 #include "sim/integrate.h"
+#include "sim/quaternion.h"
 
 namespace diffloco::sim {
 namespace {
-
-// Hamilton product and conjugate in (w, x, y, z) layout.
-Vec4 qmul(const Vec4& a, const Vec4& b) {
-  return Vec4(a[0] * b[0] - a[1] * b[1] - a[2] * b[2] - a[3] * b[3],
-              a[0] * b[1] + a[1] * b[0] + a[2] * b[3] - a[3] * b[2],
-              a[0] * b[2] - a[1] * b[3] + a[2] * b[0] + a[3] * b[1],
-              a[0] * b[3] + a[1] * b[2] - a[2] * b[1] + a[3] * b[0]);
-}
-Vec4 conj(const Vec4& a) { return Vec4(a[0], -a[1], -a[2], -a[3]); }
 
 // Adjoint of a - (vector a with the skew matrix [a]x): the coefficients of S in the skew basis.
 Vec3 skewVjp(const Mat3& S) {
@@ -96,13 +88,13 @@ void integrateVjp(const Model& model, const Eigen::Ref<const VecX>& q,
   const Vec3 dw = dv.segment<3>(3);
   const Quat e = quatExp(dw);
   const Vec4 Eq(e.w(), e.x(), e.y(), e.z());
-  const Vec4 Qp = qmul(Q0, Eq);
+  const Vec4 Qp = quatMul(Q0, Eq);
   const double n = Qp.norm();
   const Vec4 Q1 = Qp / n;
   const Vec4 Q1b = qOutBar.segment<4>(3);
   const Vec4 Qpb = (Q1b - Q1 * Q1.dot(Q1b)) / n;
-  qbar.segment<4>(3) += qmul(Qpb, conj(Eq));
-  const Vec4 Eb = qmul(conj(Q0), Qpb);
+  qbar.segment<4>(3) += quatMul(Qpb, quatConj(Eq));
+  const Vec4 Eb = quatMul(quatConj(Q0), Qpb);
 
   // exp: E = (cos(th/2), k(th) w) with k = sin(th/2)/th; g = k'(th)/th.
   const double th = dw.norm();
