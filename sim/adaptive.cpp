@@ -14,6 +14,7 @@
 #include "sim/crba.h"
 #include "sim/kinematics.h"
 #include "sim/rnea.h"
+#include "sim/soft_contact.h"
 
 namespace diffloco::sim {
 
@@ -72,14 +73,9 @@ std::uint64_t softDynamics(const Model& model, const SimOptions& opt, Data& data
     }
     const auto J = data.Jc.middleRows<3>(3 * a);
     const Vec3 vc = J * v;  // (normal, tangent1, tangent2)
-    Vec3 f;
-    f[0] = c.softKp * d - c.softKd * std::min(vc[0], 0.0);
-    const double vt = norm2(vc[1], vc[2]);
-    const bool viscous = c.softKf * vt <= c.mu * f[0];
-    const double k = viscous ? c.softKf : c.mu * f[0] / vt;
-    mix(1 + (vc[0] < 0) + 2 * viscous);
-    f[1] = -k * vc[1];
-    f[2] = -k * vc[2];
+    const SoftBranches b = softBranches(c, d, vc);
+    const Vec3 f = softPenaltyForce(c, d, vc, b);
+    mix(b.mode());
     data.work.noalias() += J.transpose() * f;
     if (footForce) footForce->segment<3>(3 * data.active[a]) = f;
   }

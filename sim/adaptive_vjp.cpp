@@ -9,6 +9,7 @@
 #include "sim/adjoint.h"
 #include "sim/cholesky.h"
 #include "sim/quaternion.h"
+#include "sim/soft_contact.h"
 
 namespace diffloco::sim {
 namespace {
@@ -99,38 +100,17 @@ void softDynamicsVjp(const Model& model, const SimOptions& opt, const Data& data
     if (!side(0, d, d >= 0)) continue;
     const auto Ja = data.Jc.middleRows<3>(3 * a);
     const Vec3 vc = Ja * v;
-    const bool approach = side(2, -vc[0], vc[0] < 0);
-    Vec3 f;
-    f[0] = c.softKp * d - (approach ? c.softKd * vc[0] : 0.0);
+    // The branches on the sides the events located. max(.., 0): a foot held in contact on its
+    // switch may have f_n = k d slightly below 0; a foot that does not slide has no Coulomb branch.
+    SoftBranches b;
+    b.approaching = side(2, -vc[0], vc[0] < 0);
+    const double fn = softNormalForce(c, d, vc[0], b.approaching);
     const double vt = norm2(vc[1], vc[2]);
-    // max(.., 0): a foot held in contact on its switch may have f_n = k d slightly below 0; a
-    // foot that does not slide has no Coulomb branch.
-    const bool viscous =
-        vt == 0 || side(1, c.mu * f[0] - c.softKf * vt, c.softKf * vt <= c.mu * std::max(f[0], 0.0));
-    const double k = viscous ? c.softKf : c.mu * f[0] / vt;
-    f[1] = -k * vc[1];
-    f[2] = -k * vc[2];
+    b.viscous = vt == 0 || side(1, c.mu * fn - c.softKf * vt, c.softKf * vt <= c.mu * std::max(fn, 0.0));
+    const Vec3 f = softPenaltyForce(c, d, vc, b);
     S.Jbar.middleRows<3>(3 * a).noalias() += f * S.lambda.transpose();
-    Vec3 fb = Ja * S.lambda, vcb = Vec3::Zero();
-    if (viscous) {
-      vcb[1] -= c.softKf * fb[1];
-      vcb[2] -= c.softKf * fb[2];
-      out.params.softKf -= vc[1] * fb[1] + vc[2] * fb[2];
-    } else {
-      const Eigen::Vector2d e(vc[1] / vt, vc[2] / vt), ftb(fb[1], fb[2]);
-      const double proj = ftb.dot(e);
-      fb[0] -= c.mu * proj;
-      out.params.mu -= f[0] * proj;
-      const Eigen::Vector2d vtb = -c.mu * f[0] / vt * (ftb - proj * e);
-      vcb[1] += vtb[0];
-      vcb[2] += vtb[1];
-    }
-    S.depthBar[a] += c.softKp * fb[0];
-    out.params.softKp += d * fb[0];  // fb[0]: the normal force's adjoint (friction's included)
-    if (approach) {
-      out.params.softKd -= vc[0] * fb[0];
-      vcb[0] -= c.softKd * fb[0];
-    }
+    Vec3 vcb = Vec3::Zero();
+    softPenaltyForceVjp(c, d, vc, b, f, Ja * S.lambda, S.depthBar[a], vcb, out.params);
     S.Jbar.middleRows<3>(3 * a).noalias() += vcb * v.transpose();
     vBar.noalias() += Ja.transpose() * vcb;
   }
@@ -188,12 +168,8 @@ void touchdownSaltation(const Model& model, const SimOptions& opt, const Data& d
     const auto Ja = d0.Jc.middleRows<3>(3 * a);
     const Vec3 vc = Ja * v;
     if (!(vc[0] < 0) || c.softKd == 0) continue;  // not touching down, or no jump
-    Vec3 f;  // the foot's force just after the touchdown
-    f[0] = c.softKp * std::max(d, 0.0) - c.softKd * vc[0];
-    const double vt = norm2(vc[1], vc[2]);
-    const double k = c.softKf * vt <= c.mu * f[0] ? c.softKf : c.mu * f[0] / vt;
-    f[1] = -k * vc[1];
-    f[2] = -k * vc[2];
+    const double dPlus = std::max(d, 0.0);  // the foot's force just after the touchdown
+    const Vec3 f = softPenaltyForce(c, dPlus, vc, softBranches(c, dPlus, vc));
     VecX dvdot = Ja.transpose() * f;
     solve(model, d0, dvdot);
     const double coef = dvdot.dot(xBar.tail(nv)) / -vc[0];

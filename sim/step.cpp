@@ -8,6 +8,7 @@
 #include "sim/integrate.h"
 #include "sim/kinematics.h"
 #include "sim/rnea.h"
+#include "sim/soft_contact.h"
 
 namespace diffloco::sim {
 
@@ -56,15 +57,9 @@ void softContactForce(const Model& model, const ContactOptions& opt, Data& data,
     }
     const auto J = data.Jc.middleRows<3>(3 * a);
     const Vec3 vc = J * v;  // (normal, tangent1, tangent2)
-    Vec3 f;
-    f[0] = opt.softKp * d - opt.softKd * std::min(vc[0], 0.0);
-    const double vt = norm2(vc[1], vc[2]);
-    // f_t = -v_t / |v_t| min(kf |v_t|, mu f_n), written without the division at v_t = 0.
-    const bool viscous = opt.softKf * vt <= opt.mu * f[0];
-    const double k = viscous ? opt.softKf : opt.mu * f[0] / vt;
-    data.mixMode(1 + (vc[0] < 0) + 2 * viscous);
-    f[1] = -k * vc[1];
-    f[2] = -k * vc[2];
+    const SoftBranches b = softBranches(opt, d, vc);
+    const Vec3 f = softPenaltyForce(opt, d, vc, b);
+    data.mixMode(b.mode());
     data.work.noalias() += J.transpose() * f;
     data.footImpulse.segment<3>(3 * data.active[a]) += h * f;
   }

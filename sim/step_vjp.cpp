@@ -8,6 +8,7 @@
 #include "sim/cholesky.h"
 #include "sim/contact.h"
 #include "sim/integrate.h"
+#include "sim/soft_contact.h"
 #include "sim/step.h"
 
 namespace diffloco::sim {
@@ -271,33 +272,11 @@ void softVjp(const Model& model, const SimOptions& opt, Data& /*data*/,
       if (d < 0) continue;
       const auto Ja = data.Jc.middleRows<3>(3 * a);
       const Vec3 vc = Ja.lazyProduct(vs0);  // coefficient-wise: 3 x nv is too small for GEMV
-      // Forward force (as in step.cpp).
-      Vec3 f;
-      f[0] = c.softKp * d - c.softKd * std::min(vc[0], 0.0);
-      const double vt = norm2(vc[1], vc[2]);
-      const bool viscous = c.softKf * vt <= c.mu * f[0];
-      const double k = viscous ? c.softKf : c.mu * f[0] / vt;
-      f[1] = -k * vc[1];
-      f[2] = -k * vc[2];
+      const SoftBranches b = softBranches(c, d, vc);
+      const Vec3 f = softPenaltyForce(c, d, vc, b);  // the forward's force (step.cpp)
       S.Jbar.middleRows<3>(3 * a) += f * Fbar.transpose();
-      Vec3 fb = Ja.lazyProduct(Fbar), vcb = Vec3::Zero();
-      if (viscous) {
-        vcb[1] -= c.softKf * fb[1];
-        vcb[2] -= c.softKf * fb[2];
-        local.params.softKf -= vc[1] * fb[1] + vc[2] * fb[2];
-      } else {
-        const Eigen::Vector2d e(vc[1] / vt, vc[2] / vt), ftb(fb[1], fb[2]);
-        const double proj = ftb.dot(e);
-        fb[0] -= c.mu * proj;
-        out.params.mu -= f[0] * proj;
-        const Eigen::Vector2d vtb = -c.mu * f[0] / vt * (ftb - proj * e);
-        vcb[1] += vtb[0];
-        vcb[2] += vtb[1];
-      }
-      depthBar[a] += c.softKp * fb[0];
-      local.params.softKp += d * fb[0];  // fb[0]: the normal force's adjoint (friction's included)
-      local.params.softKd -= std::min(vc[0], 0.0) * fb[0];
-      if (vc[0] < 0) vcb[0] -= c.softKd * fb[0];
+      Vec3 vcb = Vec3::Zero();
+      softPenaltyForceVjp(c, d, vc, b, f, Ja.lazyProduct(Fbar), depthBar[a], vcb, local.params);
       S.Jbar.middleRows<3>(3 * a) += vcb * vs0.transpose();
       local.v.noalias() += Ja.transpose().lazyProduct(vcb);
     }
