@@ -225,46 +225,65 @@ Model parseUrdf(const std::string& xml, const std::string& sourceName) {
   model.name = P.attr(robot, "name");
   model.source = sourceName;
 
-  // Depth-first walk; fixed children are merged into the movable ancestor `body` with the pose
-  // (R, p) of the link frame in that body's frame.
+  // The dynamics cost O(n^2) in the movable joints (H is n x n): a legged robot has tens; a
+  // file with thousands is refused here rather than left to take minutes and gigabytes later.
+  int movable = 0;
+  for (const auto& J : joints) movable += J.type != "fixed";
+  if (movable > kMaxMovableJoints)
+    P.fail(robot, std::to_string(movable) + " movable joints: at most " +
+                      std::to_string(kMaxMovableJoints) + " are supported");
+
+  // Depth-first walk in pre-order (children in the file's order); fixed children are merged
+  // into the movable ancestor `body` with the pose (R, p) of the link frame in that body's frame.
+  // An explicit stack, not recursion: a chain of many thousand fixed links must not overflow
+  // the call stack.
   std::map<std::string, std::vector<int>> childJoints;
   for (int i = 0; i < static_cast<int>(joints.size()); ++i)
     childJoints[joints[i].parent].push_back(i);
 
-  std::map<std::string, bool> reached;
-  std::function<void(const std::string&, int, const Mat3&, const Vec3&)> visit;
-  visit = [&](const std::string& link, int body, const Mat3& R, const Vec3& p) {
-    reached[link] = true;
-    const LinkData& L = links[link];
-    Transform X;  // body frame -> link frame, as a child transform
-    X.E = R.transpose();
-    X.r = p;
-    model.bodies[body].inertia += L.inertia.toParent(X);
-    for (const auto& s : L.spheres) model.feet.push_back({link, body, R * s.centre + p, s.radius});
-    for (int ji : childJoints[link]) {
-      const JointData& J = joints[ji];
-      const Mat3 Rc = R * J.R;
-      const Vec3 pc = R * J.p + p;
-      if (J.type == "fixed") {
-        visit(J.child, body, Rc, pc);
-        continue;
-      }
-      Body b;
-      b.name = J.child;
-      b.parent = body;
-      b.tree.E = Rc.transpose();
-      b.tree.r = pc;
-      b.axis = J.axis;
-      model.bodies.push_back(b);
-      model.joints.push_back(J.info);
-      visit(J.child, model.nbodies() - 1, Mat3::Identity(), Vec3::Zero());
-
-    }
+  struct Visit {
+    std::string link;
+    int body;  // the movable ancestor (the parent body when `joint` is movable)
+    Mat3 R;
+    Vec3 p;
+    int joint;  // the joint that leads here, -1 at the root
   };
+  std::map<std::string, bool> reached;
   Body base;
   base.name = root;
   model.bodies.push_back(base);
-  visit(root, 0, Mat3::Identity(), Vec3::Zero());
+  std::vector<Visit> stack{{root, 0, Mat3::Identity(), Vec3::Zero(), -1}};
+  while (!stack.empty()) {
+    Visit v = std::move(stack.back());
+    stack.pop_back();
+    if (v.joint >= 0 && joints[v.joint].type != "fixed") {
+      const JointData& J = joints[v.joint];
+      Body b;
+      b.name = J.child;
+      b.parent = v.body;
+      b.tree.E = v.R.transpose();
+      b.tree.r = v.p;
+      b.axis = J.axis;
+      model.bodies.push_back(b);
+      model.joints.push_back(J.info);
+      v.body = model.nbodies() - 1;
+      v.R = Mat3::Identity();
+      v.p = Vec3::Zero();
+    }
+    reached[v.link] = true;
+    const LinkData& L = links[v.link];
+    Transform X;  // body frame -> link frame, as a child transform
+    X.E = v.R.transpose();
+    X.r = v.p;
+    model.bodies[v.body].inertia += L.inertia.toParent(X);
+    for (const auto& s : L.spheres)
+      model.feet.push_back({v.link, v.body, v.R * s.centre + v.p, s.radius});
+    const std::vector<int>& children = childJoints[v.link];
+    for (auto it = children.rbegin(); it != children.rend(); ++it) {  // first child on top
+      const JointData& J = joints[*it];
+      stack.push_back({J.child, v.body, v.R * J.R, v.R * J.p + v.p, *it});
+    }
+  }
   // Every body needs mass, on its own link or on links fixed to it (merged by now).
   for (int i = 0; i < model.nbodies(); ++i)
     if (!(model.bodies[i].inertia.m > 0)) {

@@ -353,3 +353,31 @@ TEST(Urdf, ContinuousJointsLoad) {
   EXPECT_EQ(m.dofParent[6], 5);
   EXPECT_EQ(m.dofParent[7], 6);
 }
+
+// Input size: a chain of 200 000 fixed links (deep enough to overflow a recursive walk) loads
+// with their masses merged; more movable joints than the dynamics are meant for are refused.
+TEST(Urdf, DeepFixedChainsLoadWithoutRecursion) {
+  const int n = 200000;
+  std::string body = link("base") + link("a");
+  body += joint("hinge", "revolute", "base", "a");
+  for (int i = 0; i < n; ++i) {
+    body += link("f" + std::to_string(i));
+    body += joint("fix" + std::to_string(i), "fixed", i == 0 ? "a" : "f" + std::to_string(i - 1),
+                  "f" + std::to_string(i));
+  }
+  const Model m = parseUrdf(robot(body), "deep.urdf");
+  EXPECT_EQ(m.nj(), 1);
+  EXPECT_NEAR(m.bodies[1].inertia.m, n + 1.0, 1e-6);
+}
+
+TEST(UrdfErrors, TooManyMovableJoints) {
+  std::string body = link("base");
+  for (int i = 0; i <= kMaxMovableJoints; ++i) {
+    body += link("l" + std::to_string(i));
+    body += joint("j" + std::to_string(i), "revolute", i == 0 ? "base" : "l" + std::to_string(i - 1),
+                  "l" + std::to_string(i));
+  }
+  EXPECT_ERROR(robot(body), "bad.urdf:1: <robot>",
+               std::to_string(kMaxMovableJoints + 1) + " movable joints: at most " +
+                   std::to_string(kMaxMovableJoints) + " are supported");
+}
