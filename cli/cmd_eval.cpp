@@ -266,24 +266,37 @@ Runner addEvalCommand(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--robot", a->robot, "mujoco: robot name or URDF (default: the policy's)");
   cmd->add_option("--episode-length", a->episodeLengthS,
-                  "mujoco: episode length [s] (default: the task's)");
+                  "mujoco: episode length [s] (default: the task's)")
+      ->check(CLI::Range(1e-3, 3600.0));
   cmd->add_option("--reset-scale", a->resetScale,
                   "diffloco: multiplies the task's initial-state noise (1: as trained, 0: default "
                   "pose at rest)")
+      ->check(CLI::Range(0.0, 10.0))
       ->capture_default_str();
   cmd->add_option("--reset-noise", a->resetNoise,
                   "mujoco: uniform noise on the default joint angles at reset [rad]")
+      ->check(CLI::Range(0.0, 3.2))
       ->capture_default_str();
   cmd->add_option("--contact", a->contact,
                   "contact model (default: the one trained with): hard, smoothed, soft, "
                   "straight_through");
-  cmd->add_option("--dt", a->dt, "simulator step [s] (must divide the env step; default: trained)");
-  cmd->add_option("--iterations", a->iterations, "Gauss-Seidel iterations (default: trained)");
-  cmd->add_option("--episodes", a->options.episodes, "episodes to collect")->capture_default_str();
-  cmd->add_option("--envs", a->options.numEnvs, "parallel environments")->capture_default_str();
+  // Ranges: absurd magnitudes are refused here, naming the flag, rather than hanging (billions
+  // of solver iterations or threads) or failing deep inside with an allocation error.
+  cmd->add_option("--dt", a->dt, "simulator step [s] (must divide the env step; default: trained)")
+      ->check(CLI::Range(1e-5, 0.1));
+  cmd->add_option("--iterations", a->iterations, "Gauss-Seidel iterations (default: trained)")
+      ->check(CLI::Range(1, 10000));
+  cmd->add_option("--episodes", a->options.episodes, "episodes to collect")
+      ->check(CLI::Range(1, 10000000))
+      ->capture_default_str();
+  cmd->add_option("--envs", a->options.numEnvs, "parallel environments")
+      ->check(CLI::Range(1, 100000))
+      ->capture_default_str();
   cmd->add_option("--seed", a->options.seed, "seed of resets, commands, noise")
       ->capture_default_str();
-  cmd->add_option("--threads", a->options.threads, "simulator threads")->capture_default_str();
+  cmd->add_option("--threads", a->options.threads, "simulator threads")
+      ->check(CLI::Range(1, 256))
+      ->capture_default_str();
   cmd->add_option("--set", a->sets,
                   "diffloco: override a task key, key.path=value (e.g. "
                   "randomization.push_velocity=0); repeatable");

@@ -85,8 +85,10 @@ Runner addSimCommand(CLI::App& app) {
   cmd->add_option("--robot", a->robot, "robot name in configs/robots or a YAML path")
       ->capture_default_str();
   cmd->add_option("--contact", a->contact, "hard | smoothed | soft")->capture_default_str();
-  cmd->add_option("--dt", a->dt, "time step [s]")->capture_default_str();
-  cmd->add_option("--duration", a->duration, "simulated time [s]")->capture_default_str();
+  cmd->add_option("--dt", a->dt, "time step [s]")->check(CLI::Range(1e-5, 0.1))->capture_default_str();
+  cmd->add_option("--duration", a->duration, "simulated time [s]")
+      ->check(CLI::Range(0.0, 3600.0))
+      ->capture_default_str();
   cmd->add_option("--drop", a->drop, "initial height above the standing height [m]")
       ->capture_default_str();
   cmd->add_option("--kp", a->kp, "PD stiffness [N m/rad]")->capture_default_str();
@@ -94,7 +96,9 @@ Runner addSimCommand(CLI::App& app) {
   cmd->add_option("--armature", a->armature, "joint armature [kg m^2]")->capture_default_str();
   cmd->add_option("--kappa", a->kappa, "sigmoid stiffness of the smoothed model [1/m]")
       ->capture_default_str();
-  cmd->add_option("--iterations", a->iterations, "Gauss-Seidel iterations")->capture_default_str();
+  cmd->add_option("--iterations", a->iterations, "Gauss-Seidel iterations")
+      ->check(CLI::Range(1, 10000))
+      ->capture_default_str();
   cmd->add_option("--csv", a->csv, "output CSV")->capture_default_str();
   return [a] { return runSim(*a); };
 }

@@ -3,6 +3,8 @@
 #   cli_test.sh sim DIFFLOCO ROBOT CONTACT CSV   drop test: exit 0, CSV header, rows, finite values
 #   cli_test.sh bench DIFFLOCO PYTHON3 MUJOCO    bench --json: valid JSON with the documented keys
 #   cli_test.sh badrobot DIFFLOCO                unknown robot: exit 1, message names the file
+#   cli_test.sh badflags DIFFLOCO POLICY DIR     absurd flag values and outputs that are folders or
+#                                                devices: a quick error naming the flag or path
 #   cli_test.sh toy DIFFLOCO DIR                 toy falling-mass: CSV columns and rows, the PNG
 #   cli_test.sh gradnorm DIFFLOCO DIR            toy grad-norm, tiny: CSV columns, rows, finite > 0
 #   cli_test.sh sysid DIFFLOCO DIR               sysid --generate cube, a short fit of side and mu
@@ -22,14 +24,14 @@ case "$mode" in
   sim)
     robot=$1 contact=$2 csv=$3
     dt=0.005 duration=0.5
-    rm -f "$csv" "$csv.tmp"
+    rm -f "$csv" "$csv".*tmp
     rc=0
     "$bin" sim --robot "$robot" --contact "$contact" --duration "$duration" --dt "$dt" \
       --csv "$csv" >"$csv.log" 2>&1 || rc=$?
     cat "$csv.log"
     [ "$rc" -eq 0 ] || fail "diffloco sim exited with $rc"
     [ -f "$csv" ] || fail "$csv was not written"
-    [ ! -e "$csv.tmp" ] || fail "$csv.tmp was left behind"
+    ! ls "$csv".*tmp >/dev/null 2>&1 || fail "temporary files were left behind: $(ls "$csv".*tmp)"
     header=$(head -n 1 "$csv")
     expected="t,x,y,z,qw,qx,qy,qz,LF_FOOT_fn,RF_FOOT_fn,LH_FOOT_fn,RH_FOOT_fn"
     [ "$header" = "$expected" ] || fail "header is '$header', expected '$expected'"
@@ -98,6 +100,34 @@ print("bench JSON ok:", ", ".join(f"{k}={d[k]:.4g}" for k in keys))
     echo "$out" | grep -q "not found" || fail "the error does not say the file was not found"
     ;;
 
+  badflags)
+    policy=$1
+    dir=$2
+    mkdir -p "$dir"
+    # Each case: the arguments, then a text the error must contain. 10 s each at most: before
+    # the ranges, some of these hung (a billion solver iterations, 100 000 threads).
+    check() {
+      local want=$1 rc=0 out
+      shift
+      out=$(timeout 10 "$bin" "$@" 2>&1) || rc=$?
+      [ "$rc" -ne 124 ] || fail "'$*' hung"
+      [ "$rc" -ne 0 ] || fail "'$*' succeeded: $out"
+      echo "$out" | grep -q -- "$want" || fail "'$*': the error does not name '$want': $out"
+    }
+    check "--threads" eval "$policy" --threads 100000
+    check "--threads" eval "$policy" --threads 0
+    check "--iterations" eval "$policy" --iterations 2000000000
+    check "--envs" eval "$policy" --envs 2000000000
+    check "--dt" eval "$policy" --dt 0
+    check "--dt" eval "$policy" --dt -1
+    check "--duration" sim --duration 1e12
+    check "--dt" sim --dt 0
+    check "/dev/null: is a special file" sim --duration 0.01 --csv /dev/null
+    check "$dir: is a directory" sim --duration 0.01 --csv "$dir"
+    [ -c /dev/null ] || fail "/dev/null is no longer a character device"
+    [ -z "$(ls -A "$dir")" ] || fail "$dir is not empty: $(ls -A "$dir")"
+    ;;
+
   toy)
     dir=$1
     rm -rf "$dir"
@@ -106,7 +136,7 @@ print("bench JSON ok:", ", ".join(f"{k}={d[k]:.4g}" for k in keys))
     "$bin" "${args[@]}" || fail "diffloco toy falling-mass exited with $?"
     csv=$dir/falling_mass.csv
     [ -f "$csv" ] || fail "$csv was not written"
-    [ ! -e "$csv.tmp" ] || fail "$csv.tmp was left behind"
+    ! ls "$dir"/*.tmp >/dev/null 2>&1 || fail "temporary files were left behind: $(ls "$dir"/*.tmp)"
     header=$(head -n 1 "$csv")
     expected="h0"
     for m in hard smoothed_k300 stochastic; do
