@@ -223,6 +223,8 @@ TEST(Config, ShippedConfigsCarryThePapersTables) {
   EXPECT_EQ(v.shac.horizon, 32);
   EXPECT_EQ(v.curriculum.commands.at(0), 1.25);
   EXPECT_EQ(v.curriculum.commands.at(4000), 1.25);
+  EXPECT_EQ(v.curriculum.commandResample.at(999), 1.0);  // the task's 10 s until tracking
+  EXPECT_EQ(v.curriculum.commandResample.at(2000), 0.3);  // then every 3 s
   EXPECT_TRUE(v.curriculum.resetNoise.trivial());
   std::map<std::string, double> weights;
   for (const auto& t : v.task.rewards) weights[t.name] = t.weight;
