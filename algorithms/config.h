@@ -37,9 +37,10 @@ struct ShacConfig {
   template <class V>
   void visit(V& v) {
     v.field("iterations", iterations, "training iterations (total, also when resuming)",
-            V::atLeast(1));
-    v.field("num_envs", numEnvs, "parallel environments", V::atLeast(1));
-    v.field("horizon", horizon, "short horizon: env steps per iteration", V::atLeast(1));
+            V::between(1, 1e8));
+    v.field("num_envs", numEnvs, "parallel environments", V::between(1, 65536));
+    // At most 1000: the window's whole graph through the simulator is held in memory.
+    v.field("horizon", horizon, "short horizon: env steps per iteration", V::between(1, 1000));
     v.field("gamma", gamma, "discount factor", V::between(0, 1));
     v.field("lambda", lambda, "TD(lambda) of the critic targets", V::between(0, 1));
     v.field("actor_lr", actorLr, "actor learning rate (start)", V::greater(0));
@@ -91,9 +92,9 @@ struct PpoConfig {
   template <class V>
   void visit(V& v) {
     v.field("iterations", iterations, "training iterations (total, also when resuming)",
-            V::atLeast(1));
-    v.field("num_envs", numEnvs, "parallel environments", V::atLeast(1));
-    v.field("rollout", rollout, "env steps per env per iteration", V::atLeast(1));
+            V::between(1, 1e8));
+    v.field("num_envs", numEnvs, "parallel environments", V::between(1, 65536));
+    v.field("rollout", rollout, "env steps per env per iteration", V::between(1, 10000));
     v.field("learning_rate", learningRate, "Adam learning rate (start)", V::greater(0));
     v.field("schedule", schedule, "learning-rate schedule", V::oneOf({"adaptive", "fixed"}));
     v.field("desired_kl", desiredKl, "adaptive schedule: target KL per minibatch", V::greater(0));

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <filesystem>
 #include <set>
+#include <sstream>
 #include <stdexcept>
 
 #include "envs/did_you_mean.h"
@@ -89,6 +90,21 @@ class MapReader {
   void getPositive(const std::string& key, double& out) {
     get(key, out);
     if (has(key) && !(out > 0)) fail(node_[key], keyPath(key) + " must be > 0");
+  }
+
+  // A value in [lo, hi]: the bounds keep every loop the value drives (sub-steps, solver sweeps)
+  // to a validated size instead of hanging on an absurd one.
+  template <class T>
+  void getInRange(const std::string& key, T& out, double lo, double hi) {
+    get(key, out);
+    if (has(key) && !(out >= lo && out <= hi))
+      fail(node_[key], keyPath(key) + " is " + YAML::Dump(node_[key]) + ": must be in [" +
+                           fmtBound(lo) + ", " + fmtBound(hi) + "]");
+  }
+  static std::string fmtBound(double x) {
+    std::ostringstream s;
+    s << x;
+    return s.str();
   }
 
   // Throws for the first key that was not read.
@@ -202,6 +218,9 @@ int TaskConfig::decimation() const {
   if (n < 1 || std::abs(d - n) > 1e-9 * d)
     throw std::runtime_error(source + ": env_dt (" + std::to_string(envDt) +
                              ") must be a multiple of sim.dt (" + std::to_string(sim.dt) + ")");
+  if (n > 1000)
+    throw std::runtime_error(source + ": env_dt / sim.dt = " + std::to_string(n) +
+                             " simulator steps per env step: at most 1000");
   return n;
 }
 
@@ -288,13 +307,13 @@ TaskConfig parseTaskConfig(const YAML::Node& taskNode, const std::string& source
   // An inline task (a run's resolved config) keeps its own name here; a task file is named by
   // its stem.
   if (top.has("name")) top.get("name", t.name);
-  top.getPositive("episode_length_s", t.episodeLengthS);
-  top.getPositive("env_dt", t.envDt);
+  top.getInRange("episode_length_s", t.episodeLengthS, 1e-3, 1e5);
+  top.getInRange("env_dt", t.envDt, 1e-5, 1.0);
 
   {
     MapReader r(top.sub("sim"), "sim", source);
     auto& c = t.sim.contact;
-    r.getPositive("dt", t.sim.dt);
+    r.getInRange("dt", t.sim.dt, 1e-5, 0.1);
     std::string model = sim::toString(c.model);
     r.get("contact", model);
     try {
@@ -305,11 +324,11 @@ TaskConfig parseTaskConfig(const YAML::Node& taskNode, const std::string& source
     r.get("friction", c.mu);
     r.getPositive("kappa", c.kappa);
     r.getPositive("cutoff", c.cutoff);
-    r.get("iterations", c.iterations);
+    r.getInRange("iterations", c.iterations, 1, 10000);
     r.get("soft_kp", c.softKp);
     r.get("soft_kd", c.softKd);
     r.get("soft_kf", c.softKf);
-    r.get("soft_substeps", c.softSubsteps);
+    r.getInRange("soft_substeps", c.softSubsteps, 1, 1000);
     // Time integration of the soft model (sim/adaptive.h): fixed sub-steps or Dormand-Prince 5(4)
     // with a PI step-size controller; the tolerances and the cap on steps per env step.
     if (r.has("integrator")) {
@@ -323,9 +342,7 @@ TaskConfig parseTaskConfig(const YAML::Node& taskNode, const std::string& source
     }
     r.getPositive("rtol", c.adaptive.rtol);
     r.getPositive("atol", c.adaptive.atol);
-    r.get("max_substeps", c.adaptive.maxSteps);
-    if (r.has("max_substeps") && c.adaptive.maxSteps < 1)
-      r.fail(top.sub("sim")["max_substeps"], "sim.max_substeps must be >= 1");
+    r.getInRange("max_substeps", c.adaptive.maxSteps, 1, 1e6);
     if (c.adaptive.rtol >= 1) r.fail(top.sub("sim")["rtol"], "sim.rtol must be < 1");
     if (c.integrator == sim::Integrator::Adaptive && c.model != sim::ContactModel::Soft)
       r.fail(top.sub("sim")["integrator"],

@@ -88,8 +88,8 @@ struct RunConfig {
     v.field("checkpoint_every", checkpointEvery, "iterations between checkpoints",
             V::atLeast(1));
     v.field("verbose", verbose, "print per-term rewards and losses every iteration");
-    v.field("torch_threads", torchThreads, "torch intra-op threads", V::atLeast(1));
-    v.field("sim_threads", simThreads, "simulator worker threads", V::atLeast(1));
+    v.field("torch_threads", torchThreads, "torch intra-op threads", V::between(1, 256));
+    v.field("sim_threads", simThreads, "simulator worker threads", V::between(1, 256));
     v.field("max_nan_iterations", maxNanIterations,
             "stop after this many iterations in a row with a non-finite loss or gradient",
             V::atLeast(1));

@@ -146,10 +146,35 @@ TEST(TaskConfig, AdaptiveIntegratorKeys) {
   EXPECT_NE(parseError(soft + "  atol: -1\n").find("sim.atol must be > 0"), std::string::npos);
   e = parseError(soft + "  max_substeps: 0\n");
   EXPECT_NE(e.find("test.yaml:6"), std::string::npos) << e;
-  EXPECT_NE(e.find("sim.max_substeps must be >= 1"), std::string::npos) << e;
+  EXPECT_NE(e.find("sim.max_substeps is 0: must be in [1, 1e+06]"), std::string::npos) << e;
   EXPECT_NE(parseError(soft + "  max_substeps: many\n").find("sim.max_substeps"),
             std::string::npos);
   e = parseError(std::string(kMinimal) + "sim: {contact: hard, integrator: adaptive}\n");
   EXPECT_NE(e.find("soft contact model only"), std::string::npos) << e;
   EXPECT_NE(parseError(soft + "  rtoll: 1e-4\n").find("did you mean"), std::string::npos);
+}
+
+// Sizes that drive loops are bounded: an absurd value is refused naming the key and the range
+// (before, a 1e-9 s step or 1e9 solver sweeps hung the first step).
+TEST(TaskConfig, LoopSizesAreBounded) {
+  const std::string sim = std::string(kMinimal) + "sim:\n";
+  std::string e = parseError(sim + "  iterations: 1000000000\n");
+  EXPECT_NE(e.find("test.yaml:5: sim: sim.iterations is 1000000000: must be in [1, 10000]"),
+            std::string::npos)
+      << e;
+  e = parseError(sim + "  soft_substeps: 100000000\n");
+  EXPECT_NE(e.find("sim.soft_substeps is 100000000: must be in [1, 1000]"), std::string::npos) << e;
+  e = parseError(sim + "  dt: 1.0e-9\n");
+  EXPECT_NE(e.find("sim.dt is 1.0e-9: must be in [1e-05, 0.1]"), std::string::npos) << e;
+  TaskConfig t = parseTaskConfig(YAML::Load(kMinimal), "test.yaml");
+  t.envDt = 0.1;
+  t.sim.dt = 0.00005;  // 2000 sub-steps per env step
+  try {
+    t.decimation();
+    ADD_FAILURE() << "2000 sub-steps per env step were accepted";
+  } catch (const std::runtime_error& err) {
+    EXPECT_NE(std::string(err.what()).find("2000 simulator steps per env step: at most 1000"),
+              std::string::npos)
+        << err.what();
+  }
 }

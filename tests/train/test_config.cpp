@@ -84,7 +84,7 @@ TEST(Config, WrongTypesAreErrors) {
 
 TEST(Config, RangesAndChoicesAreChecked) {
   EXPECT_CONTAINS(configError(replace(kBase, "horizon: 8", "horizon: 0")),
-                  "cfg.yaml:8: shac.horizon: 0 is out of range: must be >= 1");
+                  "cfg.yaml:8: shac.horizon: 0 is out of range: must be in [1, 1000]");
   EXPECT_CONTAINS(configError(std::string(kBase) + "policy2: 1\n"), "unknown key 'policy2'");
   const std::string gamma = configError(replace(kBase, "horizon: 8", "horizon: 8\n  gamma: 1.5"));
   EXPECT_CONTAINS(gamma, "cfg.yaml:9: shac.gamma: 1.5 is out of range: must be in [0, 1]");
