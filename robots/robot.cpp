@@ -70,8 +70,9 @@ Robot loadRobot(const std::string& nameOrPath) {
     r.torqueLimit = need("torque_limit").as<double>();
   } catch (const YAML::Exception& e) {
     throw std::runtime_error(path.string() + ":" + std::to_string(e.mark.line + 1) + ": " + e.what());
-  } catch (const sim::ModelError&) {
-    throw;
+  } catch (const sim::ModelError& e) {
+    // The URDF's own error names its file and line; the robot file that points at it comes first.
+    throw sim::ModelError(path.string() + ": urdf: " + e.what());
   } catch (const std::runtime_error& e) {
     throw std::runtime_error(path.string() + ": " + e.what());
   }

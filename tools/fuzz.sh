@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Fuzzes the torch-free readers with libFuzzer + ASan + UBSan (clang; CMake option DIFFLOCO_FUZZ):
+# URDF, robot YAML, actuator joint log CSV, sysid trajectory CSV (tests/fuzz/). Corpora are seeded
+# from configs/ and kept in build-fuzz/corpus/<target> between runs; crashes land in
+# build-fuzz/findings/.
+#   tools/fuzz.sh                 60 s per target
+#   tools/fuzz.sh --seconds 600   longer
+#   tools/fuzz.sh --runs 20000    a fixed number of inputs with a fixed seed (deterministic: CI)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+limit=(-max_total_time=60)
+while [ $# -gt 0 ]; do
+  case $1 in
+    --seconds) limit=(-max_total_time="$2"); shift 2 ;;
+    --runs) limit=(-runs="$2" -seed=1); shift 2 ;;
+    *) echo "usage: tools/fuzz.sh [--seconds N | --runs N]" >&2; exit 2 ;;
+  esac
+done
+build=build-fuzz
+CC=clang CXX=clang++ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DDIFFLOCO_FUZZ=ON -DDIFFLOCO_TESTS=OFF -DDIFFLOCO_NATIVE=OFF >/dev/null
+targets=(fuzz_urdf fuzz_robot_yaml fuzz_joint_log fuzz_sysid_csv)
+cmake --build "$build" -j 2 --target "${targets[@]}"
+
+# Seeds: the project's own files and small valid examples.
+seed() { mkdir -p "$build/corpus/$1"; cp "${@:2}" "$build/corpus/$1/" 2>/dev/null || true; }
+seed fuzz_urdf configs/robots/*.urdf
+seed fuzz_robot_yaml configs/robots/*.yaml
+mkdir -p "$build/corpus/fuzz_joint_log" "$build/corpus/fuzz_sysid_csv"
+printf 'time,q_target,q,qd,tau\n0,0.1,0,0,1.5\n0.001,0.1,0.0001,0.1,1.4\n0.002,0.1,0.0003,0.2,1.3\n' \
+  >"$build/corpus/fuzz_joint_log/log.csv"
+python3 - "$build/corpus/fuzz_sysid_csv/trajectory.csv" <<'PY'
+import sys, xml.etree.ElementTree as ET
+joints = [j.get("name") for j in ET.parse("configs/robots/quadruped.urdf").getroot().iter("joint")
+          if j.get("type") != "fixed"]
+cols = ["t", "x", "y", "z", "qw", "qx", "qy", "qz"] + ["q_" + j for j in joints]
+cols += ["vx", "vy", "vz", "wx", "wy", "wz"] + ["v_" + j for j in joints] + ["target_" + j for j in joints]
+rows = [",".join(cols)]
+for k in range(3):
+    vals = {c: 0.0 for c in cols}
+    vals.update(t=0.01 * k, z=0.5, qw=1.0)
+    rows.append(",".join(str(vals[c]) for c in cols))
+open(sys.argv[1], "w").write("\n".join(rows) + "\n")
+PY
+
+mkdir -p "$build/findings"
+export ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+status=0
+for t in "${targets[@]}"; do
+  echo "== $t"
+  # -timeout: an input that takes over 10 s is a hang finding; -rss_limit_mb: a memory blow-up.
+  if ! "$build/$t" "$build/corpus/$t" "${limit[@]}" -timeout=10 -rss_limit_mb=2048 \
+      -max_len=65536 -artifact_prefix="$build/findings/$t-" -print_final_stats=1 \
+      2>"$build/$t.log"; then
+    status=1
+    tail -n 30 "$build/$t.log"
+  fi
+  grep -E "stat::number_of_executed_units|stat::peak_rss_mb" "$build/$t.log" | tr '\n' ' '
+  echo
+done
+exit $status
