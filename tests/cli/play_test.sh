@@ -10,6 +10,7 @@
 #                                            t = 1.5 s the robot is at two places, the later one
 #                                            further right
 #   play_test.sh record DIFFLOCO REPO DIR    eval --record: the JSON record's layout and sizes
+#   play_test.sh readme_gifs DIFFLOCO REPO DIR  the README's GIFs exist, under 2 MB each
 #   play_test.sh badinput DIFFLOCO REPO DIR  missing policy, unwritable output, unknown engine,
 #                                            unknown format: exit != 0 and a message naming it
 set -euo pipefail
@@ -154,6 +155,17 @@ PY
     expect_error "unknown format" "a.avi" play "$walk" -o "$dir/a.avi"
     expect_error "bad size" "--size 300" play "$walk" -o "$dir/a.mp4" --size 300
     [ ! -e "$dir/a.mp4" ] || fail "a failed play left $dir/a.mp4"
+    ;;
+  readme_gifs)
+    # The README shows a GIF of each shipped policy, each under 2 MB.
+    for f in walk_quadruped velocity_anymal; do
+      gif=$repo/docs/media/$f.gif
+      [ -f "$gif" ] || fail "$gif missing"
+      size=$(stat -c %s "$gif")
+      [ "$size" -lt 2000000 ] || fail "$gif is $size bytes (over 2 MB)"
+      [ "$(head -c 6 "$gif")" = GIF89a ] || fail "$gif is not a GIF"
+      grep -q "docs/media/$f.gif" "$repo/README.md" || fail "README.md does not show $f.gif"
+    done
     ;;
   *)
     fail "unknown mode $mode"
