@@ -19,5 +19,6 @@ Runner addPlotCommand(CLI::App& app);
 Runner addExportCommand(CLI::App& app);
 Runner addFitActuatorCommand(CLI::App& app);
 Runner addEvalCommand(CLI::App& app);
+Runner addPlayCommand(CLI::App& app);
 
 }  // namespace diffloco::cli

@@ -27,6 +27,7 @@ int main(int argc, char** argv) {
   add(diffloco::cli::addExportCommand);
   add(diffloco::cli::addFitActuatorCommand);
   add(diffloco::cli::addEvalCommand);
+  add(diffloco::cli::addPlayCommand);
   CLI11_PARSE(app, argc, argv);
   try {
     for (auto& [sub, run] : runners)

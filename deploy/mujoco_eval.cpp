@@ -82,6 +82,9 @@ MujocoEpisodes evaluateInMujoco(const std::string& policyPath, const sim::Model&
       }
       s.baseHeight = qp[2];
       for (int j = 0; j < nj; ++j) s.jointPos[j] = qp[7 + j], s.jointVel[j] = qv[6 + j];
+      if (o.onDecision)
+        o.onDecision(ep, k, Eigen::Map<const VecX>(qp, mj.m->nq),
+                     Eigen::Map<const VecX>(qv, mj.m->nv), s.command);
       // Metrics of the state the decision is taken at (the env's convention: after the step).
       if (k > 0) {
         sumVx += qv[0];

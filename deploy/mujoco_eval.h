@@ -10,7 +10,9 @@
 // (zeros when the task has none) and held; the episode ends at the time limit or at a fall.
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -25,6 +27,12 @@ struct MujocoEvalOptions {
   double friction = 0;        // 0: the metadata's friction
   double jointPosNoise = 0;   // U(-x, x) added to the default joint angles at reset [rad]
   std::uint64_t seed = 0;
+  // Optional: called at every policy decision of every episode with the state it is taken in (q,
+  // v in our layout, sim/model.h, which MuJoCo's free joint shares) and the command. Records
+  // rollouts to watch.
+  std::function<void(int episode, int decision, const sim::VecX& q, const sim::VecX& v,
+                     const std::array<double, 3>& command)>
+      onDecision;
 };
 
 // Per-episode results, one entry per episode (no aggregation: the caller's statistics).

@@ -58,6 +58,7 @@ EvalResult evaluatePolicy(const envs::TaskConfig& task, const PolicyFn& policy,
   const Tensor zeroPose = torch::zeros({env.numActions()}, f64);
   int collected = 0;
   Tensor obs = env.observations();
+  Tensor restarted = torch::zeros({0}, torch::kLong);
   // A step limit guards against a policy that never ends an episode (cannot happen with a
   // time-out, but a task without one would loop forever).
   const long maxSteps = static_cast<long>(quota + 1) * env.maxEpisodeLength() + 10;
@@ -66,6 +67,7 @@ EvalResult evaluatePolicy(const envs::TaskConfig& task, const PolicyFn& policy,
     // terms: base-axes x/y velocity against the command, yaw rate as the base-axes z rate).
     const envs::StateFeatures s = envs::stateFeatures(env.q(), env.v(), zeroPose);
     const Tensor cmd = env.commands().to(torch::kDouble);
+    if (o.onStep) o.onStep(env.q(), env.v(), cmd, restarted);
     sumVx += s.linVelW.select(1, 0);
     sumSpeed += s.linVelB.select(1, 0);
     sumLin += (cmd.narrow(1, 0, 2) - s.linVelB.narrow(1, 0, 2)).square().sum(1);
@@ -78,6 +80,7 @@ EvalResult evaluatePolicy(const envs::TaskConfig& task, const PolicyFn& policy,
     obs = res.obs;
 
     const Tensor ids = res.extras.resetIds.to(torch::kLong).contiguous();
+    restarted = ids;
     const auto* id = ids.data_ptr<int64_t>();
     for (int64_t k = 0; k < ids.numel(); ++k) {
       const int64_t i = id[k];

@@ -25,6 +25,12 @@ struct EvalOptions {
   int episodes = 100;
   std::uint64_t seed = 0;
   int threads = 2;
+  // Optional: called before every env step with the state the action is taken in, q [N, nq] and
+  // v [N, nv] (double), the commands [N, 3], and the ids of the envs whose episode ended at the
+  // previous step (their state is already the next episode's first). Records rollouts to watch.
+  std::function<void(const torch::Tensor& q, const torch::Tensor& v, const torch::Tensor& commands,
+                     const torch::Tensor& restarted)>
+      onStep;
 };
 
 struct EpisodeStats {
