@@ -36,10 +36,12 @@ struct EvalArgs {
   std::string contact;
   double dt = 0;
   int iterations = 0;
-  std::string robot;              // mujoco: URDF or robot name (default: the policy's robot)
-  double episodeLengthS = 0;      // mujoco: 0 = the task's
-  double resetNoise = 0.1;        // mujoco: U(-x, x) on the default joint angles at reset [rad]
-  double resetScale = 1;          // diffloco: scale of the task's initial-state noise
+  std::string robot;          // mujoco: URDF or robot name (default: the policy's robot)
+  double episodeLengthS = 0;  // mujoco: 0 = the task's
+  double resetNoise = 0.1;    // mujoco: U(-x, x) on the default joint angles at reset [rad]
+  double resetScale = 1;      // diffloco: scale of the task's initial-state noise
+  std::string integrator = "Euler", cone = "pyramidal", solver = "Newton";  // mujoco
+  int noslip = 0;                                                           // mujoco
   std::vector<std::string> sets;  // diffloco: task overrides, key.path=value
   std::string task;               // diffloco: evaluate on this task instead of the trained one
   train::EvalOptions options;
@@ -185,6 +187,9 @@ train::EvalResult evaluateMujoco(const EvalArgs& a) {
   o.timestep = a.dt;
   o.episodeLengthS = a.episodeLengthS;
   o.jointPosNoise = a.resetNoise;
+  o.integrator = a.integrator, o.cone = a.cone, o.solver = a.solver;
+  o.iterations = a.iterations > 0 ? a.iterations : 100;  // MuJoCo's default
+  o.noslipIterations = a.noslip;
   if (o.episodeLengthS <= 0 && !e.meta.taskYaml.empty())
     o.episodeLengthS = envs::parseTaskConfig(YAML::Load(e.meta.taskYaml), a.policy).episodeLengthS;
   if (o.episodeLengthS <= 0)
@@ -193,6 +198,7 @@ train::EvalResult evaluateMujoco(const EvalArgs& a) {
   train::EvalResult r;
   r.task = e.meta.task;
   r.contact = "mujoco";
+  r.engine = m.engineOptions;
   r.simDt = m.timestep;
   r.commands = e.meta.commandsEnabled;
   for (size_t i = 0; i < m.lengthS.size(); ++i) {
@@ -214,6 +220,7 @@ void print(const train::EvalResult& r, bool json) {
   const auto s = r.summary();
   if (json) {
     std::printf("{\"task\": \"%s\", \"contact\": \"%s\"", r.task.c_str(), r.contact.c_str());
+    if (!r.engine.empty()) std::printf(", \"engine\": \"%s\"", r.engine.c_str());
     for (const auto& [k, v] : s) {
       if (std::isfinite(v))
         std::printf(", \"%s\": %.6g", k.c_str(), v);
@@ -224,10 +231,8 @@ void print(const train::EvalResult& r, bool json) {
     return;
   }
   if (r.contact == "mujoco")
-    std::printf(
-        "task %s, MuJoCo, sim dt %g s: %d episodes (no return: MuJoCo computes no "
-        "rewards)\n",
-        r.task.c_str(), r.simDt, static_cast<int>(s.at("episodes")));
+    std::printf("task %s, %s: %d episodes (no return: MuJoCo computes no rewards)\n",
+                r.task.c_str(), r.engine.c_str(), static_cast<int>(s.at("episodes")));
   else
     std::printf("task %s, contact %s, sim dt %g s, %d solver iterations: %d episodes\n",
                 r.task.c_str(), r.contact.c_str(), r.simDt, r.iterations,
@@ -278,7 +283,18 @@ Runner addEvalCommand(CLI::App& app) {
                   "contact model (default: the one trained with): hard, smoothed, soft, "
                   "straight_through");
   cmd->add_option("--dt", a->dt, "simulator step [s] (must divide the env step; default: trained)");
-  cmd->add_option("--iterations", a->iterations, "Gauss-Seidel iterations (default: trained)");
+  cmd->add_option("--iterations", a->iterations,
+                  "Gauss-Seidel iterations (default: trained); mujoco: the constraint solver's "
+                  "iterations (default: MuJoCo's 100)");
+  cmd->add_option("--integrator", a->integrator,
+                  "mujoco: Euler (MuJoCo's default), RK4 or implicit")
+      ->capture_default_str();
+  cmd->add_option("--cone", a->cone, "mujoco: friction cone, pyramidal (default) or elliptic")
+      ->capture_default_str();
+  cmd->add_option("--solver", a->solver, "mujoco: PGS, CG or Newton (default)")
+      ->capture_default_str();
+  cmd->add_option("--noslip", a->noslip, "mujoco: noslip iterations (default 0)")
+      ->capture_default_str();
   cmd->add_option("--episodes", a->options.episodes, "episodes to collect")->capture_default_str();
   cmd->add_option("--envs", a->options.numEnvs, "parallel environments")->capture_default_str();
   cmd->add_option("--seed", a->options.seed, "seed of resets, commands, noise")
@@ -295,9 +311,9 @@ Runner addEvalCommand(CLI::App& app) {
     // An option of the other engine is a mistake to report, not a setting to ignore.
     const bool mujoco = a->engine == "mujoco";
     for (const char* o :
-         mujoco ? std::vector<const char*>{"--set", "--contact", "--iterations", "--reset-scale",
-                                           "--task"}
-                : std::vector<const char*>{"--robot", "--episode-length", "--reset-noise"})
+         mujoco ? std::vector<const char*>{"--set", "--contact", "--reset-scale", "--task"}
+                : std::vector<const char*>{"--robot", "--episode-length", "--reset-noise",
+                                           "--integrator", "--cone", "--solver", "--noslip"})
       if (cmd->count(o) > 0)
         throw std::runtime_error(std::string(o) + " applies to --engine " +
                                  (mujoco ? "diffloco" : "mujoco") + " only, not to --engine " +

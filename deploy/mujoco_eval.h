@@ -25,6 +25,9 @@ struct MujocoEvalOptions {
   double friction = 0;        // 0: the metadata's friction
   double jointPosNoise = 0;   // U(-x, x) added to the default joint angles at reset [rad]
   std::uint64_t seed = 0;
+  // Engine options (mujoco/mujoco_model.h MjcfOptions; MuJoCo's defaults).
+  std::string integrator = "Euler", cone = "pyramidal", solver = "Newton";
+  int iterations = 100, noslipIterations = 0;
 };
 
 // Per-episode results, one entry per episode (no aggregation: the caller's statistics).
@@ -37,6 +40,7 @@ struct MujocoEpisodes {
   std::vector<double> yawRateErr2;  // mean over decisions of (cmd_wz - w_z)^2
   std::vector<double> command[3];   // the command of each episode (v_x, v_y, w_z)
   double timestep = 0, controlDt = 0, episodeLengthS = 0;
+  std::string engineOptions;  // as the compiled model runs: mj::engineOptions
 };
 
 // policyPath: a file written by `diffloco export`; model: the robot as parsed from its URDF (the
