@@ -2,7 +2,9 @@
 // (deploy/export.h, ident/actuator_fit.h).
 #include <spdlog/spdlog.h>
 
+#include <cstdio>
 #include <memory>
+#include <stdexcept>
 
 #include "cli/commands.h"
 #include "deploy/export.h"
@@ -14,22 +16,44 @@ Runner addExportCommand(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "export",
       "Export a trained policy as one TorchScript file (forward(obs) -> action, joint_targets, "
-      "actuator_torque, metadata_json) plus <stem>.yaml with the metadata beside it");
+      "actuator_torque, metadata_json) and/or an ONNX file (normaliser + actor, metadata in "
+      "metadata_props), plus <stem>.yaml with the metadata (the contract: docs/deploy.md). An "
+      "exported file as input is upgraded to the current metadata format");
   auto run = std::make_shared<std::string>();
   auto out = std::make_shared<std::string>("policy.pt");
   auto config = std::make_shared<std::string>();
-  cmd->add_option("run", *run, "run folder (policy.pt + config.yaml) or a policy.pt")->required();
-  cmd->add_option("-o,--output", *out, "TorchScript file to write")->capture_default_str();
+  auto format = std::make_shared<std::string>("torchscript");
+  auto describe = std::make_shared<bool>(false);
+  cmd->add_option("run", *run,
+                  "run folder (policy.pt + config.yaml), a policy.pt, or an exported file");
+  cmd->add_flag("--describe-observations", *describe,
+                "print the observation terms' definitions (the exported contract) as Markdown "
+                "and exit");
+  cmd->add_option("-o,--output", *out,
+                  "file to write (.pt; .onnx with --format onnx; both: <stem>.pt and <stem>.onnx)")
+      ->capture_default_str();
   cmd->add_option("--config", *config,
                   "training config of the policy (default: config.yaml beside policy.pt)");
-  return [run, out, config] {
-    const deploy::ExportResult r = deploy::exportPolicy(*run, *out, *config);
+  cmd->add_option("--format", *format, "torchscript, onnx, or both")
+      ->check(CLI::IsMember({"torchscript", "onnx", "both"}))
+      ->capture_default_str();
+  return [run, out, config, format, describe] {
+    if (*describe) {
+      std::printf("%s", deploy::observationDefinitionsMarkdown().c_str());
+      return 0;
+    }
+    if (run->empty()) throw std::runtime_error("export: give a run folder or policy file");
+    const deploy::ExportResult r =
+        deploy::exportPolicy(*run, *out, *config, deploy::parseExportFormat(*format));
     const auto& m = r.metadata;
+    std::string written;
+    for (const auto& p : {r.modulePath, r.onnxPath, r.yamlPath})
+      if (!p.empty()) written += (written.empty() ? "" : ", ") + p;
     spdlog::info(
         "exported {} ({} observations, {} joints, control dt {} s, {} actuator kp {} kd "
-        "{}{}) -> {} and {}",
+        "{}{}; metadata {}) -> {}",
         m.source, m.numObs, m.numJoints(), m.controlDt, m.contactModel, m.kp, m.kd,
-        m.actuatorSource.empty() ? "" : " from " + m.actuatorSource, r.modulePath, r.yamlPath);
+        m.actuatorSource.empty() ? "" : " from " + m.actuatorSource, m.format, written);
     return 0;
   };
 }

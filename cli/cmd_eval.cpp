@@ -19,6 +19,7 @@ void print(const train::EvalResult& r, bool json) {
   const auto s = r.summary();
   if (json) {
     std::printf("{\"task\": \"%s\", \"contact\": \"%s\"", r.task.c_str(), r.contact.c_str());
+    if (!r.engine.empty()) std::printf(", \"engine\": \"%s\"", r.engine.c_str());
     for (const auto& [k, v] : s) {
       if (std::isfinite(v))
         std::printf(", \"%s\": %.6g", k.c_str(), v);
@@ -29,10 +30,8 @@ void print(const train::EvalResult& r, bool json) {
     return;
   }
   if (r.contact == "mujoco")
-    std::printf(
-        "task %s, MuJoCo, sim dt %g s: %d episodes (no return: MuJoCo computes no "
-        "rewards)\n",
-        r.task.c_str(), r.simDt, static_cast<int>(s.at("episodes")));
+    std::printf("task %s, %s: %d episodes (no return: MuJoCo computes no rewards)\n",
+                r.task.c_str(), r.engine.c_str(), static_cast<int>(s.at("episodes")));
   else
     std::printf("task %s, contact %s, sim dt %g s, %d solver iterations: %d episodes\n",
                 r.task.c_str(), r.contact.c_str(), r.simDt, r.iterations,

@@ -169,6 +169,9 @@ train::EvalResult evaluateMujoco(const EvalArgs& a, Recording* recording) {
   o.timestep = a.dt;
   o.episodeLengthS = a.episodeLengthS;
   o.jointPosNoise = a.resetNoise;
+  o.integrator = a.integrator, o.cone = a.cone, o.solver = a.solver;
+  o.iterations = a.iterations > 0 ? a.iterations : 100;  // MuJoCo's default
+  o.noslipIterations = a.noslip;
   if (o.episodeLengthS <= 0 && !e.meta.taskYaml.empty())
     o.episodeLengthS = envs::parseTaskConfig(YAML::Load(e.meta.taskYaml), a.policy).episodeLengthS;
   if (a.durationS > 0) o.episodeLengthS = a.durationS;
@@ -192,6 +195,7 @@ train::EvalResult evaluateMujoco(const EvalArgs& a, Recording* recording) {
   train::EvalResult r;
   r.task = e.meta.task;
   r.contact = "mujoco";
+  r.engine = m.engineOptions;
   r.simDt = m.timestep;
   r.commands = e.meta.commandsEnabled;
   for (size_t i = 0; i < m.lengthS.size(); ++i) {
@@ -276,8 +280,19 @@ void addEvalOptions(CLI::App* cmd, EvalArgs& a) {
   // of solver iterations or threads) or failing deep inside with an allocation error.
   cmd->add_option("--dt", p->dt, "simulator step [s] (must divide the env step; default: trained)")
       ->check(CLI::Range(1e-5, 0.1));
-  cmd->add_option("--iterations", p->iterations, "Gauss-Seidel iterations (default: trained)")
+  cmd->add_option("--iterations", p->iterations,
+                  "Gauss-Seidel iterations (default: trained); mujoco: the constraint solver's "
+                  "iterations (default: MuJoCo's 100)")
       ->check(CLI::Range(1, 10000));
+  cmd->add_option("--integrator", p->integrator, "mujoco: Euler (MuJoCo's default), RK4 or implicit")
+      ->capture_default_str();
+  cmd->add_option("--cone", p->cone, "mujoco: friction cone, pyramidal (default) or elliptic")
+      ->capture_default_str();
+  cmd->add_option("--solver", p->solver, "mujoco: PGS, CG or Newton (default)")
+      ->capture_default_str();
+  cmd->add_option("--noslip", p->noslip, "mujoco: noslip iterations (default 0)")
+      ->check(CLI::Range(0, 10000))
+      ->capture_default_str();
   cmd->add_option("--seed", p->options.seed, "seed of resets, commands, noise")
       ->capture_default_str();
   cmd->add_option("--threads", p->options.threads, "simulator threads")
@@ -294,9 +309,9 @@ void addEvalOptions(CLI::App* cmd, EvalArgs& a) {
 void rejectOtherEngineOptions(const CLI::App* cmd, const EvalArgs& a) {
   const bool mujoco = a.engine == "mujoco";
   for (const char* o :
-       mujoco ? std::vector<const char*>{"--set", "--contact", "--iterations", "--reset-scale",
-                                         "--task"}
-              : std::vector<const char*>{"--robot", "--episode-length", "--reset-noise"})
+       mujoco ? std::vector<const char*>{"--set", "--contact", "--reset-scale", "--task"}
+              : std::vector<const char*>{"--robot", "--episode-length", "--reset-noise",
+                                         "--integrator", "--cone", "--solver", "--noslip"})
     if (cmd->count(o) > 0)
       throw std::runtime_error(std::string(o) + " applies to --engine " +
                                (mujoco ? "diffloco" : "mujoco") + " only, not to --engine " +

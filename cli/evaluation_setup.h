@@ -23,6 +23,8 @@ struct EvalArgs {
   double episodeLengthS = 0;      // mujoco: 0 = the task's
   double resetNoise = 0.1;        // mujoco: U(-x, x) on the default joint angles at reset [rad]
   double resetScale = 1;          // diffloco: scale of the task's initial-state noise
+  std::string integrator = "Euler", cone = "pyramidal", solver = "Newton";  // mujoco
+  int noslip = 0;                                                           // mujoco
   std::vector<std::string> sets;  // diffloco: task overrides, key.path=value
   std::string task;               // diffloco: evaluate on this task instead of the trained one
   double durationS = 0;           // both engines: episode length override (play's --duration)

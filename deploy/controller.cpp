@@ -67,7 +67,7 @@ Controller::Controller(const std::string& policyPath, ControllerConfig config)
     if (std::find(kKnownTerms.begin(), kKnownTerms.end(), t.name) == kKnownTerms.end())
       throw std::runtime_error(policyPath + ": observation term '" + t.name +
                                "' is not known to the controller");
-  if (cfg_.maxTilt <= 0) cfg_.maxTilt = meta_.terminationTilt > 0 ? meta_.terminationTilt : 1.0;
+  if (cfg_.maxTilt <= 0) cfg_.maxTilt = meta_.terminationTilt.value_or(1.0);
   lastAction_.assign(nj, 0.0);
 }
 
@@ -166,17 +166,20 @@ std::vector<double> Controller::policyAction(const std::vector<float>& obs) {
 std::vector<double> Controller::actuatorTorque(const std::vector<double>& target,
                                                const std::vector<double>& q,
                                                const std::vector<double>& qd) const {
-  // The law of sim/actuator.cpp (and of the module's actuator_torque), robot order.
+  // The law of sim/actuator.cpp (and of the module's actuator_torque), robot order. A missing
+  // limit is the simulator's default 1e10, so that the torques equal training's bit for bit.
   const int nj = meta_.numJoints();
+  const double saturation = meta_.saturation.value_or(1e10);
+  const double velocityLimit = meta_.velocityLimit.value_or(1e10);
   std::vector<double> tau(nj, 0.0);
   for (int i = 0; i < nj; ++i) {
     const int r = robotIndex_[i];
     const double effort = meta_.effort[i];
     const double pd = meta_.kp * (target[r] - q[r]) - meta_.kd * qd[r];
-    const double vmax = meta_.velocityLimit * (1.0 + effort / meta_.saturation);
-    const double w = std::clamp(qd[r], -vmax, vmax) / meta_.velocityLimit;
-    const double hi = std::min(meta_.saturation * (1.0 - w), effort);
-    const double lo = std::max(meta_.saturation * (-1.0 - w), -effort);
+    const double vmax = velocityLimit * (1.0 + effort / saturation);
+    const double w = std::clamp(qd[r], -vmax, vmax) / velocityLimit;
+    const double hi = std::min(saturation * (1.0 - w), effort);
+    const double lo = std::max(saturation * (-1.0 - w), -effort);
     tau[r] = std::clamp(pd, lo, hi);
   }
   return tau;

@@ -2,11 +2,17 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 
+#include "deploy/sha256.h"
+#ifdef DIFFLOCO_WITH_ONNX
+#include "deploy/onnx_export.h"
+#endif
 #include "envs/task_config.h"
 #include "io/atomic_file.h"
 #include "robots/robot.h"
@@ -23,17 +29,72 @@ using torch::Tensor;
 
 namespace {
 
-// The metadata of a training config, its robot and its actor.
-PolicyMetadata makeMetadata(const train::TrainConfig& c, const Robot& robot,
-                            policies::Actor& actor) {
-  const envs::TaskConfig& t = c.task;
+std::string readText(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error(path + ": cannot read");
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// The init_from chain of a config, newest first: each warm start's own config.yaml (beside its
+// policy or checkpoint, or in its run folder) names the one before. Stops where a config is
+// missing (the chain then ends with the path that could not be followed).
+std::vector<std::string> warmStartChain(std::string initFrom) {
+  std::vector<std::string> chain;
+  while (!initFrom.empty() && chain.size() < 32) {
+    chain.push_back(initFrom);
+    const fs::path p = initFrom;
+    const fs::path config = (fs::is_directory(p) ? p : p.parent_path()) / "config.yaml";
+    if (!fs::exists(config)) break;
+    try {
+      const YAML::Node n = YAML::LoadFile(config.string())["init_from"];
+      initFrom = n ? n.as<std::string>() : "";
+    } catch (const YAML::Exception&) {
+      break;
+    }
+  }
+  return chain;
+}
+
+// The robot part of the contract: URDF text and hash, base link, feet, gravity.
+void describeRobot(const Robot& robot, PolicyMetadata& m) {
   const sim::Model& model = robot.model;
-  PolicyMetadata m;
-  m.difflocoVersion = DIFFLOCO_VERSION;
-  m.gitCommit = runs::gitDescription();
-  m.task = t.name;
+  m.robot = robot.name;
+  m.urdf = readText(model.source);
+  m.urdfSha256 = sha256Hex(m.urdf);
+  m.baseLink = model.bodies.at(0).name;
+  m.feet.clear();
+  m.footRadius.clear();
+  for (const auto& f : model.feet) {
+    m.feet.push_back(f.name);
+    m.footRadius.push_back(f.radius);
+  }
+  m.gravity = {model.gravity.x(), model.gravity.y(), model.gravity.z()};
+}
+
+ObservationDefinition definitionOf(const std::string& term) {
+  const envs::TermDef* def = envs::findTerm(envs::TermKind::Observation, term);
+  if (!def) throw std::runtime_error("export: observation term '" + term + "' is not registered");
+  const envs::TermDefinition& d = def->definition;
+  return {d.formula, d.frame, d.units, d.conventions};
+}
+
+std::optional<double> limit(double x) {
+  return x >= 1e9 ? std::nullopt : std::optional<double>(x);
+}
+
+std::optional<std::vector<double>> range(bool on, const envs::Range& r) {
+  return on ? std::optional<std::vector<double>>({r.lo, r.hi}) : std::nullopt;
+}
+
+// Everything a task and its robot determine: robot description, joints, action, observations
+// with their definitions, timing, actuator, commands, contact, reset, randomisation, terminations.
+void describeTask(const envs::TaskConfig& t, const Robot& robot, PolicyMetadata& m) {
+  const sim::Model& model = robot.model;
+  describeRobot(robot, m);
   m.robot = t.robot;
-  m.algorithm = c.algorithm;
+  m.jointNames.clear(), m.defaultJointPos.clear(), m.jointLower.clear(), m.jointUpper.clear();
   for (int j = 0; j < model.nj(); ++j) {
     m.jointNames.push_back(model.joints[j].name);
     m.defaultJointPos.push_back(robot.defaultJointPos[j]);
@@ -43,7 +104,8 @@ PolicyMetadata makeMetadata(const train::TrainConfig& c, const Robot& robot,
   m.defaultBaseHeight = robot.defaultBaseHeight;
   m.actionScale = t.actionScale;
   m.actionClip = t.actionClip;
-  m.squash = actor->config().squash;
+  m.observations.clear();
+  m.numObs = 0;
   for (const auto& o : t.observations) {
     ObservationTerm term;
     term.name = o.name;
@@ -51,26 +113,24 @@ PolicyMetadata makeMetadata(const train::TrainConfig& c, const Robot& robot,
                 : o.def->dim == envs::TermDef::kPerFoot ? model.nfeet()
                                                         : o.def->dim;
     term.scale = o.scale;
+    term.noise = o.noise;
     term.params = o.params.values();
+    term.definition = definitionOf(o.name);
     m.numObs += term.size;
     m.observations.push_back(term);
   }
-  if (m.numObs != actor->numObs())
-    throw std::runtime_error("the task's observation terms make " + std::to_string(m.numObs) +
-                             " values, the actor takes " + std::to_string(actor->numObs()) +
-                             ": the config does not belong to this policy");
-  if (model.nj() != actor->numActions())
-    throw std::runtime_error("the robot has " + std::to_string(model.nj()) +
-                             " joints, the actor outputs " + std::to_string(actor->numActions()));
+  m.observationNoise = t.randomization.observationNoise;
   m.controlDt = t.envDt;
   m.simDt = t.sim.dt;
   m.decimation = t.decimation();
   m.episodeLengthS = t.episodeLengthS;
-  m.taskYaml = c.taskYaml;
   const auto& a = t.sim.actuator;
-  m.kp = a.kp, m.kd = a.kd, m.saturation = a.saturation, m.velocityLimit = a.velocityLimit;
+  m.kp = a.kp, m.kd = a.kd;
+  m.saturation = limit(a.saturation);
+  m.velocityLimit = limit(a.velocityLimit);
   m.armature = t.armature;
   const double effort = a.effort > 0 ? a.effort : robot.torqueLimit;  // as LocomotionEnv
+  m.effort.clear();
   for (const auto& j : model.joints) m.effort.push_back(std::min(effort, j.effort));
   m.actuatorSource = t.actuatorSource;
   m.commandsEnabled = t.commands.enabled;
@@ -78,14 +138,80 @@ PolicyMetadata makeMetadata(const train::TrainConfig& c, const Robot& robot,
   m.linVelY = {t.commands.linVelY.lo, t.commands.linVelY.hi};
   m.angVelZ = {t.commands.angVelZ.lo, t.commands.angVelZ.hi};
   m.commandResampleS = t.commands.resampleS;
-  m.contactModel = sim::toString(t.sim.contact.model);
-  m.kappa = t.sim.contact.kappa;
-  m.friction = t.sim.contact.mu;
-  m.solverIterations = t.sim.contact.iterations;
+  const auto& contact = t.sim.contact;
+  m.contactModel = sim::toString(contact.model);
+  m.kappa = contact.kappa;
+  m.friction = contact.mu;
+  m.solverIterations = contact.iterations;
+  m.contactCutoff.reset();
+  if (std::isfinite(contact.cutoff)) m.contactCutoff = contact.cutoff;
+  m.softKp = contact.softKp, m.softKd = contact.softKd, m.softKf = contact.softKf;
+  m.softSubsteps = contact.softSubsteps;
+  m.softIntegrator = contact.integrator == sim::Integrator::Adaptive ? "adaptive" : "fixed";
+  const auto& r = t.reset;
+  m.resetJointPosNoise = r.jointPosNoise, m.resetJointVelNoise = r.jointVelNoise;
+  m.resetBasePosNoise = r.basePosNoise, m.resetBaseRotNoise = r.baseRotNoise;
+  m.resetRandomYaw = r.randomYaw, m.resetBaseLinVelNoise = r.baseLinVelNoise;
+  m.resetBaseAngVelNoise = r.baseAngVelNoise, m.resetFootClearance = r.footClearance;
+  const auto& rnd = t.randomization;
+  m.frictionRange = range(rnd.friction, rnd.frictionRange);
+  m.addedMassRange = range(rnd.addedMass, rnd.addedMassRange);
+  m.pushIntervalS = range(rnd.pushes, rnd.pushIntervalS);
+  m.pushVelocity.reset();
+  if (rnd.pushes) m.pushVelocity = rnd.pushVelocity;
+  m.terminationTilt.reset(), m.terminationHeight.reset();
   for (const auto& term : t.terminations) {
     if (term.name == "base_tilt_above") m.terminationTilt = term.params("angle");
     if (term.name == "base_height_below") m.terminationHeight = term.params("height");
   }
+}
+
+// The metadata of a training config, its robot and its actor.
+PolicyMetadata makeMetadata(const train::TrainConfig& c, const Robot& robot,
+                            policies::Actor& actor) {
+  PolicyMetadata m;
+  describeTask(c.task, robot, m);
+  m.task = c.task.name;
+  m.squash = actor->config().squash;
+  m.taskYaml = c.taskYaml;
+  if (m.numObs != actor->numObs())
+    throw std::runtime_error("the task's observation terms make " + std::to_string(m.numObs) +
+                             " values, the actor takes " + std::to_string(actor->numObs()) +
+                             ": the config does not belong to this policy");
+  if (m.numJoints() != actor->numActions())
+    throw std::runtime_error("the robot has " + std::to_string(m.numJoints()) +
+                             " joints, the actor outputs " + std::to_string(actor->numActions()));
+  m.difflocoVersion = DIFFLOCO_VERSION;
+  m.gitCommit = runs::gitDescription();
+  m.algorithm = c.algorithm;
+  m.seed = c.seed;
+  m.iterations = c.iterations();
+  m.warmStart = warmStartChain(c.initFrom);
+  const auto& cur = c.curriculum;
+  if (!cur.commands.trivial() || !cur.resetNoise.trivial() || !cur.episodeLength.trivial())
+    m.curriculum =
+        CurriculumFactors{cur.commands.final, cur.resetNoise.final, cur.episodeLength.final};
+  return m;
+}
+
+// An exported file's metadata in the current format: what the task it carries and its robot
+// determine is derived again (URDF, definitions, reset, ...); the network's facts (squash) and
+// the provenance it has are kept; what it never recorded (seed, iterations, config hash,
+// curriculum) stays null.
+PolicyMetadata upgradeMetadata(const PolicyMetadata& old, const std::string& path) {
+  if (old.taskYaml.empty())
+    throw std::runtime_error(path +
+                             ": the exported file carries no task (task.yaml): cannot "
+                             "rebuild its metadata");
+  envs::TaskConfig t = envs::parseTaskConfig(YAML::Load(old.taskYaml), path + " (task.yaml)");
+  PolicyMetadata m = old;
+  m.format = kMetadataFormat;
+  describeTask(t, loadRobot(t.robot), m);
+  if (m.numObs != old.numObs || m.jointNames != old.jointNames)
+    throw std::runtime_error(path + ": its task and robot give " + std::to_string(m.numObs) +
+                             " observations and joints (" + std::to_string(m.numJoints()) +
+                             ") other than the file's (" + std::to_string(old.numObs) +
+                             "): the robot files have changed since the export");
   return m;
 }
 
@@ -152,8 +278,9 @@ torch::jit::Module buildExportModule(policies::Actor& actor, const PolicyMetadat
   m.register_buffer("kp", torch::full({nj}, meta.kp, f64));
   m.register_buffer("kd", torch::full({nj}, meta.kd, f64));
   m.register_buffer("effort", vec(meta.effort));
-  m.register_buffer("saturation", torch::full({nj}, meta.saturation, f64));
-  m.register_buffer("velocity_limit", torch::full({nj}, meta.velocityLimit, f64));
+  // No speed-torque line (null): a line so far out that the clip at the effort is what acts.
+  m.register_buffer("saturation", torch::full({nj}, meta.saturation.value_or(1e10), f64));
+  m.register_buffer("velocity_limit", torch::full({nj}, meta.velocityLimit.value_or(1e10), f64));
   src << R"(def joint_targets(self, action: Tensor) -> Tensor:
     a = action.double()
     a = torch.max(torch.min(a, self.action_clip), -self.action_clip)
@@ -186,8 +313,69 @@ void saveModuleAtomic(const torch::jit::Module& m, const std::string& path) {
   io::writeAtomically(path, [&](const std::string& tmp) { m.save(tmp); });
 }
 
+namespace {
+
+// An exported TorchScript file (a metadata_json attribute), or nothing.
+std::optional<torch::jit::Module> loadExportedModule(const std::string& path) {
+  try {
+    torch::jit::Module m = torch::jit::load(path);
+    if (m.hasattr("metadata_json")) return m;
+  } catch (const c10::Error&) {
+  }
+  return std::nullopt;
+}
+
+// Writes the module in the requested formats and the YAML beside them.
+ExportResult writeExport(torch::jit::Module& m, PolicyMetadata meta, const std::string& out,
+                         ExportFormat format) {
+  ExportResult r;
+  const fs::path o = out, dir = o.parent_path();
+  if (!dir.empty()) fs::create_directories(dir);
+  const std::string stem = (dir / o.stem()).string();
+  r.yamlPath = stem + ".yaml";
+  m.setattr("metadata_json", toJson(meta));
+  if (format != ExportFormat::Onnx) {
+    r.modulePath = format == ExportFormat::Both ? stem + ".pt" : out;
+    saveModuleAtomic(m, r.modulePath);
+  }
+  if (format != ExportFormat::TorchScript) {
+#ifdef DIFFLOCO_WITH_ONNX
+    r.onnxPath = format == ExportFormat::Both ? stem + ".onnx" : out;
+    io::writeFileAtomic(r.onnxPath, onnxModelBytes(m, meta));
+#else
+    throw std::runtime_error("export --format onnx: this diffloco was built without libonnx-dev");
+#endif
+  }
+  io::writeFileAtomic(r.yamlPath, toYaml(meta));
+  r.metadata = std::move(meta);
+  return r;
+}
+
+}  // namespace
+
+std::string observationDefinitionsMarkdown() {
+  std::string s =
+      "| term | size | formula | frame | units | conventions |\n|---|---|---|---|---|---|\n";
+  for (const auto& t : envs::termRegistry(envs::TermKind::Observation)) {
+    const std::string size = t.dim == envs::TermDef::kPerJoint  ? "joints"
+                             : t.dim == envs::TermDef::kPerFoot ? "feet"
+                                                                : std::to_string(t.dim);
+    const auto& d = t.definition;
+    s += "| `" + t.name + "` | " + size + " | " + d.formula + " | " + d.frame + " | " + d.units +
+         " | " + d.conventions + " |\n";
+  }
+  return s;
+}
+
+ExportFormat parseExportFormat(const std::string& name) {
+  if (name == "torchscript") return ExportFormat::TorchScript;
+  if (name == "onnx") return ExportFormat::Onnx;
+  if (name == "both") return ExportFormat::Both;
+  throw std::runtime_error("export format '" + name + "': expected torchscript, onnx or both");
+}
+
 ExportResult exportPolicy(const std::string& run, const std::string& out,
-                          const std::string& configPath) {
+                          const std::string& configPath, ExportFormat format) {
   fs::path policyPath = run, dir;
   if (fs::is_directory(policyPath)) {
     dir = policyPath;
@@ -198,14 +386,22 @@ ExportResult exportPolicy(const std::string& run, const std::string& out,
   if (!fs::exists(policyPath))
     throw std::runtime_error(policyPath.string() +
                              ": not found (export takes a run folder with policy.pt and "
-                             "config.yaml, or a policy.pt)");
+                             "config.yaml, a policy.pt, or an exported file to upgrade)");
+  // An exported file: the same network, its metadata brought to the current format.
+  if (std::optional<torch::jit::Module> exported = loadExportedModule(policyPath.string())) {
+    const std::string path = policyPath.string();
+    const PolicyMetadata old =
+        parsePolicyMetadata(exported->attr("metadata_json").toStringRef(), path);
+    return writeExport(*exported, upgradeMetadata(old, path), out, format);
+  }
   // The task: from the training config (config.yaml beside the policy, or --config), else from
   // the resolved task the policy file carries (task_yaml, written by diffloco train).
   policies::LoadedPolicy p = policies::loadPolicy(policyPath.string());
   const fs::path config = configPath.empty() ? dir / "config.yaml" : fs::path(configPath);
   train::TrainConfig c;
   const auto taskYaml = p.metadata.find("task_yaml");
-  if (fs::exists(config)) {
+  const bool haveConfig = fs::exists(config);
+  if (haveConfig) {
     c = train::loadTrainConfig(config.string());
   } else if (configPath.empty() && taskYaml != p.metadata.end()) {
     c.task =
@@ -219,22 +415,23 @@ ExportResult exportPolicy(const std::string& run, const std::string& out,
                              "terms, actuator); give it with --config");
   }
   const Robot robot = loadRobot(c.task.robot);
-  ExportResult r;
-  r.metadata = makeMetadata(c, robot, p.actor);
-  r.metadata.source = fs::absolute(policyPath).lexically_normal().string();
+  PolicyMetadata meta = makeMetadata(c, robot, p.actor);
+  if (!haveConfig) {  // the policy file alone does not record how it was trained
+    meta.seed.reset(), meta.iterations.reset(), meta.curriculum.reset();
+    meta.configSha256.clear();
+    meta.warmStart.clear();
+  }
+  if (haveConfig)
+    meta.configSha256 = sha256Hex(readText(config.string()));  // sha256sum config.yaml
+  meta.source = fs::absolute(policyPath).lexically_normal().string();
   // From the policy file: the commit trained at, and the task's name (a run's config.yaml holds
   // the task inline, so the config alone names it after itself).
   auto it = p.metadata.find("git");
-  if (it != p.metadata.end()) r.metadata.gitCommit = it->second;
+  if (it != p.metadata.end()) meta.gitCommit = it->second;
   it = p.metadata.find("task");
-  if (it != p.metadata.end()) r.metadata.task = it->second;
-  torch::jit::Module m = buildExportModule(p.actor, r.metadata);
-  r.modulePath = out;
-  r.yamlPath = (fs::path(out).parent_path() / (fs::path(out).stem().string() + ".yaml")).string();
-  if (!fs::path(out).parent_path().empty()) fs::create_directories(fs::path(out).parent_path());
-  saveModuleAtomic(m, out);
-  io::writeFileAtomic(r.yamlPath, toYaml(r.metadata));
-  return r;
+  if (it != p.metadata.end()) meta.task = it->second;
+  torch::jit::Module m = buildExportModule(p.actor, meta);
+  return writeExport(m, std::move(meta), out, format);
 }
 
 }  // namespace diffloco::deploy

@@ -26,15 +26,27 @@ namespace diffloco::deploy {
 torch::jit::Module buildExportModule(policies::Actor& actor, const PolicyMetadata& meta);
 
 struct ExportResult {
-  std::string modulePath, yamlPath;
+  std::string modulePath, onnxPath, yamlPath;  // empty: not written
   PolicyMetadata metadata;
 };
 
-// RUN: a run folder (policy.pt and config.yaml from `diffloco train`) or a policy.pt whose folder
-// holds config.yaml; `configPath` overrides where the config is read from. Writes `out` and the
-// YAML beside it atomically.
+// torchscript: `out` is the TorchScript file; onnx: `out` is the ONNX file (deploy/onnx_export.h);
+// both: <stem>.pt and <stem>.onnx. The YAML is <stem>.yaml in every case.
+enum class ExportFormat { TorchScript, Onnx, Both };
+ExportFormat parseExportFormat(const std::string& name);  // torchscript | onnx | both
+
+// RUN: a run folder (policy.pt and config.yaml from `diffloco train`), a policy.pt whose folder
+// holds config.yaml (`configPath` overrides where the config is read from), or a file written by
+// `diffloco export` (also of an older metadata format): the same network, its metadata derived
+// again from the task it carries, in the current format (upgrade). Writes atomically.
 ExportResult exportPolicy(const std::string& run, const std::string& out,
-                          const std::string& configPath = "");
+                          const std::string& configPath = "",
+                          ExportFormat format = ExportFormat::TorchScript);
+
+// The observation terms of the registry with their definitions as a Markdown table: what
+// docs/deploy.md shows (`diffloco export --describe-observations` prints it; a test keeps the page
+// equal to it), so the page and the exported files have one source.
+std::string observationDefinitionsMarkdown();
 
 // Writes a module atomically (.tmp, then rename).
 void saveModuleAtomic(const torch::jit::Module& m, const std::string& path);

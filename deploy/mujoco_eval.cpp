@@ -24,6 +24,8 @@ MujocoEpisodes evaluateInMujoco(const std::string& policyPath, const sim::Model&
   MjcfOptions mo;
   mo.timestep = o.timestep > 0 ? o.timestep : meta.simDt;
   mo.friction = o.friction > 0 ? o.friction : meta.friction;
+  mo.integrator = o.integrator, mo.cone = o.cone, mo.solver = o.solver;
+  mo.iterations = o.iterations, mo.noslipIterations = o.noslipIterations;
   const double ratio = meta.controlDt / mo.timestep;
   const int decimation = static_cast<int>(std::lround(ratio));
   if (decimation < 1 || std::abs(ratio - decimation) > 1e-9 * ratio)
@@ -49,6 +51,7 @@ MujocoEpisodes evaluateInMujoco(const std::string& policyPath, const sim::Model&
   r.timestep = mo.timestep;
   r.controlDt = meta.controlDt;
   r.episodeLengthS = lengthS;
+  r.engineOptions = engineOptions(mj.m);
   deploy::RobotState s;
   s.jointPos.resize(nj);
   s.jointVel.resize(nj);
@@ -96,8 +99,8 @@ MujocoEpisodes evaluateInMujoco(const std::string& policyPath, const sim::Model&
         const double tilt = std::acos(std::clamp(R[8], -1.0, 1.0));
         bool finite = std::isfinite(qp[2]);
         for (int i = 0; i < mj.m->nv; ++i) finite &= std::isfinite(qv[i]);
-        if (!finite || (meta.terminationHeight > 0 && qp[2] < meta.terminationHeight) ||
-            (meta.terminationTilt > 0 && tilt > meta.terminationTilt)) {
+        if (!finite || (meta.terminationHeight && qp[2] < *meta.terminationHeight) ||
+            (meta.terminationTilt && tilt > *meta.terminationTilt)) {
           fell = true;
           break;
         }

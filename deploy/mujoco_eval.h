@@ -33,6 +33,9 @@ struct MujocoEvalOptions {
   std::function<void(int episode, int decision, const sim::VecX& q, const sim::VecX& v,
                      const std::array<double, 3>& command)>
       onDecision;
+  // Engine options (mujoco/mujoco_model.h MjcfOptions; MuJoCo's defaults).
+  std::string integrator = "Euler", cone = "pyramidal", solver = "Newton";
+  int iterations = 100, noslipIterations = 0;
 };
 
 // Per-episode results, one entry per episode (no aggregation: the caller's statistics).
@@ -45,6 +48,7 @@ struct MujocoEpisodes {
   std::vector<double> yawRateErr2;  // mean over decisions of (cmd_wz - w_z)^2
   std::vector<double> command[3];   // the command of each episode (v_x, v_y, w_z)
   double timestep = 0, controlDt = 0, episodeLengthS = 0;
+  std::string engineOptions;  // as the compiled model runs: mj::engineOptions
 };
 
 // policyPath: a file written by `diffloco export`; model: the robot as parsed from its URDF (the

@@ -189,54 +189,98 @@ Tensor footReference(TermContext& c, const TermParams& p) {
   return p("height") * torch::relu(torch::sin(arg));
 }
 
+// Each observation term is followed by its definition (TermDefinition): the contract a deployment
+// computes the term from. R is the base orientation (base axes -> world axes), q = (w, x, y, z).
 std::vector<TermDef> makeObservations() {
   std::vector<TermDef> t;
   t.push_back(
       {"base_height", "z (base origin, world)", {}, 1, [](TermContext& c, const TermParams&) {
          return c.state().height.unsqueeze(1);
        }});
+  t.back().definition = {
+      "z of the base link's origin (the URDF base link frame, not the centre of mass)",
+      "world (ground plane z = 0)", "m",
+      "height above flat ground at z = 0; on a robot: the estimated height of the base origin "
+      "above the ground under it"};
   t.push_back({"base_quat",
                "base orientation quaternion (w, x, y, z)",
                {},
                4,
                [](TermContext& c, const TermParams&) { return c.state().quat; }});
+  t.back().definition = {
+      "q = (w, x, y, z), the unit quaternion of R: x_world = R x_base", "base -> world", "1",
+      "scalar first; q and -q are the same rotation, and the policy saw the sign resets draw "
+      "(w = cos(angle / 2) > 0) carried on continuously by the integration: use w >= 0 unless the "
+      "base has turned by more than pi since the reset; yaw is relative to the world x axis"};
   t.push_back({"base_lin_vel",
                "B v (base linear velocity, base axes)",
                {},
                3,
                [](TermContext& c, const TermParams&) { return c.state().linVelB; }});
+  t.back().definition = {"R^T v, v = world-frame velocity of the base link's origin",
+                         "base axes (x forward, y left, z up)", "m/s",
+                         "MuJoCo's free-joint qvel[0:3] is v in world axes: rotate it by R^T"};
   t.push_back({"base_ang_vel",
                "B w (base angular velocity, base axes)",
                {},
                3,
                [](TermContext& c, const TermParams&) { return c.state().angVelB; }});
+  t.back().definition = {
+      "omega_B = R^T omega_W, the base's angular velocity (what a base-mounted "
+      "gyroscope measures)",
+      "base axes", "rad/s",
+      "right-handed: positive z is counter-clockwise seen from above; MuJoCo's "
+      "free-joint qvel[3:6] is already in base axes"};
   t.push_back({"projected_gravity",
                "B g (unit gravity direction, base axes)",
                {},
                3,
                [](TermContext& c, const TermParams&) { return c.state().gravityB; }});
+  t.back().definition = {"R^T (0, 0, -1): the unit direction of gravity", "base axes", "1",
+                         "(0, 0, -1) when the base is level; independent of the magnitude of g"};
   t.push_back({"command", "(B v_x*, B v_y*, B w_z*)", {}, 3, [](TermContext& c, const TermParams&) {
                  return c.command;
                }});
+  t.back().definition = {
+      "(v_x*, v_y*, w_z*): the commanded base velocity, compared with base_lin_vel x, y and "
+      "base_ang_vel z",
+      "base axes", "m/s, m/s, rad/s",
+      "drawn uniformly from commands.lin_vel_x, lin_vel_y, ang_vel_z; zeros when commands are "
+      "disabled"};
   t.push_back({"joint_pos",
                "q_j - q_default",
                {},
                TermDef::kPerJoint,
                [](TermContext& c, const TermParams&) { return c.state().jointPos; }});
+  t.back().definition = {"q_j - joints.default_pos_j for each joint", "joint space (URDF axes)",
+                         "rad", "joints in joints.names order; sign of the URDF joint axis"};
   t.push_back({"joint_vel", "qd_j", {}, TermDef::kPerJoint, [](TermContext& c, const TermParams&) {
                  return c.state().jointVel;
                }});
+  t.back().definition = {"dq_j/dt for each joint", "joint space (URDF axes)", "rad/s",
+                         "joints in joints.names order; sign of the URDF joint axis"};
   t.push_back({"base_alignment", "e_z^W . e_z^B", {}, 1, [](TermContext& c, const TermParams&) {
                  return c.state().alignment.unsqueeze(1);
                }});
+  t.back().definition = {"e_z^W . (R e_z) = R_zz = 1 - 2 (x^2 + y^2)", "world", "1",
+                         "1 when level, cos(tilt) in general, -1 upside down"};
   t.push_back({"heading_alignment", "e_x^W . e_x^B", {}, 1, [](TermContext& c, const TermParams&) {
                  return c.state().heading.unsqueeze(1);
                }});
+  t.back().definition = {"e_x^W . (R e_x) = R_xx = 1 - 2 (y^2 + z^2)", "world", "1",
+                         "1 when the base's x axis points along world +x: the policy's heading "
+                         "reference is the world x axis (the walk task walks along world +x), so "
+                         "a deployment defines its world frame with +x the desired direction"};
   t.push_back({"last_action",
                "a (the action just applied: a_prev of the next decision)",
                {},
                TermDef::kPerJoint,
                [](TermContext& c, const TermParams&) { return c.action; }});
+  t.back().definition = {
+      "clip(a, -action.clip, action.clip) of the previous decision (the value joint_targets "
+      "used)",
+      "action space (policy joint order)", "1 (action units: rad / action.scale)",
+      "zeros at the first decision of an episode"};
   t.push_back({"gait_phase",
                "sin(2 pi f t)",
                {{"frequency", {2.0}, "gait frequency [Hz] (eq. 19: sin(4 pi t))"}},
@@ -245,6 +289,10 @@ std::vector<TermDef> makeObservations() {
                  return torch::sin((2 * M_PI * p("frequency")) * c.time).unsqueeze(1);
                },
                TermDef::kTime});
+  t.back().definition = {
+      "sin(2 pi f t), f = params.frequency, t = decisions taken so far x "
+      "timing.control_dt",
+      "time", "1", "t = 0 at the first observation of an episode, control_dt at the second"};
   return t;
 }
 

@@ -100,6 +100,17 @@ struct ParamDef {
 
 enum class TermKind { Observation, Reward, Termination };
 
+// What an observation term means, written for someone who computes it outside diffloco: exported
+// with every policy that uses the term (deploy/policy_metadata.h) and listed in docs/deploy.md, so
+// the code below and its documentation have one source. Every observation term has all four
+// (tests/envs/test_term_definitions.cpp).
+struct TermDefinition {
+  std::string formula;      // in the quantities of the robot's state
+  std::string frame;        // the axes the values are expressed in
+  std::string units;        // of each value
+  std::string conventions;  // signs, ordering, dependence on the world frame, initial values
+};
+
 struct TermDef {
   std::string name;
   std::string formula;  // shown in the start-up table
@@ -112,6 +123,8 @@ struct TermDef {
   // Optional inputs of TermContext the term reads (the env fills only what some term needs).
   unsigned needs = 0;
   static constexpr unsigned kTime = 1, kSubstep = 2, kStepStart = 4;
+  // Observations: the term's contract for deployment (rewards and terminations: empty).
+  TermDefinition definition;
 };
 
 const std::vector<TermDef>& termRegistry(TermKind kind);

@@ -39,7 +39,9 @@ class MjcfWriter {
     out_ << "<mujoco model=\"" << model_.name << "\">\n"
          << "  <compiler angle=\"radian\" inertiafromgeom=\"false\"/>\n"
          << "  <option timestep=\"" << num(opt_.timestep) << "\" gravity=\"" << vec3(g)
-         << "\" integrator=\"Euler\" solver=\"Newton\" cone=\"pyramidal\" impratio=\"1\"/>\n"
+         << "\" integrator=\"" << opt_.integrator << "\" solver=\"" << opt_.solver << "\" cone=\""
+         << opt_.cone << "\" iterations=\"" << opt_.iterations << "\" noslip_iterations=\""
+         << opt_.noslipIterations << "\" impratio=\"1\"/>\n"
          << "  <worldbody>\n"
          // Feet collide with the floor only (contype/conaffinity), never with each other.
          << "    <geom name=\"floor\" type=\"plane\" size=\"0 0 0.05\" condim=\"3\" contype=\"0\" "
@@ -162,6 +164,22 @@ MjcfOptions benchOptions() {
   o.footSolref = "0.02 1";
   o.footSolimp = "0.015 1 0.031";
   return o;
+}
+
+std::string engineOptions(const mjModel* m) {
+  static const char* integrators[] = {"euler", "rk4", "implicit", "implicitfast"};
+  static const char* cones[] = {"pyramidal", "elliptic"};
+  static const char* solvers[] = {"pgs", "cg", "newton"};
+  const mjOption& o = m->opt;
+  auto name = [](const char* const* names, int n, int i) {
+    return i >= 0 && i < n ? std::string(names[i]) : std::to_string(i);
+  };
+  std::ostringstream s;
+  s << "MuJoCo " << mj_versionString() << ", integrator " << name(integrators, 4, o.integrator)
+    << ", cone " << name(cones, 2, o.cone) << ", solver " << name(solvers, 3, o.solver)
+    << ", iterations " << o.iterations << " (tolerance " << o.tolerance << "), noslip "
+    << o.noslip_iterations << ", impratio " << o.impratio << ", timestep " << o.timestep << " s";
+  return s.str();
 }
 
 std::string toMjcf(const sim::Model& model, const MjcfOptions& opt) {

@@ -28,7 +28,19 @@ struct MjcfOptions {
   double friction = 0.8;     // sliding friction of feet AND floor (MuJoCo combines them with max)
   std::string footSolref;    // empty: MuJoCo's default
   std::string footSolimp;    // empty: MuJoCo's default
+  // Engine options (MJCF <option>), MuJoCo's defaults: a sim-to-sim number is meaningless
+  // without them, so evaluations state them (engineOptions).
+  std::string integrator = "Euler";  // Euler | RK4 | implicit | implicitfast
+  std::string cone = "pyramidal";    // pyramidal | elliptic
+  std::string solver = "Newton";     // PGS | CG | Newton
+  int iterations = 100;              // constraint solver iterations
+  int noslipIterations = 0;
 };
+
+// The options a compiled model runs with, read back from it, as one line:
+// "MuJoCo 2.2.2, integrator euler, cone pyramidal, solver newton, iterations 100 (tolerance
+// 1e-08), noslip 0, impratio 1, timestep 0.002 s".
+std::string engineOptions(const mjModel* m);
 
 // The settings of /work/shared/reference/mujoco/anymal_c_prim.xml (Newton, pyramidal cone, 5 ms,
 // joint damping 1, kp 100, +-80 N m, foot friction 0.8 and its solref/solimp) so that mj_step times

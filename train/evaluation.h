@@ -49,6 +49,7 @@ struct EvalResult {
   double simDt = 0;
   int iterations = 0;
   bool commands = false;  // the task tracks velocity commands (the error fields mean something)
+  std::string engine;     // another engine's options as it ran (MuJoCo); empty for ours
 
   // mean and standard deviation over episodes of a field
   std::pair<double, double> meanStd(double EpisodeStats::*field) const;

@@ -13,6 +13,7 @@
 #include <fstream>
 
 #include "deploy/export.h"
+#include "deploy/sha256.h"
 #include "envs/locomotion_env.h"
 #include "ident/actuator_fit.h"
 #include "io/atomic_file.h"
@@ -191,7 +192,7 @@ TEST(Export, MetadataIsComplete) {
 
   const Robot robot = loadRobot("anymal");
   const auto& t = run.cfg.task;
-  EXPECT_EQ(meta.format, "diffloco-exported-policy-1");
+  EXPECT_EQ(meta.format, kMetadataFormat);
   EXPECT_FALSE(meta.difflocoVersion.empty());
   EXPECT_EQ(meta.gitCommit, "0123abc (test)");
   EXPECT_EQ(meta.task, "velocity");
@@ -234,8 +235,37 @@ TEST(Export, MetadataIsComplete) {
   EXPECT_EQ(meta.contactModel, "smoothed");
   EXPECT_DOUBLE_EQ(meta.kappa, 300.0);
   EXPECT_EQ(meta.solverIterations, 10);
-  EXPECT_DOUBLE_EQ(meta.terminationTilt, 1.0);
-  EXPECT_DOUBLE_EQ(meta.terminationHeight, 0.25);
+  ASSERT_TRUE(meta.terminationTilt && meta.terminationHeight);
+  EXPECT_DOUBLE_EQ(*meta.terminationTilt, 1.0);
+  EXPECT_DOUBLE_EQ(*meta.terminationHeight, 0.25);
+  // The contract: the robot's URDF as trained, its hash, feet, gravity; definitions of the
+  // observations from the term registry; reset, limits as null where there are none; provenance.
+  std::ifstream urdf(robot.model.source, std::ios::binary);
+  EXPECT_EQ(meta.urdf, std::string((std::istreambuf_iterator<char>(urdf)), {}));
+  EXPECT_EQ(meta.urdfSha256, sha256Hex(meta.urdf));
+  EXPECT_EQ(meta.baseLink, robot.model.bodies[0].name);
+  ASSERT_EQ(meta.feet.size(), 4u);
+  EXPECT_EQ(meta.feet[0], robot.model.feet[0].name);
+  EXPECT_DOUBLE_EQ(meta.footRadius[0], robot.model.feet[0].radius);
+  EXPECT_EQ(meta.gravity, (std::vector<double>{0, 0, -9.81}));
+  for (const auto& term : meta.observations) {
+    const envs::TermDef* def = envs::findTerm(envs::TermKind::Observation, term.name);
+    ASSERT_NE(def, nullptr) << term.name;
+    EXPECT_EQ(term.definition.formula, def->definition.formula) << term.name;
+    EXPECT_EQ(term.definition.conventions, def->definition.conventions) << term.name;
+  }
+  EXPECT_FALSE(meta.saturation.has_value());  // the task has no speed-torque line
+  EXPECT_DOUBLE_EQ(meta.resetJointPosNoise, t.reset.jointPosNoise);
+  EXPECT_DOUBLE_EQ(meta.resetRandomYaw, t.reset.randomYaw);
+  EXPECT_EQ(meta.frictionRange.has_value(), t.randomization.friction);
+  EXPECT_EQ(meta.seed, run.cfg.seed);
+  EXPECT_EQ(meta.iterations, run.cfg.iterations());
+  std::ifstream config(run.dir / "config.yaml", std::ios::binary);
+  EXPECT_EQ(meta.configSha256,
+            sha256Hex(std::string((std::istreambuf_iterator<char>(config)), {})));
+  EXPECT_EQ(meta.curriculum.has_value(), !run.cfg.curriculum.commands.trivial() ||
+                                             !run.cfg.curriculum.resetNoise.trivial() ||
+                                             !run.cfg.curriculum.episodeLength.trivial());
   EXPECT_EQ(m.attr("num_obs").toInt(), run.actor->numObs());
 }
 
@@ -263,8 +293,8 @@ TEST(Export, FittedActuatorFileIsWhatTheRunTrainsWithAndExports) {
   const ExportResult r = exportPolicy(run.dir.string(), (run.dir / "p.pt").string());
   EXPECT_DOUBLE_EQ(r.metadata.kp, env.task().sim.actuator.kp);
   EXPECT_DOUBLE_EQ(r.metadata.kd, env.task().sim.actuator.kd);
-  EXPECT_DOUBLE_EQ(r.metadata.saturation, env.task().sim.actuator.saturation);
-  EXPECT_DOUBLE_EQ(r.metadata.velocityLimit, env.task().sim.actuator.velocityLimit);
+  EXPECT_DOUBLE_EQ(r.metadata.saturation.value_or(1e10), env.task().sim.actuator.saturation);
+  EXPECT_DOUBLE_EQ(r.metadata.velocityLimit.value_or(1e10), env.task().sim.actuator.velocityLimit);
   EXPECT_DOUBLE_EQ(r.metadata.effort[0], std::min(env.task().sim.actuator.effort, 80.0));
   EXPECT_DOUBLE_EQ(r.metadata.armature, env.task().armature);
   EXPECT_EQ(r.metadata.actuatorSource, yaml);

@@ -1,0 +1,290 @@
+"""Reference deployer: runs a diffloco policy in MuJoCo from the exported ONNX file alone.
+
+Everything comes from the file (its metadata_props["metadata_json"], docs/deploy.md): the robot
+from the embedded URDF (checked against its sha256), gravity, the collision contract (only the
+foot spheres touch the ground plane), the observation from the terms' definitions, the PD law and
+its limits, the reset, the terminations. No diffloco code: this is the contract's test, and a
+starting point for a robot team's own loop. Needs numpy, onnx, onnxruntime and mujoco (PyPI).
+
+    python3 mujoco_deployer.py policy.onnx [--episodes 100] [--seed 0] [--dt 0.002] [--json]
+
+The episode protocol is `diffloco eval --engine mujoco`'s (deploy/mujoco_eval.h), draw for draw
+(the same std::mt19937_64 stream), so the two compare on the same seeds: the robot starts level at
+joints.default_base_height with U(-reset_noise, reset_noise) on each default joint angle and a
+command drawn from the metadata's ranges; the policy decides every control_dt, the PD law runs at
+every MuJoCo step with the target held; an episode ends at its length or when a termination of
+the metadata (base height, tilt) or a non-finite state occurs.
+"""
+import argparse
+import hashlib
+import json
+import math
+import sys
+
+import mujoco
+import numpy as np
+import onnx
+import onnxruntime as ort
+
+INTEGRATORS = {"euler": mujoco.mjtIntegrator.mjINT_EULER, "rk4": mujoco.mjtIntegrator.mjINT_RK4,
+               "implicit": mujoco.mjtIntegrator.mjINT_IMPLICIT,
+               "implicitfast": mujoco.mjtIntegrator.mjINT_IMPLICITFAST}
+CONES = {"pyramidal": mujoco.mjtCone.mjCONE_PYRAMIDAL, "elliptic": mujoco.mjtCone.mjCONE_ELLIPTIC}
+SOLVERS = {"pgs": mujoco.mjtSolver.mjSOL_PGS, "cg": mujoco.mjtSolver.mjSOL_CG,
+           "newton": mujoco.mjtSolver.mjSOL_NEWTON}
+
+
+class Mt19937_64:
+    """std::mt19937_64 and libstdc++'s uniform_real_distribution<double> on it: the C++
+    evaluation's draws, so that both run the same episodes for the same seed."""
+
+    def __init__(self, seed):
+        self.mt = [0] * 312
+        self.mt[0] = seed & 0xFFFFFFFFFFFFFFFF
+        for i in range(1, 312):
+            prev = self.mt[i - 1]
+            self.mt[i] = (6364136223846793005 * (prev ^ (prev >> 62)) + i) & 0xFFFFFFFFFFFFFFFF
+        self.index = 312
+
+    def next(self):
+        if self.index >= 312:
+            for i in range(312):
+                x = (self.mt[i] & 0xFFFFFFFF80000000) | (self.mt[(i + 1) % 312] & 0x7FFFFFFF)
+                y = x >> 1
+                if x & 1:
+                    y ^= 0xB5026F5AA96619E9
+                self.mt[i] = self.mt[(i + 156) % 312] ^ y
+            self.index = 0
+        x = self.mt[self.index]
+        self.index += 1
+        x ^= (x >> 29) & 0x5555555555555555
+        x ^= (x << 17) & 0x71D67FFFEDA60000
+        x ^= (x << 37) & 0xFFF7EEE000000000
+        x ^= x >> 43
+        return x & 0xFFFFFFFFFFFFFFFF
+
+    def uniform(self, lo, hi):
+        if lo == hi:  # the C++ evaluation draws nothing for an empty range
+            return lo
+        u = self.next() / 18446744073709551616.0
+        if u >= 1.0:
+            u = math.nextafter(1.0, 0.0)
+        return lo + (hi - lo) * u
+
+
+def load_policy(path):
+    """The ONNX network and the metadata it carries."""
+    model = onnx.load(path)
+    props = {p.key: p.value for p in model.metadata_props}
+    if "metadata_json" not in props:
+        sys.exit(f"{path}: no metadata_json in metadata_props (not written by diffloco export)")
+    meta = json.loads(props["metadata_json"])
+    if meta["format"]["format"] != "diffloco-exported-policy-2":
+        sys.exit(f"{path}: metadata format {meta['format']['format']}, expected "
+                 "diffloco-exported-policy-2 (upgrade with `diffloco export OLD.pt -o NEW.pt`)")
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    return meta, session
+
+
+def build_model(meta, args):
+    """MuJoCo model of the robot as trained: the embedded URDF with a free base, the foot spheres
+    the only colliding geoms (against a ground plane only), friction, gravity, armature."""
+    robot = meta["robot"]
+    urdf = robot["urdf"]
+    if hashlib.sha256(urdf.encode()).hexdigest() != robot["urdf_sha256"]:
+        sys.exit("robot.urdf does not match robot.urdf_sha256")
+    spec = mujoco.MjSpec.from_string(urdf)
+    # A link without <inertial> is massless (the foot links); MuJoCo's default would give it the
+    # mass of its collision sphere at density 1000.
+    spec.compiler.inertiafromgeom = mujoco.mjtInertiaFromGeom.mjINERTIAFROMGEOM_FALSE
+    # MuJoCo's URDF import welds the root link to the world (its mass then does not move):
+    # the base is free-floating.
+    spec.body(robot["base_link"]).add_freejoint()
+    mu = meta["simulation"]["friction"]
+    for joint in spec.joints:
+        if joint.type == mujoco.mjtJoint.mjJNT_HINGE:
+            joint.limited = mujoco.mjtLimited.mjLIMITED_FALSE  # not enforced in training
+            joint.armature = meta["actuator"]["armature"]
+    # The URDF's only collision geometry is the foot spheres (robot.feet): they touch the
+    # ground, never each other.
+    for geom in spec.geoms:
+        geom.contype, geom.conaffinity, geom.condim = 1, 0, 3
+        geom.friction = [mu, 0.005, 0.0001]
+    spec.worldbody.add_geom(type=mujoco.mjtGeom.mjGEOM_PLANE, size=[0, 0, 0.05], contype=0,
+                            conaffinity=1, condim=3, friction=[mu, 0.005, 0.0001])
+    opt = spec.option
+    opt.gravity = robot["gravity"]
+    opt.timestep = args.dt or meta["timing"]["sim_dt"]
+    opt.integrator = INTEGRATORS[args.integrator]
+    opt.cone = CONES[args.cone]
+    opt.solver = SOLVERS[args.solver]
+    opt.iterations = args.iterations
+    opt.noslip_iterations = args.noslip
+    return spec.compile()
+
+
+def engine_options(m):
+    o = m.opt
+    return {"mujoco": mujoco.mj_versionString(), "timestep": o.timestep,
+            "integrator": mujoco.mjtIntegrator(o.integrator).name[len("mjINT_"):].lower(),
+            "cone": mujoco.mjtCone(o.cone).name[len("mjCONE_"):].lower(),
+            "solver": mujoco.mjtSolver(o.solver).name[len("mjSOL_"):].lower(),
+            "iterations": int(o.iterations), "ls_iterations": int(o.ls_iterations),
+            "tolerance": o.tolerance, "noslip_iterations": int(o.noslip_iterations),
+            "impratio": o.impratio}
+
+
+def pd_torque(meta, target, q, qd):
+    """actuator section: the PD law with the effort limit and the speed-torque line (null:
+    infinite; 1e10 is the training simulator's own stand-in, so the torques are the same)."""
+    a = meta["actuator"]
+    effort = np.asarray(a["effort"])
+    sat = a["saturation"] if a["saturation"] is not None else 1e10
+    vlim = a["velocity_limit"] if a["velocity_limit"] is not None else 1e10
+    tau = a["kp"] * (target - q) - a["kd"] * qd
+    vmax = vlim * (1.0 + effort / sat)
+    w = np.clip(qd, -vmax, vmax) / vlim
+    hi = np.minimum(sat * (1.0 - w), effort)
+    lo = np.maximum(sat * (-1.0 - w), -effort)
+    return np.clip(tau, lo, hi)
+
+
+def observation(meta, s):
+    """The observation, term by term, from the definitions in meta["observation"]["terms"]."""
+    R = s["R"]  # base -> world
+    values = {
+        "base_height": lambda t: [s["qpos"][2]],
+        "base_quat": lambda t: s["qpos"][3:7],
+        "base_lin_vel": lambda t: R.T @ s["qvel"][0:3],  # free joint: world-axes velocity
+        "base_ang_vel": lambda t: s["qvel"][3:6],  # free joint: base axes already
+        "projected_gravity": lambda t: R.T @ np.array([0.0, 0.0, -1.0]),
+        "command": lambda t: s["command"],
+        "joint_pos": lambda t: s["q"] - np.asarray(meta["joints"]["default_pos"]),
+        "joint_vel": lambda t: s["qd"],
+        "base_alignment": lambda t: [R[2, 2]],
+        "heading_alignment": lambda t: [R[0, 0]],
+        "last_action": lambda t: s["last_action"],
+        "gait_phase": lambda t: [math.sin(2 * math.pi * t["params"]["frequency"][0] * s["time"])],
+    }
+    parts = []
+    for term in meta["observation"]["terms"]:
+        if term["name"] not in values:
+            sys.exit(f"observation term {term['name']} ({term['definition']['formula']}) is not "
+                     "implemented by this deployer")
+        v = np.asarray(values[term["name"]](term), dtype=np.float64)
+        assert v.size == term["size"], term["name"]
+        parts.append(v * term["scale"])
+    return np.concatenate(parts).astype(np.float32)[None, :]
+
+
+def run(meta, session, m, args):
+    d = mujoco.MjData(m)
+    names = meta["joints"]["names"]
+    qadr = np.array([m.joint(n).qposadr[0] for n in names])
+    vadr = np.array([m.joint(n).dofadr[0] for n in names])
+    control_dt = meta["timing"]["control_dt"]
+    decimation = round(control_dt / m.opt.timestep)
+    if decimation < 1 or abs(decimation * m.opt.timestep - control_dt) > 1e-9 * control_dt:
+        sys.exit(f"the time step {m.opt.timestep} s does not divide control_dt {control_dt} s")
+    length_s = args.episode_length or meta["timing"]["episode_length_s"]
+    steps = max(1, round(length_s / control_dt))
+    clip, scale = meta["action"]["clip"], meta["action"]["scale"]
+    default = np.asarray(meta["joints"]["default_pos"])
+    height_min = meta["terminations"]["base_height_below"]
+    tilt_max = meta["terminations"]["base_tilt_above"]
+    cmd = meta["commands"]
+    rng = Mt19937_64(args.seed)
+    episodes = []
+    for _ in range(args.episodes):
+        noise = [rng.uniform(-args.reset_noise, args.reset_noise) for _ in names]
+        command = ([rng.uniform(*cmd["lin_vel_x"]), rng.uniform(*cmd["lin_vel_y"]),
+                    rng.uniform(*cmd["ang_vel_z"])] if cmd["enabled"] else [0.0, 0.0, 0.0])
+        mujoco.mj_resetData(m, d)
+        d.qpos[0:7] = [0, 0, meta["joints"]["default_base_height"], 1, 0, 0, 0]
+        d.qpos[qadr] = default + np.asarray(noise)
+        mujoco.mj_forward(m, d)
+        last_action = np.zeros(len(names))
+        sums = np.zeros(4)  # vx, heading speed, lin. error^2, yaw-rate error^2
+        fell, k = False, 0
+        while k < steps:
+            R9 = np.zeros(9)
+            mujoco.mju_quat2Mat(R9, d.qpos[3:7])  # d.xmat lags a step behind after mj_step
+            R = R9.reshape(3, 3)
+            s = {"qpos": d.qpos.copy(), "qvel": d.qvel.copy(), "R": R, "q": d.qpos[qadr],
+                 "qd": d.qvel[vadr], "command": np.asarray(command), "last_action": last_action,
+                 "time": k * control_dt}
+            if k > 0:  # metrics and terminations of the state each decision is taken at
+                v_base = R.T @ d.qvel[0:3]
+                heading = np.hypot(R[0, 0], R[1, 0])
+                sums += [d.qvel[0],
+                         (d.qvel[0] * R[0, 0] + d.qvel[1] * R[1, 0]) / heading if heading else 0,
+                         (command[0] - v_base[0]) ** 2 + (command[1] - v_base[1]) ** 2,
+                         (command[2] - d.qvel[5]) ** 2]
+                tilt = math.acos(max(-1.0, min(1.0, R[2, 2])))
+                if (not np.all(np.isfinite(d.qvel)) or not math.isfinite(d.qpos[2])
+                        or (height_min is not None and d.qpos[2] < height_min)
+                        or (tilt_max is not None and tilt > tilt_max)):
+                    fell = True
+                    break
+            action = session.run(["actions"], {"obs": observation(meta, s)})[0][0]
+            last_action = np.clip(action.astype(np.float64), -clip, clip)
+            target = default + scale * last_action
+            for _ in range(decimation):
+                d.qfrc_applied[vadr] = pd_torque(meta, target, d.qpos[qadr], d.qvel[vadr])
+                mujoco.mj_step(m, d)
+            k += 1
+        n = max(1, k if fell else k - 1)
+        episodes.append({"length_s": k * control_dt, "fell": fell, "vx": sums[0] / n,
+                         "speed": sums[1] / n, "lin2": sums[2] / n, "yaw2": sums[3] / n})
+    return episodes
+
+
+def summary(meta, episodes, m):
+    lengths = np.array([e["length_s"] for e in episodes])
+    out = {"task": meta["format"]["task"], "engine": engine_options(m),
+           "episodes": len(episodes), "falls": int(sum(e["fell"] for e in episodes)),
+           "length_s_mean": float(lengths.mean()),
+           "forward_velocity_mean": float(np.mean([e["vx"] for e in episodes])),
+           "heading_speed_mean": float(np.mean([e["speed"] for e in episodes]))}
+    if meta["commands"]["enabled"]:  # pooled over time, as diffloco eval
+        out["lin_vel_rms"] = math.sqrt(sum(e["lin2"] * e["length_s"] for e in episodes)
+                                       / lengths.sum())
+        out["yaw_rate_rms"] = math.sqrt(sum(e["yaw2"] * e["length_s"] for e in episodes)
+                                        / lengths.sum())
+    return out
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("policy", help="ONNX file written by diffloco export --format onnx|both")
+    p.add_argument("--episodes", type=int, default=10)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--dt", type=float, default=0.0, help="MuJoCo step [s] (default: sim_dt)")
+    p.add_argument("--episode-length", type=float, default=0.0, help="[s] (default: the task's)")
+    p.add_argument("--reset-noise", type=float, default=0.1,
+                   help="U(-x, x) on the default joint angles at reset [rad]")
+    p.add_argument("--integrator", choices=INTEGRATORS, default="euler")
+    p.add_argument("--cone", choices=CONES, default="pyramidal")
+    p.add_argument("--solver", choices=SOLVERS, default="newton")
+    p.add_argument("--iterations", type=int, default=100)
+    p.add_argument("--noslip", type=int, default=0, help="noslip iterations")
+    p.add_argument("--json", action="store_true", help="one JSON object on stdout")
+    args = p.parse_args()
+    meta, session = load_policy(args.policy)
+    m = build_model(meta, args)
+    result = summary(meta, run(meta, session, m, args), m)
+    if args.json:
+        print(json.dumps(result))
+    else:
+        e = result["engine"]
+        print(f"task {result['task']}, MuJoCo {e['mujoco']} ({e['integrator']}, {e['cone']} cone,"
+              f" {e['solver']}, {e['iterations']} iterations, noslip {e['noslip_iterations']}, "
+              f"dt {e['timestep']} s): {result['episodes']} episodes")
+        for k, v in result.items():
+            if k not in ("task", "engine", "episodes"):
+                print(f"  {k:24s} {v:.4g}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,41 @@
+#!/bin/bash
+# ctest deploy_reference_mujoco: the contract test. Both shipped policies are upgraded to the
+# current metadata and exported as ONNX (`diffloco export OLD.pt --format both`); the reference
+# deployer (deploy/examples/mujoco_deployer.py: MuJoCo from PyPI, the robot from the embedded
+# URDF, no diffloco code) runs them, and its numbers are compared with `diffloco eval --engine
+# mujoco` (Debian's MuJoCo, a model generated from our parsed URDF) on the same seeds and options.
+# Skipped (exit 77) when the Python lacks mujoco/onnxruntime/onnx or diffloco lacks ONNX.
+# usage: reference_deployer_test.sh DIFFLOCO PYTHON REPO WORKDIR
+set -u
+bin=$1 python=$2 repo=$3 work=$4
+if ! "$python" -c "import mujoco, onnxruntime, onnx, numpy" 2>/dev/null; then
+  echo "SKIP: $python lacks mujoco/onnxruntime/onnx (bash .ci/install-deps makes the test venv)"
+  exit 77
+fi
+rm -rf "$work" && mkdir -p "$work"
+fail() { echo "FAIL: $*" >&2; exit 1; }
+compare() {  # name, dt, episodes, python condition on cpp (c) and reference (r) JSON objects
+  local name=$1 dt=$2 episodes=$3 cond=$4 out
+  out=$("$bin" export "$repo/pretrained/$name.pt" --format both -o "$work/$name.pt" 2>&1) || {
+    echo "$out"
+    if echo "$out" | grep -q "without libonnx-dev"; then echo "SKIP: no ONNX"; exit 77; fi
+    fail "export of pretrained/$name.pt"
+  }
+  local cpp ref
+  cpp=$("$bin" eval "$work/$name.pt" --engine mujoco --dt "$dt" --episodes "$episodes" --seed 0 \
+        --json 2>/dev/null) || fail "diffloco eval --engine mujoco of $name"
+  ref=$("$python" "$repo/deploy/examples/mujoco_deployer.py" "$work/$name.onnx" --dt "$dt" \
+        --episodes "$episodes" --seed 0 --json) || fail "reference deployer on $name.onnx"
+  echo "$name, diffloco eval --engine mujoco: $cpp"
+  echo "$name, reference deployer:             $ref"
+  "$python" - "$cpp" "$ref" <<PY || fail "$name: the reference deployer disagrees: $cond"
+import json, sys
+c, r = json.loads(sys.argv[1]), json.loads(sys.argv[2])
+assert $cond, (c, r)
+PY
+}
+compare walk_quadruped 0.002 20 \
+  'abs(c["falls"] - r["falls"]) <= 2 and abs(c["forward_velocity_mean"] - r["forward_velocity_mean"]) < 0.03'
+compare velocity_anymal 0.005 10 \
+  'abs(c["falls"] - r["falls"]) <= 1 and abs(c["lin_vel_rms"] - r["lin_vel_rms"]) < 0.03 and abs(c["yaw_rate_rms"] - r["yaw_rate_rms"]) < 0.03'
+echo "reference deployer ok"
