@@ -188,9 +188,10 @@ PolicyMetadata makeMetadata(const train::TrainConfig& c, const Robot& robot,
   m.iterations = c.iterations();
   m.warmStart = warmStartChain(c.initFrom);
   const auto& cur = c.curriculum;
-  if (!cur.commands.trivial() || !cur.resetNoise.trivial() || !cur.episodeLength.trivial())
-    m.curriculum =
-        CurriculumFactors{cur.commands.final, cur.resetNoise.final, cur.episodeLength.final};
+  if (!cur.commands.trivial() || !cur.resetNoise.trivial() || !cur.episodeLength.trivial() ||
+      !cur.commandResample.trivial())
+    m.curriculum = CurriculumFactors{cur.commands.final, cur.resetNoise.final,
+                                     cur.episodeLength.final, cur.commandResample.final};
   return m;
 }
 

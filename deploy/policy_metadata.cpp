@@ -276,7 +276,8 @@ std::string value(const ObservationDefinition& d) {
 std::string value(const std::optional<CurriculumFactors>& c) {
   if (!c) return "null";
   return "{\"commands\": " + number(c->commands) + ", \"reset_noise\": " + number(c->resetNoise) +
-         ", \"episode_length\": " + number(c->episodeLength) + "}";
+         ", \"episode_length\": " + number(c->episodeLength) +
+         ", \"command_resample\": " + number(c->commandResample) + "}";
 }
 
 struct JsonWriter {
@@ -478,10 +479,13 @@ struct Reader {
       return;
     }
     try {
+      // command_resample came after the first format-2 files: absent means 1.
       c = CurriculumFactors{n["commands"].as<double>(), n["reset_noise"].as<double>(),
-                            n["episode_length"].as<double>()};
+                            n["episode_length"].as<double>(),
+                            n["command_resample"] ? n["command_resample"].as<double>() : 1.0};
     } catch (const YAML::Exception&) {
-      fail(n, k, "expected null or {commands, reset_noise, episode_length} (numbers)");
+      fail(n, k,
+           "expected null or {commands, reset_noise, episode_length, command_resample} (numbers)");
     }
   }
   void end() {

@@ -52,6 +52,7 @@ struct ObservationTerm {
 // envelope is the task's ranges x these.
 struct CurriculumFactors {
   double commands = 1, resetNoise = 1, episodeLength = 1;
+  double commandResample = 1;  // x commands.resample_s
 };
 
 struct PolicyMetadata {

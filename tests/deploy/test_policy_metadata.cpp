@@ -86,13 +86,16 @@ TEST(PolicyMetadata, NullsAndCurriculumRoundTrip) {
   m.frictionRange = std::vector<double>{0.4, 1.2};
   m.pushVelocity = 0.5;
   m.seed.reset();
-  m.curriculum = CurriculumFactors{1.25, 1.5, 0.2};
+  m.curriculum = CurriculumFactors{1.25, 1.5, 0.2, 0.3};
   m.warmStart = {"runs/b", "runs/a"};
   m.urdf += "\ttab \"quote\" back\\slash \xc3\xa9\n";  // bytes a writer must escape or keep
   expectRoundTrip(m);
   const PolicyMetadata back = parsePolicyMetadata(toJson(m), "json");
   EXPECT_FALSE(back.velocityLimit.has_value());
   EXPECT_FALSE(back.seed.has_value());
+  ASSERT_TRUE(back.curriculum.has_value());
+  EXPECT_EQ(back.curriculum->commandResample, 0.3);
+  EXPECT_EQ(exportedMetadata("velocity_anymal_shac.yaml").curriculum->commandResample, 0.3);
   EXPECT_EQ(back.urdf, m.urdf);
   // A single changed value is reported by its key.
   PolicyMetadata other = back;
@@ -102,7 +105,9 @@ TEST(PolicyMetadata, NullsAndCurriculumRoundTrip) {
 }
 
 TEST(PolicyMetadata, ReadsFormatOneWithNullsForItsSentinels) {
-  const fs::path file = fs::path(configDir()).parent_path() / "pretrained" / "walk_quadruped.yaml";
+  // The walk policy's metadata as shipped before format 2 (files in the field keep loading).
+  const fs::path file = fs::path(configDir()).parent_path() / "tests" / "deploy" / "data" /
+                        "walk_quadruped_format1.yaml";
   const PolicyMetadata m = parsePolicyMetadata(readText(file), file.string());
   EXPECT_EQ(m.format, kMetadataFormatV1);
   EXPECT_EQ(m.robot, "quadruped");
