@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the tests with AddressSanitizer + UndefinedBehaviorSanitizer (CMake option
 # DIFFLOCO_SANITIZE) in build-asan/ and runs them. Any finding aborts the test that caused it.
-#   tools/sanitize.sh                 every test (a full build: ~30 min on 2 cores)
+#   tools/sanitize.sh                 every test (rebuilds every LibTorch unit; not timed yet)
 #   tools/sanitize.sh test_sim ...    only these test binaries and their ctest entries
 # Leak checking is on for the torch-free binaries (io, sim, ident) and off for the LibTorch ones
 # (LibTorch itself is not instrumented).
