@@ -331,6 +331,17 @@ std::vector<TermDef> makeRewards() {
                  const Tensor e = c.state().linVelB.narrow(1, 0, 2) - c.command.narrow(1, 0, 2);
                  return torch::exp(-sq(e).sum(1) / p("sigma"));
                }});
+  // The kernel above gives almost no gradient once the error is large (at |e| = 1.4 m/s, after a
+  // command change, 0.3 % of its peak slope): a quadratic term pulls towards the command at every
+  // error, so that the acceleration after a change is trained too.
+  t.push_back({"lin_vel_tracking_l2",
+               "-|B v_xy - B v_xy*|^2",
+               {},
+               1,
+               [](TermContext& c, const TermParams&) {
+                 const Tensor e = c.state().linVelB.narrow(1, 0, 2) - c.command.narrow(1, 0, 2);
+                 return -sq(e).sum(1);
+               }});
   t.push_back({"ang_vel_tracking",
                "exp(-(B w_z - B w_z*)^2 / sigma)",
                {{"sigma", {0.25}, "kernel width [rad^2/s^2]"}},

@@ -121,3 +121,46 @@ TEST(Terms, StateFeaturesGradientMatchesFiniteDifferences) {
     EXPECT_LT((grads[k] - fd).norm().item<double>() / fd.norm().item<double>(), 1e-8) << k;
   }
 }
+
+// The two linear-velocity tracking terms against their formulas in base axes, and the quadratic
+// term's slope at a large error (where the kernel's has vanished).
+TEST(Terms, LinearVelocityTrackingTermsInBaseAxes) {
+  torch::manual_seed(3);
+  const int n = 6;
+  Tensor q = torch::randn({n, 19}, kF64), v = torch::randn({n, 18}, kF64);
+  q.narrow(1, 3, 4).copy_(q.narrow(1, 3, 4) / q.narrow(1, 3, 4).norm(2, 1, true));
+  TaskConstants k;
+  k.defaultJointPos = torch::zeros({12}, kF64);
+  TermContext c(k);
+  c.q = q;
+  c.v = v;
+  c.command = torch::randn({n, 3}, kF64);
+  const Tensor kernel =
+      findTerm(TermKind::Reward, "lin_vel_tracking")->eval(c, TermParams({{"sigma", {0.25}}}));
+  const Tensor l2 = findTerm(TermKind::Reward, "lin_vel_tracking_l2")->eval(c, TermParams());
+  for (int i = 0; i < n; ++i) {
+    const Tensor qi = q[i].contiguous();
+    const sim::Mat3 R = sim::baseRotation(Eigen::Map<const sim::VecX>(qi.data_ptr<double>(), 19));
+    const sim::Vec3 vb = R.transpose() * sim::Vec3(v[i][0].item<double>(), v[i][1].item<double>(),
+                                                   v[i][2].item<double>());
+    const double ex = vb[0] - c.command[i][0].item<double>(),
+                 ey = vb[1] - c.command[i][1].item<double>();
+    const double e2 = ex * ex + ey * ey;
+    EXPECT_NEAR(kernel[i].item<double>(), std::exp(-e2 / 0.25), 1e-12);
+    EXPECT_NEAR(l2[i].item<double>(), -e2, 1e-12);
+  }
+  // Slopes with respect to the base velocity at |e| = 1.4 m/s (base aligned with the world).
+  TermContext big(k);
+  big.q = torch::zeros({1, 19}, kF64);
+  big.q[0][3] = 1.0;
+  big.v = torch::zeros({1, 18}, kF64).requires_grad_();
+  big.command = torch::tensor({1.4, 0.0, 0.0}, kF64).view({1, 3});
+  auto slope = [&](const char* name, const TermParams& p) {
+    TermContext fresh(k);
+    fresh.q = big.q, fresh.v = big.v, fresh.command = big.command;
+    const Tensor r = findTerm(TermKind::Reward, name)->eval(fresh, p).sum();
+    return torch::autograd::grad({r}, {big.v})[0][0][0].item<double>();
+  };
+  EXPECT_NEAR(slope("lin_vel_tracking_l2", TermParams()), 2 * 1.4, 1e-12);
+  EXPECT_LT(slope("lin_vel_tracking", TermParams({{"sigma", {0.25}}})), 0.02 * 2.8);
+}
