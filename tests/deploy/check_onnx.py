@@ -1,6 +1,7 @@
 """ONNX Runtime against TorchScript: runs each ONNX file that test_deploy
 (OnnxExport.WritesModelsForOnnxRuntime) wrote on its 1000 observations and compares the actions
-with the TorchScript file's to 1e-6; runs ONNX's checker on the file; checks that its
+with the TorchScript file's to 1e-5 (actions are tanh-bounded in [-1, 1]; float32 kernels of
+different summation order differ by a few 1e-7 to 1e-6; 1e-5 is about 170 float32 ulps at 1); runs ONNX's checker on the file; checks that its
 metadata_props hold the TorchScript file's metadata_json. No diffloco code.
 
 usage: check_onnx.py FIXTURE_DIR CASE...
@@ -29,7 +30,7 @@ def main():
         session = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
         got = session.run(["actions"], {"obs": obs})[0].astype(np.float64)
         err = float(np.abs(got - expected).max())
-        good = got.shape == expected.shape and err <= 1e-6 and same_meta
+        good = got.shape == expected.shape and err <= 1e-5 and same_meta
         print(f"{case}: onnx.checker ok, onnxruntime {ort.__version__} vs TorchScript: max |da| = "
               f"{err:.3g} over {got.shape}, metadata_props == metadata_json: {same_meta}"
               f" -> {'ok' if good else 'FAILED'}")
