@@ -49,8 +49,10 @@ def main():
         j = b.body(n).id
         same(f"{n} parent", [a.body_parentid[i] and bodies.index(a.body(a.body_parentid[i]).name)],
              [b.body_parentid[j] and bodies.index(b.body(b.body_parentid[j]).name)])
-        for f in ("body_mass", "body_pos", "body_quat", "body_ipos"):
+        for f in ("body_mass", "body_pos", "body_ipos"):
             same(f"{n} {f}", getattr(a, f)[i], getattr(b, f)[j])
+        qa, qb = a.body_quat[i], b.body_quat[j]  # q and -q: the same rotation
+        same(f"{n} body_quat", qa if qa @ qb >= 0 else -qa, qb)
         same(f"{n} inertia", full_inertia(a, i), full_inertia(b, j))
     for i in range(a.njnt):
         n = a.joint(i).name or bodies[a.jnt_bodyid[i]]
