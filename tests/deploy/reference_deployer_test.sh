@@ -5,9 +5,9 @@
 # URDF, no diffloco code) runs them, and its numbers are compared with `diffloco eval --engine
 # mujoco` (Debian's MuJoCo, a model generated from our parsed URDF) on the same seeds and options.
 # The two MuJoCo models are compared field by field first (tests/deploy/compare_mujoco_models.py).
-# The walk policy's fall counts agree over these 20 episodes but not over 100 (2 / 6): identical
-# models, differing round-off (MuJoCo 2.2.2 / 4.0, inertia principal axes in another order) and
-# a chaotic gait; docs/sim_to_sim.md shows it. So the fall tolerance is a count, not equality.
+# The walk policy's falls differ (20 episodes: 2 / 0, 100: 2 / 6, in different episodes) with
+# identical models: differing round-off (MuJoCo 2.2.2 / 4.0, inertia principal axes in another
+# order) on a chaotic gait, docs/sim_to_sim.md. So the fall tolerance is a count, not equality.
 # Skipped (exit 77) when the Python lacks mujoco/onnxruntime/onnx or diffloco lacks ONNX.
 # usage: reference_deployer_test.sh DIFFLOCO PYTHON REPO WORKDIR
 set -u
