@@ -172,6 +172,7 @@ train::EvalResult evaluateMujoco(const EvalArgs& a, Recording* recording) {
   o.integrator = a.integrator, o.cone = a.cone, o.solver = a.solver;
   o.iterations = a.iterations > 0 ? a.iterations : 100;  // MuJoCo's default
   o.noslipIterations = a.noslip;
+  o.mjcfPath = a.saveMjcf;
   if (o.episodeLengthS <= 0 && !e.meta.taskYaml.empty())
     o.episodeLengthS = envs::parseTaskConfig(YAML::Load(e.meta.taskYaml), a.policy).episodeLengthS;
   if (a.durationS > 0) o.episodeLengthS = a.durationS;
@@ -293,6 +294,8 @@ void addEvalOptions(CLI::App* cmd, EvalArgs& a) {
   cmd->add_option("--noslip", p->noslip, "mujoco: noslip iterations (default 0)")
       ->check(CLI::Range(0, 10000))
       ->capture_default_str();
+  cmd->add_option("--save-mjcf", p->saveMjcf,
+                  "mujoco: write the MJCF model MuJoCo compiled to this file");
   cmd->add_option("--seed", p->options.seed, "seed of resets, commands, noise")
       ->capture_default_str();
   cmd->add_option("--threads", p->options.threads, "simulator threads")
@@ -311,7 +314,8 @@ void rejectOtherEngineOptions(const CLI::App* cmd, const EvalArgs& a) {
   for (const char* o :
        mujoco ? std::vector<const char*>{"--set", "--contact", "--reset-scale", "--task"}
               : std::vector<const char*>{"--robot", "--episode-length", "--reset-noise",
-                                         "--integrator", "--cone", "--solver", "--noslip"})
+                                         "--integrator", "--cone", "--solver", "--noslip",
+                                         "--save-mjcf"})
     if (cmd->count(o) > 0)
       throw std::runtime_error(std::string(o) + " applies to --engine " +
                                (mujoco ? "diffloco" : "mujoco") + " only, not to --engine " +

@@ -25,6 +25,7 @@ struct EvalArgs {
   double resetScale = 1;          // diffloco: scale of the task's initial-state noise
   std::string integrator = "Euler", cone = "pyramidal", solver = "Newton";  // mujoco
   int noslip = 0;                                                           // mujoco
+  std::string saveMjcf;           // mujoco: write the compiled MJCF here
   std::vector<std::string> sets;  // diffloco: task overrides, key.path=value
   std::string task;               // diffloco: evaluate on this task instead of the trained one
   double durationS = 0;           // both engines: episode length override (play's --duration)

@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "deploy/controller.h"
+#include "io/atomic_file.h"
 #include "mujoco/mujoco_model.h"
 
 namespace diffloco::mj {
@@ -32,7 +33,9 @@ MujocoEpisodes evaluateInMujoco(const std::string& policyPath, const sim::Model&
     throw std::runtime_error("mujoco eval: the time step " + std::to_string(mo.timestep) +
                              " s does not divide the control period " +
                              std::to_string(meta.controlDt) + " s");
-  MujocoModel mj(toMjcf(model, mo));
+  const std::string mjcf = toMjcf(model, mo);
+  if (!o.mjcfPath.empty()) io::writeFileAtomic(o.mjcfPath, mjcf);
+  MujocoModel mj(mjcf);
   const double lengthS = o.episodeLengthS > 0 ? o.episodeLengthS : meta.episodeLengthS;
   if (!(lengthS > 0))
     throw std::runtime_error(policyPath + ": no episode length (metadata or options)");

@@ -36,6 +36,9 @@ struct MujocoEvalOptions {
   // Engine options (mujoco/mujoco_model.h MjcfOptions; MuJoCo's defaults).
   std::string integrator = "Euler", cone = "pyramidal", solver = "Newton";
   int iterations = 100, noslipIterations = 0;
+  // Non-empty: the MJCF that MuJoCo compiled is written there (to compare the model with another
+  // engine's, e.g. the reference deployer's from the embedded URDF).
+  std::string mjcfPath;
 };
 
 // Per-episode results, one entry per episode (no aggregation: the caller's statistics).

@@ -132,8 +132,10 @@ rc=0
 same_numbers "$dir/eval.json" "$dir/eval_exported.json" 1e-4 ||
   fail "exported and training-time policies must evaluate alike"
 if "$bin" eval --help | grep -q mujoco; then
-  "$bin" eval "$dir/exported/policy.pt" --engine mujoco --episodes 2 --json \
+  "$bin" eval "$dir/exported/policy.pt" --engine mujoco --episodes 2 --json --save-mjcf "$dir/mj.xml" \
     >"$dir/eval_mj.json" 2>"$dir/eval_mj.err" || { cat "$dir/eval_mj.err"; fail "eval --engine mujoco failed"; }
+  grep -q '<freejoint' "$dir/mj.xml" && grep -q '<option timestep=' "$dir/mj.xml" ||
+    fail "--save-mjcf must write the compiled MJCF: $(head -c 300 "$dir/mj.xml")"
   grep -q '"contact": "mujoco"' "$dir/eval_mj.json" && grep -q '"return_mean": null' "$dir/eval_mj.json" ||
     fail "MuJoCo evaluation JSON: $(cat "$dir/eval_mj.json")"
   rc=0
@@ -145,6 +147,10 @@ if "$bin" eval --help | grep -q mujoco; then
     >"$dir/eval_mj_set.txt" 2>&1 || rc=$?
   [ "$rc" -eq 1 ] && grep -q -- "--set applies to --engine diffloco only" "$dir/eval_mj_set.txt" ||
     fail "an option of the other engine must be an error: $(cat "$dir/eval_mj_set.txt")"
+  rc=0
+  "$bin" eval "$dir/exported/policy.pt" --save-mjcf "$dir/no.xml" >"$dir/eval_mj_save.txt" 2>&1 || rc=$?
+  [ "$rc" -eq 1 ] && grep -q -- "--save-mjcf applies to --engine mujoco only" "$dir/eval_mj_save.txt" ||
+    fail "--save-mjcf with --engine diffloco must be an error: $(cat "$dir/eval_mj_save.txt")"
 fi
 
 # Resume: 4 iterations in one go == 2 iterations, then --resume to 4 (same seed). The learning
