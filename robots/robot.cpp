@@ -1,7 +1,5 @@
 #include "robots/robot.h"
 
-#include "robots/robot_report.h"
-
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -12,6 +10,7 @@
 #include <set>
 #include <stdexcept>
 
+#include "robots/robot_report.h"
 #include "sim/model_edit.h"
 #include "sim/urdf.h"
 
@@ -36,9 +35,9 @@ sim::VecX Robot::standingConfiguration() const {
 
 namespace {
 
-const char* const kKeys[] = {"urdf",        "base_link",          "joint_order",
-                             "feet",        "default_joint_pos",  "default_base_height",
-                             "torque_limit", "strict"};
+const char* const kKeys[] = {
+    "urdf",         "base_link", "joint_order", "feet", "default_joint_pos", "default_base_height",
+    "torque_limit", "strict"};
 
 // An error at a YAML node: "file:line: what".
 struct AtNode : std::runtime_error {
@@ -99,7 +98,8 @@ Robot loadRobot(const std::string& nameOrPath, RobotReport* reportOut) {
     sim::UrdfOptions uo;
     uo.strict = rep.strict;
     sim::UrdfReport report;
-    r.model = sim::loadUrdf((path.parent_path() / urdfNode.as<std::string>()).string(), uo, &report);
+    r.model =
+        sim::loadUrdf((path.parent_path() / urdfNode.as<std::string>()).string(), uo, &report);
     rep.warnings = report.warnings;
     rep.notes = report.notes;
     if (y["base_link"] && y["base_link"].as<std::string>() != r.model.bodies[0].name)
@@ -118,14 +118,20 @@ Robot loadRobot(const std::string& nameOrPath, RobotReport* reportOut) {
     std::vector<std::string> feet;
     if (y["feet"]) {
       feet = y["feet"].as<std::vector<std::string>>();
+      if (feet.empty())
+        throw AtNode(y["feet"],
+                     "feet: the list is empty (leave the key out to take the spheres "
+                     "at the leg ends)");
     } else {
       feet = sim::findFeet(r.model);
       std::string names;
       for (const auto& f : feet) names += (names.empty() ? "" : ", ") + f;
       if (feet.empty())
         throw std::runtime_error("no 'feet' key and no collision sphere at the end of any leg");
-      rep.notes.push_back(r.yamlPath + ": no 'feet' key: the spheres at the ends of the legs are the "
-                        "feet: " + names);
+      rep.notes.push_back(r.yamlPath +
+                          ": no 'feet' key: the spheres at the ends of the legs are the "
+                          "feet: " +
+                          names);
     }
     try {
       r.model = sim::selectFeet(r.model, feet);
@@ -134,7 +140,7 @@ Robot loadRobot(const std::string& nameOrPath, RobotReport* reportOut) {
     }
     if (spheres > r.model.nfeet())
       rep.notes.push_back(r.yamlPath + ": ignored " + std::to_string(spheres - r.model.nfeet()) +
-                        " collision spheres on links that are not feet");
+                          " collision spheres on links that are not feet");
 
     r.defaultJointPos = sim::VecX::Zero(r.model.nj());
     const YAML::Node pose = need("default_joint_pos");
@@ -151,7 +157,8 @@ Robot loadRobot(const std::string& nameOrPath, RobotReport* reportOut) {
     r.defaultBaseHeight = need("default_base_height").as<double>();
     r.torqueLimit = need("torque_limit").as<double>();
   } catch (const YAML::Exception& e) {
-    throw std::runtime_error(path.string() + ":" + std::to_string(e.mark.line + 1) + ": " + e.what());
+    throw std::runtime_error(path.string() + ":" + std::to_string(e.mark.line + 1) + ": " +
+                             e.what());
   } catch (const sim::ModelError& e) {
     // The URDF's own error names its file and line; the robot file that points at it comes first.
     throw sim::ModelError(path.string() + ": urdf: " + e.what());

@@ -105,14 +105,16 @@ std::string proposeRobotYaml(const std::string& urdfPath, const std::string& yam
   for (const auto& n : report.notes) say("note: " + n);
   const std::vector<std::string> feet = sim::findFeet(model);
   if (feet.empty())
-    throw std::runtime_error(urdfPath + ": no collision sphere at the end of any leg: add a "
+    throw std::runtime_error(urdfPath +
+                             ": no collision sphere at the end of any leg: add a "
                              "<sphere> collision to each foot link");
   model = sim::selectFeet(model, feet);
 
   double effort = 1e300;
   for (const auto& j : model.joints) effort = std::min(effort, j.effort);
   if (!(effort < 1e9))
-    throw std::runtime_error(urdfPath + ": no joint has an effort limit (<limit effort=...>): the "
+    throw std::runtime_error(urdfPath +
+                             ": no joint has an effort limit (<limit effort=...>): the "
                              "torque limit cannot be proposed");
 
   // Joint axes in base coordinates at the zero pose, to recognise hip-knee pairs.
@@ -140,7 +142,9 @@ std::string proposeRobotYaml(const std::string& urdfPath, const std::string& yam
       const double c = axisOf(h).dot(axisOf(k));
       if (std::abs(c) > 0.99) leg = {h, k, c > 0 ? -2.0 : 2.0};
     }
-    if (leg.hip < 0) say("note: leg of foot " + model.feet[f].name + ": no hip-knee pair with parallel axes; its joints stay at 0");
+    if (leg.hip < 0)
+      say("note: leg of foot " + model.feet[f].name +
+          ": no hip-knee pair with parallel axes; its joints stay at 0");
     legs.push_back(leg);
   }
   VecX best;
@@ -160,9 +164,10 @@ std::string proposeRobotYaml(const std::string& urdfPath, const std::string& yam
       }
       const double h = standingHeight(model, pose);
       const StandResult r = stand(model, pose, h, effort, {});
-      say("pose hip " + num(s * a) + ", knee " + num(-2 * s * a) + " (or mirrored): standing height " +
-          num(h, 4) + " m, settled at " + num(r.finalHeight, 4) + " m, tilt " + num(r.maxTiltDeg, 3) +
-          " deg: " + (r.stood ? "stands" : "does not stand"));
+      say("pose: hip " + num(s * a) + " rad, knee " + num(-2 * s * a) +
+          " rad (sign flipped for a knee axis opposite to the hip's): standing height " +
+          num(h, 4) + " m, settled at " + num(r.finalHeight, 4) + " m, tilt " +
+          num(r.maxTiltDeg, 3) + " deg: " + (r.stood ? "stands" : "does not stand"));
       if (r.stood) {
         best = pose, bestHeight = h, bestStand = r;
         break;
@@ -171,7 +176,8 @@ std::string proposeRobotYaml(const std::string& urdfPath, const std::string& yam
     if (best.size()) break;
   }
   if (!best.size())
-    throw std::runtime_error(urdfPath + ": no proposed pose stands in the settle simulation; "
+    throw std::runtime_error(urdfPath +
+                             ": no proposed pose stands in the settle simulation; "
                              "write default_joint_pos by hand and run `diffloco robot check`");
 
   std::ostringstream y;
@@ -186,9 +192,10 @@ std::string proposeRobotYaml(const std::string& urdfPath, const std::string& yam
   for (int j = 0; j < model.nj(); ++j) y << (j ? ", " : "") << model.joints[j].name;
   y << "]\n# the collision spheres at the ends of the legs\nfeet: [";
   for (int f = 0; f < model.nfeet(); ++f) y << (f ? ", " : "") << model.feet[f].name;
-  y << "]\n# a bent-knee stance; a settle simulation in hard contact (kp " << num(bestStand.options.kp, 3)
-    << ", kd " << num(bestStand.options.kd, 3) << ", " << num(bestStand.options.seconds, 3)
-    << " s) holds it at a base height of " << num(bestStand.finalHeight, 4) << " m\n";
+  y << "]\n# a bent-knee stance; a settle simulation in hard contact (kp "
+    << num(bestStand.options.kp, 3) << ", kd " << num(bestStand.options.kd, 3) << ", "
+    << num(bestStand.options.seconds, 3) << " s) holds it at a base height of "
+    << num(bestStand.finalHeight, 4) << " m\n";
   y << "default_joint_pos: {";
   for (int j = 0; j < model.nj(); ++j)
     y << (j ? ", " : "") << model.joints[j].name << ": " << num(best[j], 6);
@@ -227,8 +234,8 @@ std::string robotReport(const Robot& robot, const RobotReport& report, const Sta
   for (const auto& f : m.feet) o << " " << f.name << " (r " << num(f.radius, 4) << ")";
   o << "\n";
   const double h = standingHeight(m, robot.defaultJointPos);
-  o << "standing height " << num(h, 6) << " m (default_base_height " << num(robot.defaultBaseHeight, 6)
-    << ")\n";
+  o << "standing height " << num(h, 6) << " m (default_base_height "
+    << num(robot.defaultBaseHeight, 6) << ")\n";
   o << "standing test (hard contact, kp " << num(stand.options.kp, 3) << ", kd "
     << num(stand.options.kd, 3) << ", armature " << num(stand.options.armature, 3) << ", dt "
     << num(stand.options.dt, 3) << " s, " << num(stand.options.seconds, 3) << " s, dropped "

@@ -1,6 +1,6 @@
-// Tools on a robot description, torch-free, behind `diffloco robot init` and `diffloco robot check`:
-// the kinematic standing height, a standing test in hard contact, a proposed robot YAML for a URDF
-// and the printed summary of a robot.
+// Tools on a robot description, torch-free, behind `diffloco robot init` and `diffloco robot
+// check`: the kinematic standing height, a standing test in hard contact, a proposed robot YAML for
+// a URDF and the printed summary of a robot.
 #pragma once
 
 #include <string>
@@ -17,7 +17,7 @@ double standingHeight(const sim::Model& model, const sim::VecX& jointPos);
 struct StandOptions {
   // PD gains and rotor inertia; <= 0: from the robot's mass (standGains).
   double kp = 0, kd = 0, armature = 0;
-  double dt = 0.005;       // hard contact, like `diffloco eval --contact hard`
+  double dt = 0.005;  // hard contact, like `diffloco eval --contact hard`
   double seconds = 2.0;
   double drop = 0.02;      // start this far above the standing height [m]
   double torqueLimit = 0;  // <= 0: the robot's torque_limit

@@ -13,9 +13,9 @@ Model reorderJoints(const Model& model, const std::vector<std::string>& order) {
     if (j < 0) {
       std::string known;
       for (const auto& J : model.joints) known += (known.empty() ? "" : ", ") + J.name;
-      throw std::invalid_argument("joint '" + order[k] +
-                                  "' is not a movable joint of the URDF (expected one of: " + known +
-                                  ")");
+      throw std::invalid_argument(
+          "joint '" + order[k] + "' is not a movable joint of the URDF (expected one of: " + known +
+          ")");
     }
     if (newOfOld[j] >= 0) throw std::invalid_argument("joint '" + order[k] + "' is listed twice");
     newOfOld[j] = k;
@@ -61,7 +61,8 @@ Model selectFeet(const Model& model, const std::vector<std::string>& links) {
       throw std::invalid_argument("link '" + name + "' carries " + std::to_string(count) +
                                   " collision spheres; a foot is one sphere");
     for (size_t k = 0; k + 1 < out.feet.size(); ++k)
-      if (out.feet[k].name == name) throw std::invalid_argument("foot '" + name + "' is listed twice");
+      if (out.feet[k].name == name)
+        throw std::invalid_argument("foot '" + name + "' is listed twice");
   }
   out.finalize();
   return out;

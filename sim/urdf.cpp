@@ -3,11 +3,11 @@
 #include <tinyxml2.h>
 
 #include <Eigen/Eigenvalues>
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <iostream>
-#include <algorithm>
 #include <map>
 #include <sstream>
 
@@ -129,7 +129,8 @@ Model parseUrdf(const std::string& xml, const std::string& sourceName, const Urd
   std::vector<std::string> linkOrder;
   std::map<std::string, int> ignoredShapes;
   std::vector<std::string> ignoredLinks;
-  for (const XMLElement* l = robot->FirstChildElement("link"); l; l = l->NextSiblingElement("link")) {
+  for (const XMLElement* l = robot->FirstChildElement("link"); l;
+       l = l->NextSiblingElement("link")) {
     const std::string name = P.attr(l, "name");
     if (links.count(name)) P.fail(l, "duplicate link name '" + name + "'");
     LinkData d;
@@ -156,7 +157,8 @@ Model parseUrdf(const std::string& xml, const std::string& sourceName, const Urd
         if (options.strict || !(mean > 0))
           P.fail(ie, "link '" + name +
                          "': rotational inertia must be positive semi-definite and satisfy the "
-                         "triangle inequality (" + moments + ")" +
+                         "triangle inequality (" +
+                         moments + ")" +
                          (options.strict ? "; the robot file says strict: true"
                                          : "; cannot be repaired: their mean is not positive"));
         // MuJoCo's balanceinertia: every principal moment is set to their mean (trace / 3), so
@@ -164,8 +166,8 @@ Model parseUrdf(const std::string& xml, const std::string& sourceName, const Urd
         // longer matter); mass and centre of mass are kept. CAD exports of small sensor links
         // miss the inequality by rounding; the repaired value keeps the trace.
         I = mean * Mat3::Identity();
-        out.warnings.push_back(P.where(ie, "link '" + name + "': rotational inertia is not physical (" +
-                                               moments +
+        out.warnings.push_back(P.where(ie, "link '" + name +
+                                               "': rotational inertia is not physical (" + moments +
                                                "): repaired as MuJoCo's balanceinertia does, every "
                                                "principal moment set to their mean " +
                                                str(mean)));
@@ -208,8 +210,7 @@ Model parseUrdf(const std::string& xml, const std::string& sourceName, const Urd
     d.elem = j;
     d.name = P.attr(j, "name");
     d.type = P.attr(j, "type");
-    if (d.type != "revolute" && d.type != "continuous" && d.type != "fixed" &&
-        d.type != "floating")
+    if (d.type != "revolute" && d.type != "continuous" && d.type != "fixed" && d.type != "floating")
       P.fail(j, "joint '" + d.name + "' has unsupported type '" + d.type +
                     "' (expected revolute, continuous, fixed, or floating from a dummy root)");
     const XMLElement* pe = j->FirstChildElement("parent");
@@ -218,7 +219,8 @@ Model parseUrdf(const std::string& xml, const std::string& sourceName, const Urd
     if (!ce) P.fail(j, "joint '" + d.name + "' needs a <child link=...>");
     d.parent = P.attr(pe, "link");
     d.child = P.attr(ce, "link");
-    if (!links.count(d.parent)) P.fail(pe, "joint '" + d.name + "': unknown link '" + d.parent + "'");
+    if (!links.count(d.parent))
+      P.fail(pe, "joint '" + d.name + "': unknown link '" + d.parent + "'");
     if (!links.count(d.child)) P.fail(ce, "joint '" + d.name + "': unknown link '" + d.child + "'");
     if (jointOfChild.count(d.child))
       P.fail(j, "link '" + d.child + "' is the child of two joints ('" +
@@ -232,9 +234,8 @@ Model parseUrdf(const std::string& xml, const std::string& sourceName, const Urd
     }
     d.info.name = d.name;
     // A fixed joint's <limit> means nothing (vendor files write effort="0" there).
-    const XMLElement* lim = d.type == "revolute" || d.type == "continuous"
-                                ? j->FirstChildElement("limit")
-                                : nullptr;
+    const XMLElement* lim =
+        d.type == "revolute" || d.type == "continuous" ? j->FirstChildElement("limit") : nullptr;
     if (lim) {
       d.info.effort = P.number(lim, "effort", d.info.effort, false);
       d.info.velocity = P.number(lim, "velocity", d.info.velocity, false);
@@ -357,8 +358,9 @@ Model parseUrdf(const std::string& xml, const std::string& sourceName, const Urd
     if (!(model.bodies[i].inertia.m > 0)) {
       const std::string& n = model.bodies[i].name;
       P.fail(links[n].elem,
-             i == 0 ? "root link '" + n + "' needs an <inertial> with mass > 0 (on itself or on "
-                      "links fixed to it)"
+             i == 0 ? "root link '" + n +
+                          "' needs an <inertial> with mass > 0 (on itself or on "
+                          "links fixed to it)"
                     : "link '" + n + "' is moved by joint '" + model.joints[i - 1].name +
                           "' and needs an <inertial> with mass > 0 (on itself or on links fixed "
                           "to it)");

@@ -2,8 +2,8 @@
 //
 // Supported: one root link (the floating base), revolute and continuous joints, fixed joints (the
 // child link is merged into its parent: inertia summed, sphere collisions re-attached). Each sphere
-// collision becomes a Foot. Other collision and all visual geometry are ignored. Errors are thrown as
-// ModelError naming the file, the line, the element and what was expected. Any number of fixed
+// collision becomes a Foot. Other collision and all visual geometry are ignored. Errors are thrown
+// as ModelError naming the file, the line, the element and what was expected. Any number of fixed
 // links is merged (no recursion); at most kMaxMovableJoints movable joints are accepted.
 //
 // Vendor files load as they are: visual geometry and meshes are never opened (package:// paths are

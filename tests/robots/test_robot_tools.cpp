@@ -1,13 +1,13 @@
 // robots/robot_tools.cpp: the standing height against the value tools/check_urdf.py computed
-// independently for the shipped robots; the shipped robots stand; a proposed YAML for a vendor-style
-// URDF loads and stands; the report names what `robot check` promises.
-#include "robots/robot_tools.h"
-
+// independently for the shipped robots; the shipped robots stand; a proposed YAML for a
+// vendor-style URDF loads and stands; the report names what `robot check` promises.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
+
+#include "robots/robot_tools.h"
 
 namespace fs = std::filesystem;
 using namespace diffloco;
@@ -43,8 +43,8 @@ TEST(RobotTools, ProposedYamlLoadsAndStands) {
   const StandResult s = standingTest(r);
   EXPECT_TRUE(s.stood);
   const std::string report = robotReport(r, rr, s);
-  for (const char* what : {"mass 8.26", "STANDS", "warning: ", "link 'imu'", "standing height",
-                           "front_left_abduct"})
+  for (const char* what :
+       {"mass 8.26", "STANDS", "warning: ", "link 'imu'", "standing height", "front_left_abduct"})
     EXPECT_NE(report.find(what), std::string::npos) << what << "\n" << report;
   fs::remove_all(dir);
 }

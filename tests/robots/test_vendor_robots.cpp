@@ -16,8 +16,8 @@
 #include "sim/kinematics.h"
 #include "sim/rnea.h"
 #ifdef DIFFLOCO_WITH_MUJOCO
-#include "mujoco/mujoco_model.h"
 #include "mujoco/joint_order.h"
+#include "mujoco/mujoco_model.h"
 #endif
 
 namespace fs = std::filesystem;
@@ -51,7 +51,8 @@ struct Scratch {
     std::ifstream in(kData + "/" + name);
     std::string s((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     const std::string urdf = "urdf: " + name.substr(0, name.size() - 5) + ".urdf";
-    s.replace(s.find(urdf), urdf.size(), "urdf: " + kData + "/" + name.substr(0, name.size() - 5) + ".urdf");
+    s.replace(s.find(urdf), urdf.size(),
+              "urdf: " + kData + "/" + name.substr(0, name.size() - 5) + ".urdf");
     if (!from.empty()) s.replace(s.find(from), from.size(), to);
     std::ofstream(dir / name) << s;
     return (dir / name).string();
@@ -72,7 +73,8 @@ TEST(VendorRobots, GoLikeLoadsWithTheCameraWarnings) {
   // One summary of the ignored collision geometry (trunk box, imu box, two camera boxes, per leg a
   // hip cylinder and two boxes).
   ASSERT_EQ(rr.notes.size(), 1u) << rr.notes[0];
-  EXPECT_TRUE(contains(rr.notes, "ignored 16 non-sphere collision geometries (12 box, 4 cylinder)"));
+  EXPECT_TRUE(
+      contains(rr.notes, "ignored 16 non-sphere collision geometries (12 box, 4 cylinder)"));
   // Policy order = YAML order, not the tree order (FR first in the URDF).
   ASSERT_EQ(r.model.nj(), 12);
   EXPECT_EQ(r.model.joints[0].name, "FL_hip_joint");
@@ -95,9 +97,10 @@ TEST(VendorRobots, MiniLikeLoadsWithTheImuWarningAndFindsItsFeet) {
   EXPECT_TRUE(contains(rr.warnings, "link 'imu': rotational inertia is not physical"));
   EXPECT_TRUE(contains(rr.notes, "floating joint 'world_to_body' from the dummy root 'world'"));
   EXPECT_TRUE(contains(rr.notes, "ignored 5 non-sphere collision geometries (4 cylinder, 1 mesh)"));
-  EXPECT_TRUE(contains(rr.notes, "no 'feet' key: the spheres at the ends of the legs are the feet: "
-                                "front_left_lower, front_right_lower, back_left_lower, "
-                                "back_right_lower"));
+  EXPECT_TRUE(contains(rr.notes,
+                       "no 'feet' key: the spheres at the ends of the legs are the feet: "
+                       "front_left_lower, front_right_lower, back_left_lower, "
+                       "back_right_lower"));
   EXPECT_TRUE(contains(rr.notes, "ignored 4 collision spheres on links that are not feet"));
   EXPECT_EQ(rr.notes.size(), 4u);
   EXPECT_EQ(r.model.bodies[0].name, "body");
@@ -110,7 +113,8 @@ TEST(VendorRobots, MiniLikeLoadsWithTheImuWarningAndFindsItsFeet) {
 
 TEST(VendorRobots, StrictRefusesTheCameraInertia) {
   Scratch s;
-  const std::string path = s.yaml("go_like.yaml", "torque_limit: 23.7", "torque_limit: 23.7\nstrict: true");
+  const std::string path =
+      s.yaml("go_like.yaml", "torque_limit: 23.7", "torque_limit: 23.7\nstrict: true");
   const std::string e = errorOf(path);
   EXPECT_EQ(e.rfind(path + ": urdf: ", 0), 0u) << e;
   EXPECT_NE(e.find("go_like.urdf:"), std::string::npos) << e;
@@ -120,34 +124,41 @@ TEST(VendorRobots, StrictRefusesTheCameraInertia) {
 
 TEST(VendorRobots, BadRobotFilesNameFileLineAndKey) {
   Scratch s;
-  std::string p = s.yaml("go_like.yaml", "torque_limit: 23.7", "torque_limit: 23.7\ntorque_limt: 3");
+  std::string p =
+      s.yaml("go_like.yaml", "torque_limit: 23.7", "torque_limit: 23.7\ntorque_limt: 3");
   EXPECT_NE(errorOf(p).find(p + ":15: unknown key 'torque_limt' (expected one of: urdf,"),
-            std::string::npos) << errorOf(p);
+            std::string::npos)
+      << errorOf(p);
   p = s.yaml("go_like.yaml", "[FL_hip_joint, FL_thigh_joint", "[FL_thigh_joint, FL_hip_joint");
   EXPECT_NE(errorOf(p).find(p + ":5: joint_order: joint 'FL_thigh_joint' is listed before joint "
-                            "'FL_hip_joint' that carries it"),
-            std::string::npos) << errorOf(p);
+                                "'FL_hip_joint' that carries it"),
+            std::string::npos)
+      << errorOf(p);
   p = s.yaml("go_like.yaml", "feet: [FL_foot", "feet: [FL_calf");
   EXPECT_NE(errorOf(p).find(p + ":7: feet: link 'FL_calf' carries no collision sphere"),
-            std::string::npos) << errorOf(p);
+            std::string::npos)
+      << errorOf(p);
   p = s.yaml("go_like.yaml", "FL_hip_joint: 0.0,", "FL_hip_joint: 0.0, FL_knee: 1,");
   EXPECT_NE(errorOf(p).find(p + ":8: default_joint_pos: 'FL_knee' is not a movable joint"),
-            std::string::npos) << errorOf(p);
+            std::string::npos)
+      << errorOf(p);
   p = s.yaml("go_like.yaml", "base_link: base", "base_link: trunk");
   EXPECT_NE(errorOf(p).find(p + ":4: base_link is 'trunk' but the URDF's floating base is 'base'"),
-            std::string::npos) << errorOf(p);
+            std::string::npos)
+      << errorOf(p);
 }
 
-// Hard contact, PD on the default pose, dropped from 2 cm: the robot comes to rest upright, its feet
-// carrying its weight, near its standing height.
+// Hard contact, PD on the default pose, dropped from 2 cm: the robot comes to rest upright, its
+// feet carrying its weight, near its standing height.
 TEST(VendorRobots, EachStandsInHardContact) {
   for (const char* name : {"go_like", "mini_like"}) {
     const Robot r = loadRobot(kData + "/" + name + ".yaml");
     const StandResult s = standingTest(r);
-    std::printf("[ %s ] final height %.4f m (standing %.4f), tilt %.3g deg, speed %.2g m/s, "
-                "normal force %.1f %% of the weight, joint error %.3g rad\n",
-                name, s.finalHeight, r.defaultBaseHeight, s.maxTiltDeg, s.finalSpeed,
-                100 * s.weightFraction, s.maxJointError);
+    std::printf(
+        "[ %s ] final height %.4f m (standing %.4f), tilt %.3g deg, speed %.2g m/s, "
+        "normal force %.1f %% of the weight, joint error %.3g rad\n",
+        name, s.finalHeight, r.defaultBaseHeight, s.maxTiltDeg, s.finalSpeed,
+        100 * s.weightFraction, s.maxJointError);
     EXPECT_TRUE(s.stood) << name;
     EXPECT_GT(s.finalHeight, 0.85 * r.defaultBaseHeight) << name;
     EXPECT_LT(s.maxTiltDeg, 2) << name;
@@ -184,8 +195,9 @@ TEST(VendorRobots, MujocoAgreesOnMassMatrixAndBiasForces) {
       errBias = std::max(errBias, (data.tau - h).cwiseAbs().maxCoeff() / h.cwiseAbs().maxCoeff());
       for (const auto& f : model.feet) {
         const int g = mj_name2id(mm.m, mjOBJ_GEOM, f.name.c_str());
-        errFoot = std::max(errFoot, (sim::worldPoint(data, f.body, f.offset) -
-                                     sim::Vec3(mm.d->geom_xpos + 3 * g)).norm());
+        errFoot = std::max(
+            errFoot,
+            (sim::worldPoint(data, f.body, f.offset) - sim::Vec3(mm.d->geom_xpos + 3 * g)).norm());
       }
     }
     std::printf("[ %s ] max relative error H %.3g, bias %.3g; feet %.3g m\n", name, errH, errBias,

@@ -1,8 +1,6 @@
 // sim/model_edit.cpp: a reordered model is the same robot (mass matrix, bias forces and feet agree
 // with the original's, entry by entry through the permutation); bad orders and feet are refused
 // naming the joint or link; the feet found are the spheres at the ends of the legs.
-#include "sim/model_edit.h"
-
 #include <gtest/gtest.h>
 
 #include <functional>
@@ -12,6 +10,7 @@
 #include "sim/crba.h"
 #include "sim/data.h"
 #include "sim/kinematics.h"
+#include "sim/model_edit.h"
 #include "sim/rnea.h"
 
 using namespace diffloco::sim;
@@ -89,13 +88,15 @@ TEST(ModelEdit, ReorderedModelIsTheSameRobot) {
 TEST(ModelEdit, BadJointOrdersNameTheJoint) {
   std::vector<std::string> order = names(anymal());
   std::swap(order[0], order[1]);  // LF_HFE before LF_HAA, which carries it
-  EXPECT_NE(errorOf([&] { reorderJoints(anymal(), order); })
-                .find("joint 'LF_HFE' is listed before joint 'LF_HAA' that carries it"),
+  EXPECT_NE(errorOf([&] {
+              reorderJoints(anymal(), order);
+            }).find("joint 'LF_HFE' is listed before joint 'LF_HAA' that carries it"),
             std::string::npos);
   order = names(anymal());
   order[3] = "RF_HIP";
-  EXPECT_NE(errorOf([&] { reorderJoints(anymal(), order); })
-                .find("joint 'RF_HIP' is not a movable joint of the URDF (expected one of: LF_HAA"),
+  EXPECT_NE(errorOf([&] {
+              reorderJoints(anymal(), order);
+            }).find("joint 'RF_HIP' is not a movable joint of the URDF (expected one of: LF_HAA"),
             std::string::npos);
   order = names(anymal());
   order[3] = "LF_HAA";
@@ -103,8 +104,9 @@ TEST(ModelEdit, BadJointOrdersNameTheJoint) {
             std::string::npos);
   order = names(anymal());
   order.pop_back();
-  EXPECT_NE(errorOf([&] { reorderJoints(anymal(), order); })
-                .find("joint 'RH_KFE' of the URDF is missing (11 listed, the URDF has 12"),
+  EXPECT_NE(errorOf([&] {
+              reorderJoints(anymal(), order);
+            }).find("joint 'RH_KFE' of the URDF is missing (11 listed, the URDF has 12"),
             std::string::npos);
 }
 
@@ -116,9 +118,12 @@ TEST(ModelEdit, FeetAreSelectedByLinkAndFoundAtTheLegEnds) {
   EXPECT_EQ(b.feet[0].name, "RH_FOOT");
   EXPECT_EQ(b.feet[0].body, a.feet[a.footIndex("RH_FOOT")].body);
   EXPECT_EQ(b.footDofs.size(), 2u);  // finalized for the new feet
-  EXPECT_NE(errorOf([&] { selectFeet(a, {"LF_SHANK"}); })
-                .find("link 'LF_SHANK' carries no collision sphere"),
+  EXPECT_NE(errorOf([&] {
+              selectFeet(a, {"LF_SHANK"});
+            }).find("link 'LF_SHANK' carries no collision sphere"),
             std::string::npos);
-  EXPECT_NE(errorOf([&] { selectFeet(a, {"LF_FOOT", "LF_FOOT"}); }).find("listed twice"),
+  EXPECT_NE(errorOf([&] {
+              selectFeet(a, {"LF_FOOT", "LF_FOOT"});
+            }).find("listed twice"),
             std::string::npos);
 }

@@ -103,11 +103,12 @@ TEST(UrdfErrors, MovableLinkWithoutInertial) {
 
 // The common layout of a massless root link with its mass on a link fixed to it loads.
 TEST(Urdf, MassMayComeFromAFixedChild) {
-  const Model m = parseUrdf(
-      robot("<link name=\"base\"/>\n" + link("base_inertia") +
-            joint("fix", "fixed", "base", "base_inertia") + "<link name=\"a\"/>\n" + link("a_mass") +
-            joint("j", "revolute", "base", "a") + joint("fix2", "fixed", "a", "a_mass")),
-      "ok.urdf");
+  const Model m =
+      parseUrdf(robot("<link name=\"base\"/>\n" + link("base_inertia") +
+                      joint("fix", "fixed", "base", "base_inertia") + "<link name=\"a\"/>\n" +
+                      link("a_mass") + joint("j", "revolute", "base", "a") +
+                      joint("fix2", "fixed", "a", "a_mass")),
+                "ok.urdf");
   EXPECT_EQ(m.nbodies(), 2);
   EXPECT_GT(m.bodies[0].inertia.m, 0);
   EXPECT_GT(m.bodies[1].inertia.m, 0);
@@ -142,15 +143,17 @@ TEST(UrdfErrors, InertiaNotPhysical) {
   const std::string what = "link 'base': rotational inertia must be positive semi-definite";
   // With strict: true, a negative moment, an indefinite matrix (eigenvalues -1, 1, 3) and a
   // triangle violation are errors naming the link.
-  for (const char* attrs : {"ixx=\"1\" iyy=\"1\" izz=\"-1\"", "ixx=\"1\" iyy=\"1\" izz=\"1\" ixy=\"2\"",
-                            "ixx=\"1\" iyy=\"1\" izz=\"3\""}) {
+  for (const char* attrs :
+       {"ixx=\"1\" iyy=\"1\" izz=\"-1\"", "ixx=\"1\" iyy=\"1\" izz=\"1\" ixy=\"2\"",
+        "ixx=\"1\" iyy=\"1\" izz=\"3\""}) {
     const std::string e = strictErrorOf(withInertia(attrs));
     EXPECT_NE(e.find("bad.urdf:4: <inertia>"), std::string::npos) << e;
     EXPECT_NE(e.find(what), std::string::npos) << e;
     EXPECT_NE(e.find("the robot file says strict: true"), std::string::npos) << e;
   }
-  EXPECT_NE(strictErrorOf(withInertia("ixx=\"1\" iyy=\"1\" izz=\"3\"")).find("principal moments 1, 1, 3"),
-            std::string::npos);
+  EXPECT_NE(
+      strictErrorOf(withInertia("ixx=\"1\" iyy=\"1\" izz=\"3\"")).find("principal moments 1, 1, 3"),
+      std::string::npos);
   // Without strict, only an inertia whose moments do not have a positive mean is an error.
   EXPECT_ERROR(withInertia("ixx=\"-1\" iyy=\"-1\" izz=\"1\""), "bad.urdf:4: <inertia>",
                "cannot be repaired: their mean is not positive");
@@ -160,9 +163,9 @@ TEST(UrdfErrors, InertiaNotPhysical) {
 }
 
 // A camera link as CAD exports it: principal moments (1e-5, 1e-5, 2.1e-5) miss the triangle
-// inequality by 5 %, and the inertial frame is rotated. MuJoCo's balanceinertia sets every principal
-// moment to their mean: the inertia about the COM becomes (4.1e-5 / 3) * identity, whatever the
-// rotation; mass and COM stay. The warning names file, line, element and link.
+// inequality by 5 %, and the inertial frame is rotated. MuJoCo's balanceinertia sets every
+// principal moment to their mean: the inertia about the COM becomes (4.1e-5 / 3) * identity,
+// whatever the rotation; mass and COM stay. The warning names file, line, element and link.
 TEST(Urdf, NonPhysicalInertiaIsRepairedWithAWarning) {
   const std::string xml = robot(
       "<link name=\"base\"><inertial><mass value=\"0.2\"/>\n"
@@ -174,7 +177,8 @@ TEST(Urdf, NonPhysicalInertiaIsRepairedWithAWarning) {
   ASSERT_EQ(report.warnings.size(), 1u);
   const std::string& w = report.warnings[0];
   EXPECT_NE(w.find("cam.urdf:4: <inertia>: link 'base': rotational inertia is not physical"),
-            std::string::npos) << w;
+            std::string::npos)
+      << w;
   EXPECT_NE(w.find("balanceinertia"), std::string::npos) << w;
   const Inertia& I = m.bodies[0].inertia;
   EXPECT_DOUBLE_EQ(I.m, 0.2);
@@ -223,9 +227,11 @@ TEST(Urdf, VendorElementsAreIgnored) {
   const Model m = parseUrdf(xml, "vendor.urdf", {}, &report);
   EXPECT_TRUE(report.warnings.empty());
   ASSERT_EQ(report.notes.size(), 1u);
-  EXPECT_NE(report.notes[0].find("ignored 3 non-sphere collision geometries (1 box, 1 cylinder, 1 mesh) "
-                                 "on links trunk, thigh"),
-            std::string::npos) << report.notes[0];
+  EXPECT_NE(
+      report.notes[0].find("ignored 3 non-sphere collision geometries (1 box, 1 cylinder, 1 mesh) "
+                           "on links trunk, thigh"),
+      std::string::npos)
+      << report.notes[0];
   EXPECT_EQ(m.bodies[0].name, "base");  // the dummy root is the base; the trunk's mass is on it
   EXPECT_DOUBLE_EQ(m.totalMass(), 6.0);
   ASSERT_EQ(m.nj(), 1);
@@ -242,9 +248,10 @@ TEST(Urdf, VendorElementsAreIgnored) {
 // the dummy root and the joint go, the child is the base.
 TEST(Urdf, FloatingJointFromADummyRoot) {
   UrdfReport report;
-  const Model m = parseUrdf(robot("<link name=\"world\"/>\n" + joint("free", "floating", "world", "base") +
-                                  link("base") + link("a") + joint("j", "revolute", "base", "a")),
-                            "float.urdf", {}, &report);
+  const Model m =
+      parseUrdf(robot("<link name=\"world\"/>\n" + joint("free", "floating", "world", "base") +
+                      link("base") + link("a") + joint("j", "revolute", "base", "a")),
+                "float.urdf", {}, &report);
   EXPECT_EQ(m.bodies[0].name, "base");
   EXPECT_EQ(m.nj(), 1);
   EXPECT_DOUBLE_EQ(m.totalMass(), 2.0);
@@ -494,8 +501,8 @@ TEST(UrdfErrors, TooManyMovableJoints) {
   std::string body = link("base");
   for (int i = 0; i <= kMaxMovableJoints; ++i) {
     body += link("l" + std::to_string(i));
-    body += joint("j" + std::to_string(i), "revolute", i == 0 ? "base" : "l" + std::to_string(i - 1),
-                  "l" + std::to_string(i));
+    body += joint("j" + std::to_string(i), "revolute",
+                  i == 0 ? "base" : "l" + std::to_string(i - 1), "l" + std::to_string(i));
   }
   EXPECT_ERROR(robot(body), "bad.urdf:1: <robot>",
                std::to_string(kMaxMovableJoints + 1) + " movable joints: at most " +
