@@ -21,7 +21,7 @@ TEST(RobotTools, StandingHeightMatchesTheIndependentCheck) {
 }
 
 TEST(RobotTools, ShippedRobotsStand) {
-  for (const char* name : {"anymal", "quadruped"}) {
+  for (const char* name : {"anymal", "quadruped", "go_like"}) {
     const StandResult s = standingTest(loadRobot(name));
     EXPECT_TRUE(s.stood) << name << ": height " << s.finalHeight << ", tilt " << s.maxTiltDeg;
   }

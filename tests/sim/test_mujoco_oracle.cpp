@@ -135,7 +135,7 @@ TEST_P(MujocoOracle, FreeJointVelocityConvention) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Robots, MujocoOracle, ::testing::Values("anymal", "quadruped"),
+INSTANTIATE_TEST_SUITE_P(Robots, MujocoOracle, ::testing::Values("anymal", "quadruped", "go_like"),
                          [](const auto& info) { return std::string(info.param); });
 
 }  // namespace
