@@ -142,6 +142,8 @@ TEST(VendorRobots, BadRobotFilesNameFileLineAndKey) {
   EXPECT_NE(errorOf(p).find(p + ":8: default_joint_pos: 'FL_knee' is not a movable joint"),
             std::string::npos)
       << errorOf(p);
+  p = s.yaml("go_like.yaml", "feet: [FL_foot, FR_foot, RL_foot, RR_foot]", "feet: []");
+  EXPECT_NE(errorOf(p).find(p + ":7: feet: the list is empty"), std::string::npos) << errorOf(p);
   p = s.yaml("go_like.yaml", "base_link: base", "base_link: trunk");
   EXPECT_NE(errorOf(p).find(p + ":4: base_link is 'trunk' but the URDF's floating base is 'base'"),
             std::string::npos)
