@@ -6,6 +6,7 @@
 #include <iostream>
 #include <map>
 
+#include "cli/cmd_robot.h"
 #include "cli/commands.h"
 
 int main(int argc, char** argv) {
@@ -28,6 +29,7 @@ int main(int argc, char** argv) {
   add(diffloco::cli::addFitActuatorCommand);
   add(diffloco::cli::addEvalCommand);
   add(diffloco::cli::addPlayCommand);
+  add(diffloco::cli::addRobotCommand);
   CLI11_PARSE(app, argc, argv);
   try {
     for (auto& [sub, run] : runners)

@@ -7,6 +7,7 @@
 
 #include "deploy/controller.h"
 #include "io/atomic_file.h"
+#include "mujoco/joint_order.h"
 #include "mujoco/mujoco_model.h"
 
 namespace diffloco::mj {
@@ -36,6 +37,9 @@ MujocoEpisodes evaluateInMujoco(const std::string& policyPath, const sim::Model&
   const std::string mjcf = toMjcf(model, mo);
   if (!o.mjcfPath.empty()) io::writeFileAtomic(o.mjcfPath, mjcf);
   MujocoModel mj(mjcf);
+  // s.jointPos and the torques are in the model's joint order; MuJoCo's hinge j is model joint
+  // mjOrder[j] (the identity unless the robot file reorders the joints across legs).
+  const std::vector<int> mjOrder = mujocoJointOrder(model);
   const double lengthS = o.episodeLengthS > 0 ? o.episodeLengthS : meta.episodeLengthS;
   if (!(lengthS > 0))
     throw std::runtime_error(policyPath + ": no episode length (metadata or options)");
@@ -87,10 +91,13 @@ MujocoEpisodes evaluateInMujoco(const std::string& policyPath, const sim::Model&
         s.baseAngVel[i] = qv[3 + i];
       }
       s.baseHeight = qp[2];
-      for (int j = 0; j < nj; ++j) s.jointPos[j] = qp[7 + j], s.jointVel[j] = qv[6 + j];
-      if (o.onDecision)
-        o.onDecision(ep, k, Eigen::Map<const VecX>(qp, mj.m->nq),
-                     Eigen::Map<const VecX>(qv, mj.m->nv), s.command);
+      for (int j = 0; j < nj; ++j)
+        s.jointPos[mjOrder[j]] = qp[7 + j], s.jointVel[mjOrder[j]] = qv[6 + j];
+      if (o.onDecision) {
+        VecX qOurs, vOurs;  // in the model's joint order, as the callers read them
+        fromMujocoState(model, qp, qv, qOurs, vOurs);
+        o.onDecision(ep, k, qOurs, vOurs, s.command);
+      }
       // Metrics of the state the decision is taken at (the env's convention: after the step).
       if (k > 0) {
         sumVx += qv[0];
@@ -111,9 +118,9 @@ MujocoEpisodes evaluateInMujoco(const std::string& policyPath, const sim::Model&
       const std::vector<double> target = ctl.policyStep(s);
       for (int sub = 0; sub < decimation; ++sub) {
         for (int j = 0; j < nj; ++j)
-          s.jointPos[j] = mj.d->qpos[7 + j], s.jointVel[j] = mj.d->qvel[6 + j];
+          s.jointPos[mjOrder[j]] = mj.d->qpos[7 + j], s.jointVel[mjOrder[j]] = mj.d->qvel[6 + j];
         const std::vector<double> tau = ctl.actuatorTorque(target, s.jointPos, s.jointVel);
-        for (int j = 0; j < nj; ++j) mj.d->qfrc_applied[6 + j] = tau[j];
+        for (int j = 0; j < nj; ++j) mj.d->qfrc_applied[6 + j] = tau[mjOrder[j]];
         mj_step(mj.m, mj.d);
       }
     }

@@ -1,4 +1,5 @@
 #include "mujoco/mujoco_model.h"
+#include "mujoco/joint_order.h"
 
 #include <Eigen/Eigenvalues>
 #include <algorithm>
@@ -236,17 +237,64 @@ MujocoModel& MujocoModel::operator=(MujocoModel&& o) noexcept {
   return *this;
 }
 
+std::vector<int> mujocoJointOrder(const sim::Model& model) {
+  // The MJCF writer nests children in increasing body index; MuJoCo's bodies (and hinges) follow
+  // the depth-first pre-order of that nesting.
+  std::vector<std::vector<int>> children(model.nbodies());
+  for (int i = 1; i < model.nbodies(); ++i) children[model.bodies[i].parent].push_back(i);
+  std::vector<int> order, stack{0};
+  while (!stack.empty()) {
+    const int b = stack.back();
+    stack.pop_back();
+    if (b > 0) order.push_back(b - 1);
+    for (auto it = children[b].rbegin(); it != children[b].rend(); ++it) stack.push_back(*it);
+  }
+  return order;
+}
+
 void toMujocoState(const sim::Model& model, const VecX& q, const VecX& v, mjtNum* qpos,
                    mjtNum* qvel) {
-  // Same layouts: our state convention is MuJoCo's free-joint convention.
-  std::copy(q.data(), q.data() + model.nq(), qpos);
-  std::copy(v.data(), v.data() + model.nv(), qvel);
+  // Same free-joint convention; joints through the order map.
+  std::copy(q.data(), q.data() + 7, qpos);
+  std::copy(v.data(), v.data() + 6, qvel);
+  const std::vector<int> order = mujocoJointOrder(model);
+  for (int k = 0; k < model.nj(); ++k) qpos[7 + k] = q[7 + order[k]], qvel[6 + k] = v[6 + order[k]];
 }
 
 void fromMujocoState(const sim::Model& model, const mjtNum* qpos, const mjtNum* qvel, VecX& q,
                      VecX& v) {
-  q = Eigen::Map<const VecX>(qpos, model.nq());
-  v = Eigen::Map<const VecX>(qvel, model.nv());
+  q.resize(model.nq());
+  v.resize(model.nv());
+  std::copy(qpos, qpos + 7, q.data());
+  std::copy(qvel, qvel + 6, v.data());
+  const std::vector<int> order = mujocoJointOrder(model);
+  for (int k = 0; k < model.nj(); ++k) q[7 + order[k]] = qpos[7 + k], v[6 + order[k]] = qvel[6 + k];
+}
+
+namespace {
+// Our dof index of each MuJoCo dof.
+std::vector<int> dofMap(const sim::Model& model) {
+  std::vector<int> map{0, 1, 2, 3, 4, 5};
+  for (int j : mujocoJointOrder(model)) map.push_back(6 + j);
+  return map;
+}
+}  // namespace
+
+MatX massMatrix(const sim::Model& model, const mjModel* m, const mjData* d) {
+  const MatX Hmj = massMatrix(m, d);
+  const std::vector<int> map = dofMap(model);
+  MatX H(Hmj.rows(), Hmj.cols());
+  for (int a = 0; a < H.rows(); ++a)
+    for (int b = 0; b < H.cols(); ++b) H(map[a], map[b]) = Hmj(a, b);
+  return H;
+}
+
+VecX biasForces(const sim::Model& model, const mjModel* m, const mjData* d) {
+  const VecX hmj = biasForces(m, d);
+  const std::vector<int> map = dofMap(model);
+  VecX h(hmj.size());
+  for (int a = 0; a < h.size(); ++a) h[map[a]] = hmj[a];
+  return h;
 }
 
 MatX massMatrix(const mjModel* m, const mjData* d) {

@@ -72,17 +72,17 @@ class MujocoModel {
   void adopt(mjModel* model);  // makes d; deletes `model` if that fails
 };
 
-// Our (q, v) -> MuJoCo (qpos, qvel); arrays of size nq and nv. The layouts are the same
-// (sim/model.h adopts MuJoCo's free-joint convention), so these are copies; they exist so that a
-// future change of convention has one place to go.
+// Our (q, v) -> MuJoCo (qpos, qvel); arrays of size nq and nv. The free joints are the same; the
+// hinges go through mj::mujocoJointOrder (mujoco/joint_order.h): MuJoCo's are depth-first, ours in
+// the robot file's joint_order. (Kept to these three lines: the header's bytes stay cacheable.)
 void toMujocoState(const sim::Model& model, const VecX& q, const VecX& v, mjtNum* qpos,
                    mjtNum* qvel);
 // MuJoCo (qpos, qvel) -> our (q, v).
 void fromMujocoState(const sim::Model& model, const mjtNum* qpos, const mjtNum* qvel, VecX& q,
                      VecX& v);
 
-// MuJoCo's dense mass matrix (from d->qM) and bias forces (d->qfrc_bias), after mj_forward (or at
-// least mj_crb and mj_rne).
+// MuJoCo's dense mass matrix (from d->qM) and bias forces (d->qfrc_bias), after mj_forward, in
+// MUJOCO's dof order (mujoco/joint_order.h has them in ours).
 MatX massMatrix(const mjModel* m, const mjData* d);
 VecX biasForces(const mjModel* m, const mjData* d);
 

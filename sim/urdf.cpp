@@ -3,9 +3,11 @@
 #include <tinyxml2.h>
 
 #include <Eigen/Eigenvalues>
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <iostream>
 #include <map>
 #include <sstream>
 
@@ -24,12 +26,17 @@ std::string str(double x) {
 struct Parser {
   std::string source;
 
-  [[noreturn]] void fail(const XMLElement* e, const std::string& what) const {
+  // "file:line: <element>: what", the form of every message.
+  std::string where(const XMLElement* e, const std::string& what) const {
     std::ostringstream s;
     s << source;
     if (e) s << ":" << e->GetLineNum() << ": <" << e->Name() << ">";
     s << ": " << what;
-    throw ModelError(s.str());
+    return s.str();
+  }
+
+  [[noreturn]] void fail(const XMLElement* e, const std::string& what) const {
+    throw ModelError(where(e, what));
   }
 
   std::string attr(const XMLElement* e, const char* name) const {
@@ -101,8 +108,11 @@ struct JointData {
 
 }  // namespace
 
-Model parseUrdf(const std::string& xml, const std::string& sourceName) {
+Model parseUrdf(const std::string& xml, const std::string& sourceName, const UrdfOptions& options,
+                UrdfReport* report) {
   Parser P{sourceName};
+  UrdfReport local;
+  UrdfReport& out = report ? *report : local;
   tinyxml2::XMLDocument doc;
   if (doc.Parse(xml.c_str(), xml.size()) != tinyxml2::XML_SUCCESS) {
     std::ostringstream s;
@@ -117,7 +127,10 @@ Model parseUrdf(const std::string& xml, const std::string& sourceName) {
   // Links: inertia and sphere collisions.
   std::map<std::string, LinkData> links;
   std::vector<std::string> linkOrder;
-  for (const XMLElement* l = robot->FirstChildElement("link"); l; l = l->NextSiblingElement("link")) {
+  std::map<std::string, int> ignoredShapes;
+  std::vector<std::string> ignoredLinks;
+  for (const XMLElement* l = robot->FirstChildElement("link"); l;
+       l = l->NextSiblingElement("link")) {
     const std::string name = P.attr(l, "name");
     if (links.count(name)) P.fail(l, "duplicate link name '" + name + "'");
     LinkData d;
@@ -134,12 +147,31 @@ Model parseUrdf(const std::string& xml, const std::string& sourceName) {
                    izz = P.number(ie, "izz", 0, true), ixy = P.number(ie, "ixy", 0, false),
                    ixz = P.number(ie, "ixz", 0, false), iyz = P.number(ie, "iyz", 0, false);
       I << ixx, ixy, ixz, ixy, iyy, iyz, ixz, iyz, izz;
-      const Vec3 eig = Eigen::SelfAdjointEigenSolver<Mat3>(I).eigenvalues();
-      if (eig.minCoeff() < -1e-12 || eig[0] + eig[1] < eig[2] * (1 - 1e-9) - 1e-12)
-        P.fail(ie, "link '" + name +
-                       "': rotational inertia must be positive semi-definite and satisfy the "
-                       "triangle inequality (principal moments " +
-                       str(eig[0]) + ", " + str(eig[1]) + ", " + str(eig[2]) + ")");
+      const Vec3 eig = Eigen::SelfAdjointEigenSolver<Mat3>(I).eigenvalues();  // ascending
+      // A negative principal moment also breaks the triangle inequality (e0 + e1 < e1 <= e2), so
+      // one test covers both; the tolerances let the boundary (a rod, a plate) through.
+      if (eig.minCoeff() < -1e-12 || eig[0] + eig[1] < eig[2] * (1 - 1e-9) - 1e-12) {
+        const std::string moments =
+            "principal moments " + str(eig[0]) + ", " + str(eig[1]) + ", " + str(eig[2]);
+        const double mean = eig.sum() / 3;
+        if (options.strict || !(mean > 0))
+          P.fail(ie, "link '" + name +
+                         "': rotational inertia must be positive semi-definite and satisfy the "
+                         "triangle inequality (" +
+                         moments + ")" +
+                         (options.strict ? "; the robot file says strict: true"
+                                         : "; cannot be repaired: their mean is not positive"));
+        // MuJoCo's balanceinertia: every principal moment is set to their mean (trace / 3), so
+        // the inertia about the centre of mass becomes mean * identity (the principal axes no
+        // longer matter); mass and centre of mass are kept. CAD exports of small sensor links
+        // miss the inequality by rounding; the repaired value keeps the trace.
+        I = mean * Mat3::Identity();
+        out.warnings.push_back(P.where(ie, "link '" + name +
+                                               "': rotational inertia is not physical (" + moments +
+                                               "): repaired as MuJoCo's balanceinertia does, every "
+                                               "principal moment set to their mean " +
+                                               str(mean)));
+      }
       Mat3 R;
       Vec3 c;
       P.origin(in, R, c);
@@ -157,6 +189,11 @@ Model parseUrdf(const std::string& xml, const std::string& sourceName) {
         Vec3 p;
         P.origin(c, R, p);
         d.spheres.push_back({p, r});
+      } else {
+        // Only sphere feet touch the ground: a mesh, box or cylinder is counted for one note.
+        const XMLElement* shape = g->FirstChildElement();
+        ++ignoredShapes[shape ? shape->Name() : "empty geometry"];
+        if (ignoredLinks.empty() || ignoredLinks.back() != name) ignoredLinks.push_back(name);
       }
     }
     links[name] = d;
@@ -173,16 +210,17 @@ Model parseUrdf(const std::string& xml, const std::string& sourceName) {
     d.elem = j;
     d.name = P.attr(j, "name");
     d.type = P.attr(j, "type");
-    if (d.type != "revolute" && d.type != "continuous" && d.type != "fixed")
+    if (d.type != "revolute" && d.type != "continuous" && d.type != "fixed" && d.type != "floating")
       P.fail(j, "joint '" + d.name + "' has unsupported type '" + d.type +
-                    "' (expected revolute, continuous or fixed; the floating base is implicit)");
+                    "' (expected revolute, continuous, fixed, or floating from a dummy root)");
     const XMLElement* pe = j->FirstChildElement("parent");
     const XMLElement* ce = j->FirstChildElement("child");
     if (!pe) P.fail(j, "joint '" + d.name + "' needs a <parent link=...>");
     if (!ce) P.fail(j, "joint '" + d.name + "' needs a <child link=...>");
     d.parent = P.attr(pe, "link");
     d.child = P.attr(ce, "link");
-    if (!links.count(d.parent)) P.fail(pe, "joint '" + d.name + "': unknown link '" + d.parent + "'");
+    if (!links.count(d.parent))
+      P.fail(pe, "joint '" + d.name + "': unknown link '" + d.parent + "'");
     if (!links.count(d.child)) P.fail(ce, "joint '" + d.name + "': unknown link '" + d.child + "'");
     if (jointOfChild.count(d.child))
       P.fail(j, "link '" + d.child + "' is the child of two joints ('" +
@@ -195,7 +233,10 @@ Model parseUrdf(const std::string& xml, const std::string& sourceName) {
       d.axis.normalize();
     }
     d.info.name = d.name;
-    if (const XMLElement* lim = j->FirstChildElement("limit")) {
+    // A fixed joint's <limit> means nothing (vendor files write effort="0" there).
+    const XMLElement* lim =
+        d.type == "revolute" || d.type == "continuous" ? j->FirstChildElement("limit") : nullptr;
+    if (lim) {
       d.info.effort = P.number(lim, "effort", d.info.effort, false);
       d.info.velocity = P.number(lim, "velocity", d.info.velocity, false);
       if (d.type == "revolute") {
@@ -220,6 +261,34 @@ Model parseUrdf(const std::string& xml, const std::string& sourceName) {
       root = n;
     }
   if (root.empty()) P.fail(robot, "no root link: the joints form a cycle");
+
+  // A floating joint may only join a massless dummy root (a "world" frame) to the real base: the
+  // floating base is implicit, so that joint and its dummy parent are dropped.
+  for (int i = 0; i < static_cast<int>(joints.size()); ++i) {
+    const JointData& J = joints[i];
+    if (J.type != "floating") continue;
+    const LinkData& R = links[J.parent];
+    int rootChildren = 0;
+    for (const auto& K : joints) rootChildren += K.parent == root;
+    if (J.parent != root || rootChildren != 1 || (R.hasInertial && R.inertia.m > 0) ||
+        !R.spheres.empty())
+      P.fail(J.elem, "joint '" + J.name +
+                         "': a floating joint must be the only joint of a massless root link "
+                         "without collision spheres (the floating base is implicit)");
+    out.notes.push_back(P.where(J.elem, "floating joint '" + J.name + "' from the dummy root '" +
+                                            root + "': '" + J.child + "' is the floating base"));
+    links.erase(root);
+    linkOrder.erase(std::find(linkOrder.begin(), linkOrder.end(), root));
+    root = J.child;
+    jointOfChild.erase(J.child);
+    joints.erase(joints.begin() + i);
+    for (auto& [child, k] : jointOfChild)
+      if (k > i) --k;
+    break;  // the root check above allows one floating joint at the root; others fail below
+  }
+  for (const auto& J : joints)
+    if (J.type == "floating")
+      P.fail(J.elem, "joint '" + J.name + "': only one floating joint, from the root, is allowed");
 
   Model model;
   model.name = P.attr(robot, "name");
@@ -289,8 +358,9 @@ Model parseUrdf(const std::string& xml, const std::string& sourceName) {
     if (!(model.bodies[i].inertia.m > 0)) {
       const std::string& n = model.bodies[i].name;
       P.fail(links[n].elem,
-             i == 0 ? "root link '" + n + "' needs an <inertial> with mass > 0 (on itself or on "
-                      "links fixed to it)"
+             i == 0 ? "root link '" + n +
+                          "' needs an <inertial> with mass > 0 (on itself or on "
+                          "links fixed to it)"
                     : "link '" + n + "' is moved by joint '" + model.joints[i - 1].name +
                           "' and needs an <inertial> with mass > 0 (on itself or on links fixed "
                           "to it)");
@@ -301,17 +371,33 @@ Model parseUrdf(const std::string& xml, const std::string& sourceName) {
       P.fail(links[n].elem, "link '" + n + "' is not connected to the root link '" + root +
                                 "': its joints form a cycle");
   model.finalize();
+  if (!ignoredShapes.empty()) {
+    std::string shapes, names;
+    int total = 0;
+    for (const auto& [shape, n] : ignoredShapes) {
+      shapes += (shapes.empty() ? "" : ", ") + std::to_string(n) + " " + shape;
+      total += n;
+    }
+    for (const auto& n : ignoredLinks) names += (names.empty() ? "" : ", ") + n;
+    out.notes.push_back(sourceName + ": ignored " + std::to_string(total) +
+                        " non-sphere collision geometries (" + shapes + ") on links " + names +
+                        ": only sphere feet touch the ground");
+  }
+  if (!report) {
+    for (const auto& w : out.warnings) std::cerr << "warning: " << w << "\n";
+    for (const auto& n : out.notes) std::cerr << "note: " << n << "\n";
+  }
   return model;
 }
 
-Model loadUrdf(const std::string& path) {
+Model loadUrdf(const std::string& path, const UrdfOptions& options, UrdfReport* report) {
   std::ifstream in(path);
   std::error_code ec;
   if (!in || std::filesystem::is_directory(path, ec))  // a folder opens as a stream on Linux
     throw ModelError(path + ": cannot open URDF file");
   std::stringstream buf;
   buf << in.rdbuf();
-  return parseUrdf(buf.str(), path);
+  return parseUrdf(buf.str(), path, options, report);
 }
 
 }  // namespace diffloco::sim

@@ -37,7 +37,7 @@ std::string errorOf(const std::string& path) {
 }  // namespace
 
 TEST(Robot, ShippedRobotsLoad) {
-  for (const char* name : {"anymal", "quadruped"}) {
+  for (const char* name : {"anymal", "quadruped", "go_like"}) {
     const diffloco::Robot r = loadRobot(name);
     EXPECT_EQ(r.model.nj(), 12) << name;
     EXPECT_EQ(r.model.nfeet(), 4) << name;

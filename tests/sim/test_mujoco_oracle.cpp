@@ -8,6 +8,7 @@
 #include <random>
 
 #include "mujoco/mujoco_model.h"
+#include "mujoco/joint_order.h"
 #include "robots/robot.h"
 #include "sim/crba.h"
 #include "sim/kinematics.h"
@@ -68,8 +69,8 @@ TEST_P(MujocoOracle, MassMatrixBiasForcesAndPositionsMatch) {
     sim::crba(model, data);
     sim::biasForces(model, data, s.v);
 
-    const MatX Hmj = mj::massMatrix(mm.m, mm.d);
-    const VecX hmj = mj::biasForces(mm.m, mm.d);
+    const MatX Hmj = mj::massMatrix(model, mm.m, mm.d);  // in our joint order
+    const VecX hmj = mj::biasForces(model, mm.m, mm.d);
     errH = std::max(errH, maxAbsError(data.H, Hmj) / Hmj.cwiseAbs().maxCoeff());
     errBias = std::max(errBias, maxAbsError(data.tau, hmj) / hmj.cwiseAbs().maxCoeff());
 
@@ -134,7 +135,7 @@ TEST_P(MujocoOracle, FreeJointVelocityConvention) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Robots, MujocoOracle, ::testing::Values("anymal", "quadruped"),
+INSTANTIATE_TEST_SUITE_P(Robots, MujocoOracle, ::testing::Values("anymal", "quadruped", "go_like"),
                          [](const auto& info) { return std::string(info.param); });
 
 }  // namespace

@@ -82,11 +82,15 @@ TEST(UrdfErrors, MalformedXmlNamesTheLine) {
 }
 
 TEST(UrdfErrors, UnsupportedJointTypes) {
-  for (const std::string type : {"prismatic", "floating", "planar"})
+  for (const std::string type : {"prismatic", "planar"})
     EXPECT_ERROR(robot(link("base") + link("a") + joint("slide", type, "base", "a")),
                  "bad.urdf:4: <joint>",
                  "joint 'slide' has unsupported type '" + type +
-                     "' (expected revolute, continuous or fixed");
+                     "' (expected revolute, continuous, fixed, or floating from a dummy root)");
+  // A floating joint is only the link from a massless dummy root to the base.
+  EXPECT_ERROR(robot(link("base") + link("a") + joint("slide", "floating", "base", "a")),
+               "bad.urdf:4: <joint>",
+               "joint 'slide': a floating joint must be the only joint of a massless root link");
 }
 
 TEST(UrdfErrors, MovableLinkWithoutInertial) {
@@ -99,11 +103,12 @@ TEST(UrdfErrors, MovableLinkWithoutInertial) {
 
 // The common layout of a massless root link with its mass on a link fixed to it loads.
 TEST(Urdf, MassMayComeFromAFixedChild) {
-  const Model m = parseUrdf(
-      robot("<link name=\"base\"/>\n" + link("base_inertia") +
-            joint("fix", "fixed", "base", "base_inertia") + "<link name=\"a\"/>\n" + link("a_mass") +
-            joint("j", "revolute", "base", "a") + joint("fix2", "fixed", "a", "a_mass")),
-      "ok.urdf");
+  const Model m =
+      parseUrdf(robot("<link name=\"base\"/>\n" + link("base_inertia") +
+                      joint("fix", "fixed", "base", "base_inertia") + "<link name=\"a\"/>\n" +
+                      link("a_mass") + joint("j", "revolute", "base", "a") +
+                      joint("fix2", "fixed", "a", "a_mass")),
+                "ok.urdf");
   EXPECT_EQ(m.nbodies(), 2);
   EXPECT_GT(m.bodies[0].inertia.m, 0);
   EXPECT_GT(m.bodies[1].inertia.m, 0);
@@ -119,21 +124,143 @@ TEST(UrdfErrors, NegativeMass) {
                "bad.urdf:3: <mass>", "link 'base': mass must be >= 0, got -1.5");
 }
 
+std::string strictErrorOf(const std::string& xml) {
+  UrdfOptions strict;
+  strict.strict = true;
+  try {
+    parseUrdf(xml, "bad.urdf", strict);
+  } catch (const ModelError& e) {
+    return e.what();
+  }
+  return "";
+}
+
 TEST(UrdfErrors, InertiaNotPhysical) {
   auto withInertia = [](const std::string& attrs) {
     return robot("<link name=\"base\"><inertial><mass value=\"1\"/>\n\n<inertia " + attrs +
                  "/></inertial></link>\n");
   };
   const std::string what = "link 'base': rotational inertia must be positive semi-definite";
-  // A negative moment, an indefinite matrix (eigenvalues -1, 1, 3) and a triangle violation.
-  EXPECT_ERROR(withInertia("ixx=\"1\" iyy=\"1\" izz=\"-1\""), "bad.urdf:4: <inertia>", what);
-  EXPECT_ERROR(withInertia("ixx=\"1\" iyy=\"1\" izz=\"1\" ixy=\"2\""), "bad.urdf:4: <inertia>",
-               what);
-  EXPECT_ERROR(withInertia("ixx=\"1\" iyy=\"1\" izz=\"3\""), "bad.urdf:4: <inertia>",
-               "principal moments 1, 1, 3");
-  // The boundary of the triangle inequality (a thin rod / flat plate) is physical.
-  EXPECT_NO_THROW(parseUrdf(withInertia("ixx=\"1\" iyy=\"1\" izz=\"2\""), "ok.urdf"));
-  EXPECT_NO_THROW(parseUrdf(withInertia("ixx=\"0\" iyy=\"1\" izz=\"1\""), "ok.urdf"));
+  // With strict: true, a negative moment, an indefinite matrix (eigenvalues -1, 1, 3) and a
+  // triangle violation are errors naming the link.
+  for (const char* attrs :
+       {"ixx=\"1\" iyy=\"1\" izz=\"-1\"", "ixx=\"1\" iyy=\"1\" izz=\"1\" ixy=\"2\"",
+        "ixx=\"1\" iyy=\"1\" izz=\"3\""}) {
+    const std::string e = strictErrorOf(withInertia(attrs));
+    EXPECT_NE(e.find("bad.urdf:4: <inertia>"), std::string::npos) << e;
+    EXPECT_NE(e.find(what), std::string::npos) << e;
+    EXPECT_NE(e.find("the robot file says strict: true"), std::string::npos) << e;
+  }
+  EXPECT_NE(
+      strictErrorOf(withInertia("ixx=\"1\" iyy=\"1\" izz=\"3\"")).find("principal moments 1, 1, 3"),
+      std::string::npos);
+  // Without strict, only an inertia whose moments do not have a positive mean is an error.
+  EXPECT_ERROR(withInertia("ixx=\"-1\" iyy=\"-1\" izz=\"1\""), "bad.urdf:4: <inertia>",
+               "cannot be repaired: their mean is not positive");
+  // The boundary of the triangle inequality (a thin rod / flat plate) is physical, even strict.
+  EXPECT_EQ(strictErrorOf(withInertia("ixx=\"1\" iyy=\"1\" izz=\"2\"")), "");
+  EXPECT_EQ(strictErrorOf(withInertia("ixx=\"0\" iyy=\"1\" izz=\"1\"")), "");
+}
+
+// A camera link as CAD exports it: principal moments (1e-5, 1e-5, 2.1e-5) miss the triangle
+// inequality by 5 %, and the inertial frame is rotated. MuJoCo's balanceinertia sets every
+// principal moment to their mean: the inertia about the COM becomes (4.1e-5 / 3) * identity,
+// whatever the rotation; mass and COM stay. The warning names file, line, element and link.
+TEST(Urdf, NonPhysicalInertiaIsRepairedWithAWarning) {
+  const std::string xml = robot(
+      "<link name=\"base\"><inertial><mass value=\"0.2\"/>\n"
+      "<origin xyz=\"0.01 0.02 0.03\" rpy=\"0.3 -0.2 0.1\"/>\n"
+      "<inertia ixx=\"1e-5\" iyy=\"1e-5\" izz=\"2.1e-5\" ixy=\"0\" ixz=\"0\" iyz=\"0\"/>\n"
+      "</inertial></link>\n");
+  UrdfReport report;
+  const Model m = parseUrdf(xml, "cam.urdf", {}, &report);
+  ASSERT_EQ(report.warnings.size(), 1u);
+  const std::string& w = report.warnings[0];
+  EXPECT_NE(w.find("cam.urdf:4: <inertia>: link 'base': rotational inertia is not physical"),
+            std::string::npos)
+      << w;
+  EXPECT_NE(w.find("balanceinertia"), std::string::npos) << w;
+  const Inertia& I = m.bodies[0].inertia;
+  EXPECT_DOUBLE_EQ(I.m, 0.2);
+  EXPECT_LT((I.com() - Vec3(0.01, 0.02, 0.03)).norm(), 1e-15);
+  const Vec3 c = I.com();
+  const Mat3 Icom = I.Io - 0.2 * (c.squaredNorm() * Mat3::Identity() - c * c.transpose());
+  EXPECT_LT((Icom - (4.1e-5 / 3) * Mat3::Identity()).norm(), 1e-18) << Icom;
+  // strict: the same file is refused.
+  EXPECT_NE(strictErrorOf(xml).find("link 'base'"), std::string::npos);
+}
+
+// What vendor files carry besides dynamics: visual meshes on package:// paths (never opened),
+// transmissions (with a nested <joint>), gazebo and sensor blocks, materials, a dummy root link
+// without inertia, effort="0" on a fixed joint, a mesh and a box collision on the body: all load,
+// one note sums up the ignored collision geometry, no warning.
+TEST(Urdf, VendorElementsAreIgnored) {
+  const std::string xml = R"(<?xml version="1.0"?>
+<robot name="vendor" xmlns:xacro="http://www.ros.org/wiki/xacro">
+  <material name="grey"><color rgba="0.5 0.5 0.5 1"/></material>
+  <link name="base"/>
+  <joint name="base_to_trunk" type="fixed"><parent link="base"/><child link="trunk"/>
+    <limit effort="0" velocity="0" lower="0" upper="0"/></joint>
+  <link name="trunk">
+    <visual><geometry><mesh filename="package://vendor_description/meshes/trunk.dae" scale="1 1 1"/></geometry><material name="grey"/></visual>
+    <collision><geometry><mesh filename="package://vendor_description/meshes/trunk.stl"/></geometry></collision>
+    <collision><geometry><box size="0.3 0.2 0.1"/></geometry></collision>
+    <inertial><mass value="5"/><inertia ixx="0.02" iyy="0.05" izz="0.06"/></inertial>
+    <sensor name="imu" type="imu"><always_on>1</always_on></sensor>
+  </link>
+  <joint name="hip" type="revolute"><parent link="trunk"/><child link="thigh"/><axis xyz="0 1 0"/>
+    <limit effort="33.5" velocity="21" lower="-1.5" upper="3.4"/><dynamics damping="0.01" friction="0.2"/>
+    <safety_controller k_velocity="10"/><calibration rising="0"/></joint>
+  <link name="thigh">
+    <visual><geometry><mesh filename="package://vendor_description/meshes/thigh.dae"/></geometry></visual>
+    <collision><geometry><cylinder length="0.2" radius="0.02"/></geometry></collision>
+    <collision><origin xyz="0 0 -0.2"/><geometry><sphere radius="0.02"/></geometry></collision>
+    <inertial><mass value="1"/><inertia ixx="0.001" iyy="0.001" izz="0.0005"/></inertial>
+  </link>
+  <transmission name="hip_tran"><type>transmission_interface/SimpleTransmission</type>
+    <joint name="hip"><hardwareInterface>hardware_interface/EffortJointInterface</hardwareInterface></joint>
+    <actuator name="hip_motor"><mechanicalReduction>1</mechanicalReduction></actuator></transmission>
+  <gazebo reference="trunk"><material>Gazebo/Grey</material></gazebo>
+  <gazebo><plugin name="gazebo_ros_control" filename="libgazebo_ros_control.so"/></gazebo>
+</robot>)";
+  UrdfReport report;
+  const Model m = parseUrdf(xml, "vendor.urdf", {}, &report);
+  EXPECT_TRUE(report.warnings.empty());
+  ASSERT_EQ(report.notes.size(), 1u);
+  EXPECT_NE(
+      report.notes[0].find("ignored 3 non-sphere collision geometries (1 box, 1 cylinder, 1 mesh) "
+                           "on links trunk, thigh"),
+      std::string::npos)
+      << report.notes[0];
+  EXPECT_EQ(m.bodies[0].name, "base");  // the dummy root is the base; the trunk's mass is on it
+  EXPECT_DOUBLE_EQ(m.totalMass(), 6.0);
+  ASSERT_EQ(m.nj(), 1);
+  EXPECT_EQ(m.joints[0].effort, 33.5);
+  EXPECT_EQ(m.joints[0].velocity, 21);
+  EXPECT_EQ(m.joints[0].lower, -1.5);
+  EXPECT_EQ(m.joints[0].upper, 3.4);
+  EXPECT_EQ(m.joints[0].damping, 0.01);
+  ASSERT_EQ(m.nfeet(), 1);
+  EXPECT_EQ(m.feet[0].name, "thigh");
+}
+
+// A "world" link joined to the base by a floating joint (some exporters write the free base so):
+// the dummy root and the joint go, the child is the base.
+TEST(Urdf, FloatingJointFromADummyRoot) {
+  UrdfReport report;
+  const Model m =
+      parseUrdf(robot("<link name=\"world\"/>\n" + joint("free", "floating", "world", "base") +
+                      link("base") + link("a") + joint("j", "revolute", "base", "a")),
+                "float.urdf", {}, &report);
+  EXPECT_EQ(m.bodies[0].name, "base");
+  EXPECT_EQ(m.nj(), 1);
+  EXPECT_DOUBLE_EQ(m.totalMass(), 2.0);
+  ASSERT_EQ(report.notes.size(), 1u);
+  EXPECT_NE(report.notes[0].find("float.urdf:3: <joint>: floating joint 'free'"), std::string::npos)
+      << report.notes[0];
+  // The dummy root must be massless.
+  EXPECT_ERROR(robot(link("world") + joint("free", "floating", "world", "base") + link("base")),
+               "bad.urdf:3: <joint>", "a floating joint must be the only joint of a massless root");
 }
 
 TEST(UrdfErrors, JointNamingUnknownLink) {
@@ -374,8 +501,8 @@ TEST(UrdfErrors, TooManyMovableJoints) {
   std::string body = link("base");
   for (int i = 0; i <= kMaxMovableJoints; ++i) {
     body += link("l" + std::to_string(i));
-    body += joint("j" + std::to_string(i), "revolute", i == 0 ? "base" : "l" + std::to_string(i - 1),
-                  "l" + std::to_string(i));
+    body += joint("j" + std::to_string(i), "revolute",
+                  i == 0 ? "base" : "l" + std::to_string(i - 1), "l" + std::to_string(i));
   }
   EXPECT_ERROR(robot(body), "bad.urdf:1: <robot>",
                std::to_string(kMaxMovableJoints + 1) + " movable joints: at most " +

@@ -1,0 +1,66 @@
+// `diffloco robot init ROBOT.urdf -o robot.yaml`: propose a robot YAML for a URDF.
+// `diffloco robot check robot.yaml`: mass, inertia, joints, standing height, a standing test in
+// hard contact and every warning. The work is in robots/robot_tools.h; this file parses and prints.
+#include "cli/cmd_robot.h"
+
+#include <spdlog/spdlog.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+
+#include "io/atomic_file.h"
+#include "robots/robot_tools.h"
+
+namespace diffloco::cli {
+
+namespace {
+struct RobotArgs {
+  std::string urdf, output = "robot.yaml", yaml;
+  bool force = false;
+  StandOptions stand;
+};
+}  // namespace
+
+Runner addRobotCommand(CLI::App& app) {
+  auto* cmd = app.add_subcommand("robot", "Bring your own robot: propose and check a robot YAML");
+  cmd->require_subcommand(1);
+  auto a = std::make_shared<RobotArgs>();
+  auto* init = cmd->add_subcommand("init",
+                                   "Propose a robot YAML for a URDF (joint order, feet, "
+                                   "standing pose and height, torque limit)");
+  init->add_option("urdf", a->urdf, "the robot's URDF")->required()->check(CLI::ExistingFile);
+  init->add_option("-o,--output", a->output, "the YAML to write")->capture_default_str();
+  init->add_flag("--force", a->force, "overwrite an existing output file");
+  auto* check = cmd->add_subcommand("check",
+                                    "Print mass, inertia, joints, standing height, a "
+                                    "standing test in hard contact and every warning");
+  check->add_option("robot", a->yaml, "robot name in configs/robots or a YAML path")->required();
+  check->add_option("--kp", a->stand.kp, "PD stiffness [N m/rad] (default 8 N m/rad per kg)");
+  check->add_option("--kd", a->stand.kd, "PD damping [N m s/rad] (default kp / 20)");
+  check->add_option("--seconds", a->stand.seconds, "length of the standing test [s]")
+      ->check(CLI::Range(0.01, 600.0))
+      ->capture_default_str();
+  return [a, init, check]() -> int {
+    if (init->parsed()) {
+      if (!a->force && std::filesystem::exists(a->output)) {
+        spdlog::error("robot init: {} exists (use --force to overwrite)", a->output);
+        return 1;
+      }
+      std::vector<std::string> log;
+      const std::string yaml = proposeRobotYaml(a->urdf, a->output, &log);
+      for (const auto& l : log) std::printf("%s\n", l.c_str());
+      io::writeFileAtomic(a->output, yaml);
+      spdlog::info("robot init: wrote {}; check it with `diffloco robot check {}`", a->output,
+                   a->output);
+      return 0;
+    }
+    RobotReport report;
+    const Robot robot = loadRobot(a->yaml, &report);
+    const StandResult s = standingTest(robot, a->stand);
+    std::printf("%s", robotReport(robot, report, s).c_str());
+    return s.stood ? 0 : 2;  // 2: loads, but does not stand
+  };
+}
+
+}  // namespace diffloco::cli

@@ -1,0 +1,257 @@
+#include "robots/robot_tools.h"
+
+#include <Eigen/Eigenvalues>
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <iomanip>
+#include <sstream>
+#include <stdexcept>
+
+#include "sim/data.h"
+#include "sim/kinematics.h"
+#include "sim/model_edit.h"
+#include "sim/step.h"
+#include "sim/urdf.h"
+
+namespace diffloco {
+namespace fs = std::filesystem;
+using sim::Vec3;
+using sim::VecX;
+
+double standingHeight(const sim::Model& model, const VecX& jointPos) {
+  if (model.nfeet() == 0) throw std::invalid_argument(model.source + ": the robot has no feet");
+  VecX q = sim::neutralConfiguration(model);
+  q.tail(model.nj()) = jointPos;
+  sim::Data data(model);
+  sim::forwardKinematics(model, data, q);
+  double lowest = 1e300;
+  for (const auto& f : model.feet)
+    lowest = std::min(lowest, sim::worldPoint(data, f.body, f.offset).z() - f.radius);
+  return -lowest;
+}
+
+StandOptions standGains(double mass, StandOptions o) {
+  if (o.kp <= 0) o.kp = 8 * mass;
+  if (o.kd <= 0) o.kd = o.kp / 20;
+  if (o.armature <= 0) o.armature = std::max(0.01, 0.002 * mass);
+  return o;
+}
+
+namespace {
+
+StandResult stand(sim::Model model, const VecX& pose, double height, double torqueLimit,
+                  StandOptions o) {
+  o = standGains(model.totalMass(), o);
+  if (o.torqueLimit <= 0) o.torqueLimit = torqueLimit;
+  for (auto& j : model.joints) j.armature = o.armature;
+  sim::SimOptions opt;
+  opt.dt = o.dt;
+  opt.contact.model = sim::ContactModel::Hard;
+  opt.actuator.kp = o.kp;
+  opt.actuator.kd = o.kd;
+  opt.actuator.effort = o.torqueLimit;
+  sim::Data data(model);
+  VecX q = sim::neutralConfiguration(model), v = VecX::Zero(model.nv());
+  q[2] = height + o.drop;
+  q.tail(model.nj()) = pose;
+  VecX qn(model.nq()), vn(model.nv());
+  StandResult r;
+  r.options = o;
+  r.minHeight = q[2];
+  const int steps = std::max(1, static_cast<int>(std::lround(o.seconds / o.dt)));
+  for (int k = 0; k < steps; ++k) {
+    if (!sim::step(model, opt, data, q, v, pose, qn, vn)) {
+      r.finite = false;
+      break;
+    }
+    q = qn, v = vn;
+    r.minHeight = std::min(r.minHeight, q[2]);
+    const double tilt = std::acos(std::clamp(sim::baseRotation(q)(2, 2), -1.0, 1.0)) * 180 / M_PI;
+    r.maxTiltDeg = std::max(r.maxTiltDeg, tilt);
+  }
+  r.finalHeight = q[2];
+  r.finalSpeed = v.head<3>().norm();
+  double fz = 0;
+  for (int f = 0; f < model.nfeet() && r.finite; ++f) fz += data.footImpulse[3 * f] / o.dt;
+  r.weightFraction = fz / (model.totalMass() * -model.gravity.z());
+  r.maxJointError = (q.tail(model.nj()) - pose).cwiseAbs().maxCoeff();
+  r.stood = r.finite && r.maxTiltDeg < 10 && r.finalHeight > 0.6 * height && r.finalSpeed < 0.05 &&
+            std::abs(r.weightFraction - 1) < 0.1;
+  return r;
+}
+
+std::string num(double x, int precision = 6) {
+  std::ostringstream s;
+  s << std::setprecision(precision) << x;
+  return s.str();
+}
+
+}  // namespace
+
+StandResult standingTest(const Robot& robot, StandOptions options) {
+  return stand(robot.model, robot.defaultJointPos, robot.defaultBaseHeight, robot.torqueLimit,
+               options);
+}
+
+std::string proposeRobotYaml(const std::string& urdfPath, const std::string& yamlPath,
+                             std::vector<std::string>* log) {
+  sim::UrdfReport report;
+  sim::Model model = sim::loadUrdf(urdfPath, {}, &report);
+  auto say = [&](const std::string& s) {
+    if (log) log->push_back(s);
+  };
+  for (const auto& w : report.warnings) say("warning: " + w);
+  for (const auto& n : report.notes) say("note: " + n);
+  const std::vector<std::string> feet = sim::findFeet(model);
+  if (feet.empty())
+    throw std::runtime_error(urdfPath +
+                             ": no collision sphere at the end of any leg: add a "
+                             "<sphere> collision to each foot link");
+  model = sim::selectFeet(model, feet);
+
+  double effort = 1e300;
+  for (const auto& j : model.joints) effort = std::min(effort, j.effort);
+  if (!(effort < 1e9))
+    throw std::runtime_error(urdfPath +
+                             ": no joint has an effort limit (<limit effort=...>): the "
+                             "torque limit cannot be proposed");
+
+  // Joint axes in base coordinates at the zero pose, to recognise hip-knee pairs.
+  sim::Data data(model);
+  sim::forwardKinematics(model, data, sim::neutralConfiguration(model));
+  auto axisOf = [&](int j) { return Vec3(data.R[j + 1] * model.bodies[j + 1].axis); };
+
+  // A bent-knee stance per leg: on the chain of joints to each foot, the last two joints with
+  // parallel axes (hip and knee) get (s a, -2 s a) (or (s a, 2 s a) for opposite axes), which
+  // puts the foot under the hip when thigh and shank have similar lengths; other joints stay 0.
+  // Tried for a = 0.8, 0.6, 1.0 rad and s = +1, -1 within the joint limits; the first pose that
+  // stands in the settle simulation is kept.
+  struct Leg {
+    int hip = -1, knee = -1;
+    double ratio = -2;
+  };
+  std::vector<Leg> legs;
+  for (int f = 0; f < model.nfeet(); ++f) {
+    std::vector<int> chain;
+    for (int d : model.footDofs[f])
+      if (d >= 6) chain.push_back(d - 6);
+    Leg leg;
+    if (chain.size() >= 2) {
+      const int h = chain[chain.size() - 2], k = chain.back();
+      const double c = axisOf(h).dot(axisOf(k));
+      if (std::abs(c) > 0.99) leg = {h, k, c > 0 ? -2.0 : 2.0};
+    }
+    if (leg.hip < 0)
+      say("note: leg of foot " + model.feet[f].name +
+          ": no hip-knee pair with parallel axes; its joints stay at 0");
+    legs.push_back(leg);
+  }
+  VecX best;
+  double bestHeight = 0;
+  StandResult bestStand;
+  for (double a : {0.8, 0.6, 1.0}) {
+    for (double s : {1.0, -1.0}) {
+      VecX pose = VecX::Zero(model.nj());
+      for (const auto& leg : legs)
+        if (leg.hip >= 0) pose[leg.hip] = s * a, pose[leg.knee] = leg.ratio * s * a;
+      bool inLimits = true;
+      for (int j = 0; j < model.nj(); ++j)
+        inLimits &= pose[j] >= model.joints[j].lower && pose[j] <= model.joints[j].upper;
+      if (!inLimits) {
+        say("pose hip " + num(s * a) + ": outside the joint limits");
+        continue;
+      }
+      const double h = standingHeight(model, pose);
+      const StandResult r = stand(model, pose, h, effort, {});
+      say("pose: hip " + num(s * a) + " rad, knee " + num(-2 * s * a) +
+          " rad (sign flipped for a knee axis opposite to the hip's): standing height " +
+          num(h, 4) + " m, settled at " + num(r.finalHeight, 4) + " m, tilt " +
+          num(r.maxTiltDeg, 3) + " deg: " + (r.stood ? "stands" : "does not stand"));
+      if (r.stood) {
+        best = pose, bestHeight = h, bestStand = r;
+        break;
+      }
+    }
+    if (best.size()) break;
+  }
+  if (!best.size())
+    throw std::runtime_error(urdfPath +
+                             ": no proposed pose stands in the settle simulation; "
+                             "write default_joint_pos by hand and run `diffloco robot check`");
+
+  std::ostringstream y;
+  const std::string rel =
+      fs::relative(fs::absolute(urdfPath), fs::absolute(yamlPath).parent_path()).string();
+  y << "# Proposed by `diffloco robot init` for " << model.name << " (" << num(model.totalMass(), 4)
+    << " kg). Review it, then run `diffloco robot check` on this file.\n";
+  y << "urdf: " << rel << "\n";
+  y << "base_link: " << model.bodies[0].name << "\n";
+  y << "# the policy's joint order (here the URDF's tree order; any order with parents first)\n";
+  y << "joint_order: [";
+  for (int j = 0; j < model.nj(); ++j) y << (j ? ", " : "") << model.joints[j].name;
+  y << "]\n# the collision spheres at the ends of the legs\nfeet: [";
+  for (int f = 0; f < model.nfeet(); ++f) y << (f ? ", " : "") << model.feet[f].name;
+  y << "]\n# a bent-knee stance; a settle simulation in hard contact (kp "
+    << num(bestStand.options.kp, 3) << ", kd " << num(bestStand.options.kd, 3) << ", "
+    << num(bestStand.options.seconds, 3) << " s) holds it at a base height of "
+    << num(bestStand.finalHeight, 4) << " m\n";
+  y << "default_joint_pos: {";
+  for (int j = 0; j < model.nj(); ++j)
+    y << (j ? ", " : "") << model.joints[j].name << ": " << num(best[j], 6);
+  y << "}\n# base-origin height [m], base level, default pose, lowest foot-sphere point at z = 0\n";
+  y << "default_base_height: " << num(bestHeight, 6) << "\n";
+  y << "# N m, every joint: the smallest <limit effort> of the URDF\n";
+  y << "torque_limit: " << num(effort, 6) << "\n";
+  return y.str();
+}
+
+std::string robotReport(const Robot& robot, const RobotReport& report, const StandResult& stand) {
+  const sim::Model& m = robot.model;
+  std::ostringstream o;
+  o << "robot " << robot.name << " (" << robot.yamlPath << "), URDF " << m.source << "\n";
+  o << "mass " << num(m.totalMass(), 5) << " kg in " << m.nbodies() << " bodies, " << m.nj()
+    << " joints, " << m.nfeet() << " feet\n";
+  o << "bodies (fixed links merged): mass [kg], principal moments about the COM [kg m^2]\n";
+  for (const auto& b : m.bodies) {
+    const Vec3 c = b.inertia.com();
+    const sim::Mat3 Ic =
+        b.inertia.Io - b.inertia.m * (c.squaredNorm() * sim::Mat3::Identity() - c * c.transpose());
+    const Vec3 e = Eigen::SelfAdjointEigenSolver<sim::Mat3>(Ic).eigenvalues();
+    o << "  " << std::left << std::setw(24) << b.name << std::right << std::setw(9)
+      << num(b.inertia.m, 4) << "   " << num(e[0], 4) << " " << num(e[1], 4) << " " << num(e[2], 4)
+      << "\n";
+  }
+  o << "joints (policy order): default [rad], limits [rad], effort [N m], velocity [rad/s]\n";
+  for (int j = 0; j < m.nj(); ++j) {
+    const auto& J = m.joints[j];
+    auto lim = [](double x) { return std::abs(x) >= 1e9 ? std::string("none") : num(x, 4); };
+    o << "  " << std::left << std::setw(24) << J.name << std::right << std::setw(8)
+      << num(robot.defaultJointPos[j], 4) << "   [" << lim(J.lower) << ", " << lim(J.upper)
+      << "]   " << lim(J.effort) << "   " << lim(J.velocity) << "\n";
+  }
+  o << "feet:";
+  for (const auto& f : m.feet) o << " " << f.name << " (r " << num(f.radius, 4) << ")";
+  o << "\n";
+  const double h = standingHeight(m, robot.defaultJointPos);
+  o << "standing height " << num(h, 6) << " m (default_base_height "
+    << num(robot.defaultBaseHeight, 6) << ")\n";
+  o << "standing test (hard contact, kp " << num(stand.options.kp, 3) << ", kd "
+    << num(stand.options.kd, 3) << ", armature " << num(stand.options.armature, 3) << ", dt "
+    << num(stand.options.dt, 3) << " s, " << num(stand.options.seconds, 3) << " s, dropped "
+    << num(stand.options.drop, 3) << " m): " << (stand.stood ? "STANDS" : "FAILS") << "\n"
+    << "  final height " << num(stand.finalHeight, 4) << " m (lowest " << num(stand.minHeight, 4)
+    << "), max tilt " << num(stand.maxTiltDeg, 3) << " deg, final speed "
+    << num(stand.finalSpeed, 3) << " m/s, normal force " << num(100 * stand.weightFraction, 4)
+    << " % of the weight, largest joint error " << num(stand.maxJointError, 3) << " rad\n";
+  std::vector<std::string> warnings = report.warnings;
+  if (std::abs(h - robot.defaultBaseHeight) > 1e-3)
+    warnings.push_back(robot.yamlPath + ": default_base_height " + num(robot.defaultBaseHeight) +
+                       " differs from the standing height " + num(h) + " by more than 1 mm");
+  o << warnings.size() << " warning(s)\n";
+  for (const auto& w : warnings) o << "  warning: " << w << "\n";
+  for (const auto& n : report.notes) o << "  note: " << n << "\n";
+  return o.str();
+}
+
+}  // namespace diffloco

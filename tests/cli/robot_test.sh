@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# End-to-end checks of `diffloco robot`, run by ctest (tests/CMakeLists.txt):
+#   robot_test.sh DIFFLOCO DATA DIR
+# DATA is tests/robots/data (vendor-style URDFs). init on go_like.urdf writes a YAML that loads and
+# stands (check exits 0 with STANDS and the camera warnings); init refuses to overwrite without
+# --force; check on mini_like.yaml (IsaacLab joint order, no feet key) stands; a robot file with an
+# unknown key exits 1 naming file, line and key.
+set -euo pipefail
+
+fail() {
+  echo "FAIL: $*" >&2
+  exit 1
+}
+
+bin=$1 data=$2 dir=$3
+rm -rf "$dir"
+mkdir -p "$dir"
+
+rc=0
+"$bin" robot init "$data/go_like.urdf" -o "$dir/go.yaml" >"$dir/init.log" 2>&1 || rc=$?
+cat "$dir/init.log"
+[ "$rc" -eq 0 ] || fail "robot init exited with $rc"
+for key in urdf joint_order feet default_joint_pos default_base_height torque_limit; do
+  grep -q "^$key: " "$dir/go.yaml" || fail "the proposed YAML has no '$key'"
+done
+grep -q "^torque_limit: 23.7$" "$dir/go.yaml" || fail "torque_limit is not the smallest URDF effort 23.7"
+grep -q "^feet: \[FR_foot, FL_foot, RR_foot, RL_foot\]$" "$dir/go.yaml" || fail "feet not found"
+grep -q "stands" "$dir/init.log" || fail "init did not report a standing pose"
+
+rc=0
+"$bin" robot init "$data/go_like.urdf" -o "$dir/go.yaml" >"$dir/init2.log" 2>&1 || rc=$?
+[ "$rc" -eq 1 ] || fail "init over an existing file exited with $rc, expected 1"
+grep -q "exists (use --force" "$dir/init2.log" || fail "no message about the existing file"
+
+rc=0
+"$bin" robot check "$dir/go.yaml" >"$dir/check.log" 2>&1 || rc=$?
+cat "$dir/check.log"
+[ "$rc" -eq 0 ] || fail "robot check of the proposed YAML exited with $rc"
+grep -q "STANDS" "$dir/check.log" || fail "check did not report STANDS"
+grep -q "warning: .*link 'camera_face': rotational inertia is not physical" "$dir/check.log" ||
+  fail "check did not print the camera warning"
+grep -q "^mass 13.1[0-9]* kg" "$dir/check.log" || fail "check did not print the mass"
+
+rc=0
+"$bin" robot check "$data/mini_like.yaml" >"$dir/mini.log" 2>&1 || rc=$?
+cat "$dir/mini.log"
+[ "$rc" -eq 0 ] || fail "robot check of mini_like.yaml exited with $rc"
+grep -q "STANDS" "$dir/mini.log" || fail "check did not report STANDS for mini_like"
+
+sed 's/^torque_limit:/torque_limimt:/' "$dir/go.yaml" >"$dir/bad.yaml"
+rc=0
+"$bin" robot check "$dir/bad.yaml" >"$dir/bad.log" 2>&1 || rc=$?
+cat "$dir/bad.log"
+[ "$rc" -eq 1 ] || fail "check of a bad robot file exited with $rc, expected 1"
+grep -q "$dir/bad.yaml:[0-9]*: unknown key 'torque_limimt'" "$dir/bad.log" ||
+  fail "the error does not name file, line and key"
+echo "robot_test: all checks passed"

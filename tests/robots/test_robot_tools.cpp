@@ -1,0 +1,50 @@
+// robots/robot_tools.cpp: the standing height against the value tools/check_urdf.py computed
+// independently for the shipped robots; the shipped robots stand; a proposed YAML for a
+// vendor-style URDF loads and stands; the report names what `robot check` promises.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "robots/robot_tools.h"
+
+namespace fs = std::filesystem;
+using namespace diffloco;
+
+TEST(RobotTools, StandingHeightMatchesTheIndependentCheck) {
+  // configs/robots/*.yaml: "computed by tools/check_urdf.py: 0.588510" and "0.475874".
+  EXPECT_NEAR(standingHeight(loadRobot("anymal").model, loadRobot("anymal").defaultJointPos),
+              0.588510, 1e-6);
+  const Robot q = loadRobot("quadruped");
+  EXPECT_NEAR(standingHeight(q.model, q.defaultJointPos), 0.475874, 1e-6);
+}
+
+TEST(RobotTools, ShippedRobotsStand) {
+  for (const char* name : {"anymal", "quadruped", "go_like"}) {
+    const StandResult s = standingTest(loadRobot(name));
+    EXPECT_TRUE(s.stood) << name << ": height " << s.finalHeight << ", tilt " << s.maxTiltDeg;
+  }
+}
+
+TEST(RobotTools, ProposedYamlLoadsAndStands) {
+  const fs::path dir = fs::temp_directory_path() / ("diffloco_init_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const std::string yaml = (dir / "mini.yaml").string();
+  std::vector<std::string> log;
+  std::ofstream(yaml) << proposeRobotYaml(std::string(DIFFLOCO_TEST_DATA) + "/mini_like.urdf", yaml,
+                                          &log);
+  RobotReport rr;
+  const Robot r = loadRobot(yaml, &rr);
+  EXPECT_EQ(r.model.nj(), 12);
+  EXPECT_EQ(r.model.nfeet(), 4);
+  EXPECT_EQ(r.torqueLimit, 18);  // the smallest <limit effort> (abduction and hip 18, knee 26)
+  EXPECT_NEAR(standingHeight(r.model, r.defaultJointPos), r.defaultBaseHeight, 1e-6);
+  const StandResult s = standingTest(r);
+  EXPECT_TRUE(s.stood);
+  const std::string report = robotReport(r, rr, s);
+  for (const char* what :
+       {"mass 8.26", "STANDS", "warning: ", "link 'imu'", "standing height", "front_left_abduct"})
+    EXPECT_NE(report.find(what), std::string::npos) << what << "\n" << report;
+  fs::remove_all(dir);
+}

@@ -1,0 +1,129 @@
+// sim/model_edit.cpp: a reordered model is the same robot (mass matrix, bias forces and feet agree
+// with the original's, entry by entry through the permutation); bad orders and feet are refused
+// naming the joint or link; the feet found are the spheres at the ends of the legs.
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <random>
+
+#include "robots/robot.h"
+#include "sim/crba.h"
+#include "sim/data.h"
+#include "sim/kinematics.h"
+#include "sim/model_edit.h"
+#include "sim/rnea.h"
+
+using namespace diffloco::sim;
+
+namespace {
+
+const Model& anymal() {
+  static const Model m = diffloco::loadRobot("anymal").model;
+  return m;
+}
+
+std::vector<std::string> names(const Model& m) {
+  std::vector<std::string> n;
+  for (const auto& j : m.joints) n.push_back(j.name);
+  return n;
+}
+
+std::string errorOf(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+// IsaacLab's order (all HAA, then all HFE, then all KFE) and a leg permutation: the reordered model
+// gives the original's H, bias forces and foot positions at random states, permuted.
+TEST(ModelEdit, ReorderedModelIsTheSameRobot) {
+  const Model& a = anymal();
+  const std::vector<std::vector<std::string>> orders = {
+      {"LF_HAA", "RF_HAA", "LH_HAA", "RH_HAA", "LF_HFE", "RF_HFE", "LH_HFE", "RH_HFE", "LF_KFE",
+       "RF_KFE", "LH_KFE", "RH_KFE"},
+      {"RH_HAA", "RH_HFE", "RH_KFE", "LF_HAA", "LF_HFE", "LF_KFE", "RF_HAA", "RF_HFE", "RF_KFE",
+       "LH_HAA", "LH_HFE", "LH_KFE"}};
+  for (const auto& order : orders) {
+    const Model b = reorderJoints(a, order);
+    ASSERT_EQ(names(b), order);
+    ASSERT_EQ(b.nfeet(), a.nfeet());
+    std::vector<int> perm(a.nv());  // dof of b -> dof of a
+    for (int k = 0; k < 6; ++k) perm[k] = k;
+    for (int k = 0; k < b.nj(); ++k) perm[6 + k] = 6 + a.jointIndex(order[k]);
+    Data da(a), db(b);
+    std::mt19937 rng(3);
+    std::normal_distribution<double> n(0, 1);
+    for (int trial = 0; trial < 20; ++trial) {
+      VecX qa = neutralConfiguration(a), va(a.nv());
+      for (int i = 0; i < a.nv(); ++i) va[i] = n(rng);
+      for (int j = 0; j < a.nj(); ++j) qa[7 + j] = n(rng);
+      qa.segment<4>(3) = Eigen::Vector4d(n(rng), n(rng), n(rng), n(rng)).normalized();
+      VecX qb = qa, vb = va;
+      for (int k = 0; k < b.nj(); ++k) qb[7 + k] = qa[1 + perm[6 + k]], vb[6 + k] = va[perm[6 + k]];
+      forwardKinematics(a, da, qa);
+      crba(a, da);
+      biasForces(a, da, va);
+      forwardKinematics(b, db, qb);
+      crba(b, db);
+      biasForces(b, db, vb);
+      for (int r = 0; r < a.nv(); ++r) {
+        EXPECT_NEAR(db.tau[r], da.tau[perm[r]], 1e-12);
+        for (int c = 0; c < a.nv(); ++c) EXPECT_NEAR(db.H(r, c), da.H(perm[r], perm[c]), 1e-12);
+      }
+      for (int f = 0; f < a.nfeet(); ++f) {
+        EXPECT_EQ(b.feet[f].name, a.feet[f].name);
+        const Vec3 pa = worldPoint(da, a.feet[f].body, a.feet[f].offset);
+        const Vec3 pb = worldPoint(db, b.feet[f].body, b.feet[f].offset);
+        EXPECT_LT((pa - pb).norm(), 1e-13);
+      }
+    }
+  }
+}
+
+TEST(ModelEdit, BadJointOrdersNameTheJoint) {
+  std::vector<std::string> order = names(anymal());
+  std::swap(order[0], order[1]);  // LF_HFE before LF_HAA, which carries it
+  EXPECT_NE(errorOf([&] {
+              reorderJoints(anymal(), order);
+            }).find("joint 'LF_HFE' is listed before joint 'LF_HAA' that carries it"),
+            std::string::npos);
+  order = names(anymal());
+  order[3] = "RF_HIP";
+  EXPECT_NE(errorOf([&] {
+              reorderJoints(anymal(), order);
+            }).find("joint 'RF_HIP' is not a movable joint of the URDF (expected one of: LF_HAA"),
+            std::string::npos);
+  order = names(anymal());
+  order[3] = "LF_HAA";
+  EXPECT_NE(errorOf([&] { reorderJoints(anymal(), order); }).find("joint 'LF_HAA' is listed twice"),
+            std::string::npos);
+  order = names(anymal());
+  order.pop_back();
+  EXPECT_NE(errorOf([&] {
+              reorderJoints(anymal(), order);
+            }).find("joint 'RH_KFE' of the URDF is missing (11 listed, the URDF has 12"),
+            std::string::npos);
+}
+
+TEST(ModelEdit, FeetAreSelectedByLinkAndFoundAtTheLegEnds) {
+  const Model& a = anymal();
+  EXPECT_EQ(findFeet(a), (std::vector<std::string>{"LF_FOOT", "RF_FOOT", "LH_FOOT", "RH_FOOT"}));
+  const Model b = selectFeet(a, {"RH_FOOT", "LF_FOOT"});
+  ASSERT_EQ(b.nfeet(), 2);
+  EXPECT_EQ(b.feet[0].name, "RH_FOOT");
+  EXPECT_EQ(b.feet[0].body, a.feet[a.footIndex("RH_FOOT")].body);
+  EXPECT_EQ(b.footDofs.size(), 2u);  // finalized for the new feet
+  EXPECT_NE(errorOf([&] {
+              selectFeet(a, {"LF_SHANK"});
+            }).find("link 'LF_SHANK' carries no collision sphere"),
+            std::string::npos);
+  EXPECT_NE(errorOf([&] {
+              selectFeet(a, {"LF_FOOT", "LF_FOOT"});
+            }).find("listed twice"),
+            std::string::npos);
+}
