@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include "io/atomic_file.h"
@@ -17,7 +18,9 @@ namespace {
 struct SimArgs {
   std::string robot = "anymal";
   std::string contact = "smoothed";
-  double dt = 0.005, duration = 2.0, drop = 0.1, kp = 85, kd = 0.6, armature = 0.1, kappa = 300;
+  double dt = 0.005, duration = 2.0, drop = 0.1, kappa = 300;
+  // The robot's drive (its YAML's task_defaults.actuator) unless given.
+  std::optional<double> kp, kd, armature;
   int iterations = 10;
   std::string csv = "sim.csv";
 };
@@ -25,15 +28,15 @@ struct SimArgs {
 int runSim(const SimArgs& a) {
   Robot robot = loadRobot(a.robot);
   sim::Model& model = robot.model;
-  for (auto& j : model.joints) j.armature = a.armature;
+  for (auto& j : model.joints) j.armature = a.armature.value_or(robot.armature);
   sim::SimOptions opt;
   opt.dt = a.dt;
   opt.contact.model = sim::parseContactModel(a.contact);
   opt.contact.kappa = a.kappa;
   opt.contact.iterations = a.iterations;
-  opt.actuator.kp = a.kp;
-  opt.actuator.kd = a.kd;
-  opt.actuator.effort = robot.torqueLimit;
+  opt.actuator = robot.actuator;
+  if (a.kp) opt.actuator.kp = *a.kp;
+  if (a.kd) opt.actuator.kd = *a.kd;
 
   sim::Data data(model);
   sim::VecX q = robot.standingConfiguration(), v = sim::VecX::Zero(model.nv());
@@ -91,9 +94,12 @@ Runner addSimCommand(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--drop", a->drop, "initial height above the standing height [m]")
       ->capture_default_str();
-  cmd->add_option("--kp", a->kp, "PD stiffness [N m/rad]")->capture_default_str();
-  cmd->add_option("--kd", a->kd, "PD damping [N m s/rad]")->capture_default_str();
-  cmd->add_option("--armature", a->armature, "joint armature [kg m^2]")->capture_default_str();
+  cmd->add_option("--kp", a->kp, "PD stiffness [N m/rad] (default: the robot's)")
+      ->check(CLI::Range(0.0, 1e6));
+  cmd->add_option("--kd", a->kd, "PD damping [N m s/rad] (default: the robot's)")
+      ->check(CLI::Range(0.0, 1e6));
+  cmd->add_option("--armature", a->armature, "joint armature [kg m^2] (default: the robot's)")
+      ->check(CLI::Range(0.0, 1e3));
   cmd->add_option("--kappa", a->kappa, "sigmoid stiffness of the smoothed model [1/m]")
       ->capture_default_str();
   cmd->add_option("--iterations", a->iterations, "Gauss-Seidel iterations")

@@ -293,17 +293,22 @@ YAML::Node withActuatorFile(const YAML::Node& task, const std::string& source) {
   return copy;
 }
 
-}  // namespace
-
-TaskConfig parseTaskConfig(const YAML::Node& taskNode, const std::string& source) {
+// The strict parser; `partial` reads a robot's task_defaults (no robot, terms optional, the time
+// steps checked only where the task has both).
+TaskConfig parseTask(const YAML::Node& taskNode, const std::string& source, bool partial) {
   const YAML::Node node = withActuatorFile(taskNode, source);
   TaskConfig t;
   t.source = source;
   t.name = fs::path(source).stem().string();
   MapReader top(node, "", source);
   if (!node || !node.IsMap()) throw std::runtime_error(source + ": expected a map at the top");
-  if (!top.has("robot")) throw std::runtime_error(source + ": missing key 'robot'");
-  top.get("robot", t.robot);
+  if (partial) {
+    for (const char* k : {"robot", "name"})
+      if (node[k]) top.fail(node[k], std::string("'") + k + "' cannot be a robot's task default");
+  } else {
+    if (!top.has("robot")) throw std::runtime_error(source + ": missing key 'robot'");
+    top.get("robot", t.robot);
+  }
   // An inline task (a run's resolved config) keeps its own name here; a task file is named by
   // its stem.
   if (top.has("name")) top.get("name", t.name);
@@ -385,8 +390,9 @@ TaskConfig parseTaskConfig(const YAML::Node& taskNode, const std::string& source
   t.rewards = parseTerms(top.sub("rewards"), TermKind::Reward, "rewards", source);
   t.terminations =
       parseTerms(top.sub("terminations"), TermKind::Termination, "terminations", source);
-  if (t.observations.empty()) throw std::runtime_error(source + ": no observation terms");
-  if (t.rewards.empty()) throw std::runtime_error(source + ": no reward terms");
+  if (t.observations.empty() && !partial)
+    throw std::runtime_error(source + ": no observation terms");
+  if (t.rewards.empty() && !partial) throw std::runtime_error(source + ": no reward terms");
   {
     MapReader r(top.sub("randomization"), "randomization", source);
     auto& d = t.randomization;
@@ -416,8 +422,67 @@ TaskConfig parseTaskConfig(const YAML::Node& taskNode, const std::string& source
     r.finish();
   }
   top.finish();
-  t.decimation();  // validates the time steps
+  if (!partial) t.decimation();  // validates the time steps
   return t;
+}
+
+// Lookups through a const node insert nothing (a non-const operator[] adds the key).
+const YAML::Node& constNode(const YAML::Node& n) {
+  return n;
+}
+
+bool hasKey(const YAML::Node& map, const std::string& key) {
+  return map.IsMap() && map[key];
+}
+
+// Copies into `dst` every key of `src` that dst lacks, recursing into maps both have. In the term
+// sections only the parameters of dst's own terms.
+void fillMissing(YAML::Node dst, const YAML::Node& src, bool termSection) {
+  for (auto it = src.begin(); it != src.end(); ++it) {
+    const std::string key = it->first.as<std::string>();
+    const bool present = hasKey(constNode(dst), key);
+    if (termSection) {
+      if (!present) continue;  // a term the task does not use
+      YAML::Node term = dst[key];
+      if (term.IsNull()) term = YAML::Node(YAML::NodeType::Map);
+      if (term.IsMap() && it->second.IsMap()) fillMissing(term, it->second, false);
+      dst[key] = term;
+    } else if (!present) {
+      dst[key] = it->second;  // keeps the robot file's line marks for messages
+    } else if (it->second.IsMap() && constNode(dst)[key].IsMap()) {
+      fillMissing(dst[key], it->second,
+                  key == "observations" || key == "rewards" || key == "terminations");
+    }
+  }
+}
+
+}  // namespace
+
+TaskConfig parseTaskConfig(const YAML::Node& taskNode, const std::string& source) {
+  return parseTask(taskNode, source, false);
+}
+
+void inlineRobotDefaults(YAML::Node& task, const std::string& source) {
+  const YAML::Node& ctask = task;
+  if (!task.IsMap() || !ctask["robot"] || !ctask["robot"].IsScalar()) return;  // parser says it
+  const std::string path = robotFilePath(ctask["robot"].Scalar());
+  if (!fs::is_regular_file(path)) return;  // loadRobot reports it
+  YAML::Node robot;
+  try {
+    robot = YAML::LoadFile(path);
+  } catch (const YAML::Exception& e) {
+    throw std::runtime_error(path + ": " + e.what());
+  }
+  const YAML::Node& crobot = robot;
+  if (!robot.IsMap() || !crobot["task_defaults"]) return;
+  const YAML::Node defaults = crobot["task_defaults"];
+  try {
+    parseTask(defaults, path, true);  // strict, naming the robot file and its lines
+  } catch (const std::runtime_error& e) {
+    throw std::runtime_error(std::string(e.what()) + " (in task_defaults, filling task " + source +
+                             ")");
+  }
+  fillMissing(task, defaults, false);
 }
 
 TaskConfig loadTaskConfig(const std::string& nameOrPath) {
@@ -432,6 +497,7 @@ TaskConfig loadTaskConfig(const std::string& nameOrPath) {
   } catch (const YAML::Exception& e) {
     throw std::runtime_error(path.string() + ": " + e.what());
   }
+  inlineRobotDefaults(y, path.string());
   inlineActuatorFile(y, path.string());
   return parseTaskConfig(y, path.string());
 }

@@ -93,6 +93,15 @@ TaskConfig loadTaskConfig(const std::string& nameOrPath);
 // Training configs call it before writing the resolved config, so that a run's config.yaml holds
 // the values the policy was trained with. Throws naming F and the line on a bad file.
 void inlineActuatorFile(YAML::Node& task, const std::string& source);
+// Fills in what a task leaves out from its robot's `task_defaults` (configs/robots/<robot>.yaml,
+// robots/robot_report.h): the robot's drive, action scale, base-height targets, ... The task's
+// own keys win (and so does a --set of them); in observations, rewards and terminations the
+// defaults give parameters of the terms the task uses and never add a term. The defaults are
+// checked as strictly as a task, errors naming the robot file and line. Callers apply it before
+// inlineActuatorFile and before writing a resolved config, so that a run's config.yaml holds
+// every value; a resolved task has nothing left to fill. No-op for a robot without defaults (or
+// one that does not exist: the env's loadRobot reports that).
+void inlineRobotDefaults(YAML::Node& task, const std::string& source);
 // Parses a task from a YAML node; `source` names it in error messages.
 TaskConfig parseTaskConfig(const YAML::Node& node, const std::string& source);
 

@@ -54,12 +54,11 @@ struct Scenario {
 
 Scenario settledAnymal() {
   Scenario s{loadRobot("anymal"), {}, {}};
-  for (auto& j : s.robot.model.joints) j.armature = 0.1;
-  sim::SimOptions opt;
-  opt.dt = 0.005;
+  for (auto& j : s.robot.model.joints) j.armature = s.robot.armature;
+  sim::SimOptions opt;  // the robot's drive and time step (its YAML's task_defaults)
+  opt.dt = s.robot.dt;
   opt.contact.model = sim::ContactModel::Hard;
-  opt.actuator.kp = 85;
-  opt.actuator.kd = 0.6;
+  opt.actuator = s.robot.actuator;
   sim::Data data(s.robot.model);
   s.q = s.robot.standingConfiguration();
   s.q[2] -= 0.002;  // slightly into the ground: all four feet in contact
@@ -84,12 +83,11 @@ int runBench(bool json, double seconds) {
 
   for (auto cm : {sim::ContactModel::Hard, sim::ContactModel::Smoothed, sim::ContactModel::Soft}) {
     sim::SimOptions opt;
-    opt.dt = 0.005;
+    opt.dt = s.robot.dt;
     opt.contact.model = cm;
     opt.contact.iterations = 10;
     opt.contact.softSubsteps = 1;  // per sub-step cost; a soft env step costs substeps x this
-    opt.actuator.kp = 85;
-    opt.actuator.kd = 0.6;
+    opt.actuator = s.robot.actuator;
     out[std::string("step_us_") + sim::toString(cm)] = timeMicros(
         [&] { sim::step(model, opt, data, s.q, s.v, s.robot.defaultJointPos, qn, vn); }, seconds);
     // The backward pass recomputes the forward step, so vjp_us includes one step.
@@ -111,9 +109,8 @@ int runBench(bool json, double seconds) {
   // Batch throughput: 2048 worlds, 1 and 2 threads, smoothed contact.
   for (int threads : {1, 2}) {
     sim::SimOptions opt;
-    opt.dt = 0.005;
-    opt.actuator.kp = 85;
-    opt.actuator.kd = 0.6;
+    opt.dt = s.robot.dt;
+    opt.actuator = s.robot.actuator;
     sim::BatchSim batch(model, opt, 2048, threads);
     for (int w = 0; w < batch.worlds(); ++w) {
       batch.q.col(w) = s.q;

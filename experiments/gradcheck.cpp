@@ -11,14 +11,11 @@ using sim::MatX;
 using sim::VecX;
 
 sim::SimOptions defaultSimOptions(Robot& robot, sim::ContactModel cm) {
-  sim::SimOptions opt;
-  const bool anymal = robot.name == "anymal";
-  for (auto& j : robot.model.joints) j.armature = anymal ? 0.1 : 0.01;
-  opt.dt = anymal ? 0.005 : 0.01;
+  sim::SimOptions opt;  // the robot's drive and time step (its YAML's task_defaults)
+  for (auto& j : robot.model.joints) j.armature = robot.armature;
+  opt.dt = robot.dt;
   opt.contact.model = cm;
-  opt.actuator.kp = anymal ? 85 : 20;
-  opt.actuator.kd = anymal ? 0.6 : 1;
-  opt.actuator.effort = robot.torqueLimit;
+  opt.actuator = robot.actuator;
   return opt;
 }
 

@@ -399,13 +399,11 @@ System robotSystem(const Robot& robot) {
   System s;
   s.name = robot.name;
   s.model = robot.model;
-  const bool anymal = robot.name == "anymal";
-  for (auto& j : s.model.joints) j.armature = anymal ? 0.1 : 0.01;
-  s.opt.dt = anymal ? 0.005 : 0.01;
+  // The robot's drive and time step (its YAML's task_defaults).
+  for (auto& j : s.model.joints) j.armature = robot.armature;
+  s.opt.dt = robot.dt;
   s.opt.contact.model = sim::ContactModel::StraightThrough;
-  s.opt.actuator.kp = anymal ? 85 : 20;
-  s.opt.actuator.kd = anymal ? 0.6 : 1;
-  s.opt.actuator.effort = robot.torqueLimit;
+  s.opt.actuator = robot.actuator;
   s.defaultTargets = robot.defaultJointPos;
   s.standing = robot.standingConfiguration();
   addCommonParams(s);

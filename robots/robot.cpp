@@ -3,6 +3,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
@@ -36,8 +37,10 @@ sim::VecX Robot::standingConfiguration() const {
 namespace {
 
 const char* const kKeys[] = {
-    "urdf",         "base_link", "joint_order", "feet", "default_joint_pos", "default_base_height",
-    "torque_limit", "strict"};
+    "urdf",         "base_link", "joint_order",  "feet", "default_joint_pos", "default_base_height",
+    "torque_limit", "strict",    "task_defaults"};
+const char* const kActuatorKeys[] = {"kp",      "kd", "effort", "saturation", "velocity_limit",
+                                     "armature"};
 
 // An error at a YAML node: "file:line: what".
 struct AtNode : std::runtime_error {
@@ -55,7 +58,63 @@ void printOnce(const std::string& path, const RobotReport& r) {
   for (const auto& n : r.notes) std::cerr << "note: " << n << "\n";
 }
 
+// task_defaults.actuator: the robot's drive. The rest of task_defaults is a partial task that
+// the envs layer checks and fills into the tasks (envs/task_config.h).
+void readDrive(const YAML::Node& defaults, Robot& r) {
+  r.actuator = sim::ActuatorOptions{};
+  r.actuator.effort = r.torqueLimit;
+  r.armature = 0;
+  r.dt = 0.005;
+  if (!defaults) return;
+  if (!defaults.IsMap()) throw AtNode(defaults, "task_defaults: expected a map (a partial task)");
+  if (const YAML::Node sim = defaults["sim"]; sim && sim.IsMap() && sim["dt"]) {
+    try {
+      r.dt = sim["dt"].as<double>();
+    } catch (const YAML::Exception&) {
+      throw AtNode(sim["dt"], "task_defaults.sim.dt: expected a number");
+    }
+    if (!(r.dt >= 1e-5 && r.dt <= 0.1))
+      throw AtNode(sim["dt"],
+                   "task_defaults.sim.dt is " + sim["dt"].Scalar() + ": must be in [1e-05, 0.1]");
+  }
+  const YAML::Node a = defaults["actuator"];
+  if (!a) return;
+  if (!a.IsMap()) throw AtNode(a, "task_defaults.actuator: expected a map");
+  for (const auto& kv : a) {
+    const std::string key = kv.first.as<std::string>();
+    if (std::find(std::begin(kActuatorKeys), std::end(kActuatorKeys), key) ==
+        std::end(kActuatorKeys)) {
+      std::string known;
+      for (const char* k : kActuatorKeys) known += (known.empty() ? "" : ", ") + std::string(k);
+      throw AtNode(kv.first, "task_defaults.actuator: unknown key '" + key +
+                                 "' (expected one of: " + known + ")");
+    }
+    double v = 0;
+    try {
+      v = kv.second.as<double>();
+    } catch (const YAML::Exception&) {
+      throw AtNode(kv.second, "task_defaults.actuator." + key + ": expected a number");
+    }
+    if (!std::isfinite(v) || v < 0 || (key == "effort" && v == 0))
+      throw AtNode(kv.second, "task_defaults.actuator." + key + " is " + kv.second.Scalar() +
+                                  ": must be a finite number " +
+                                  (key == "effort" ? "> 0" : ">= 0"));
+    if (key == "kp") r.actuator.kp = v;
+    if (key == "kd") r.actuator.kd = v;
+    if (key == "effort") r.actuator.effort = v;
+    if (key == "saturation") r.actuator.saturation = v;
+    if (key == "velocity_limit") r.actuator.velocityLimit = v;
+    if (key == "armature") r.armature = v;
+  }
+}
+
 }  // namespace
+
+std::string robotFilePath(const std::string& nameOrPath) {
+  const fs::path path = nameOrPath;
+  if (path.extension() == ".yaml") return path.string();
+  return (fs::path(configDir()) / "robots" / (nameOrPath + ".yaml")).string();
+}
 
 Robot loadRobot(const std::string& nameOrPath) {
   return loadRobot(nameOrPath, nullptr);
@@ -65,8 +124,7 @@ Robot loadRobot(const std::string& nameOrPath, RobotReport* reportOut) {
   RobotReport local;
   RobotReport& rep = reportOut ? *reportOut : local;
   rep = {};
-  fs::path path = nameOrPath;
-  if (path.extension() != ".yaml") path = fs::path(configDir()) / "robots" / (nameOrPath + ".yaml");
+  const fs::path path = robotFilePath(nameOrPath);
   if (!fs::exists(path))
     throw std::runtime_error(path.string() + ": robot file not found (expected a robot name from " +
                              configDir() + "/robots or a path to a .yaml)");
@@ -156,6 +214,7 @@ Robot loadRobot(const std::string& nameOrPath, RobotReport* reportOut) {
     }
     r.defaultBaseHeight = need("default_base_height").as<double>();
     r.torqueLimit = need("torque_limit").as<double>();
+    readDrive(y["task_defaults"], r);
   } catch (const YAML::Exception& e) {
     throw std::runtime_error(path.string() + ":" + std::to_string(e.mark.line + 1) + ": " +
                              e.what());

@@ -1,12 +1,14 @@
 // A robot as the project describes it: its URDF plus the YAML side file in configs/robots/ (joint
-// order, feet, default pose, stance height, torque limit). No torch here: the simulator demo, the
-// benchmarks and the environments all load robots through this.
+// order, feet, default pose, stance height, torque limit, its drive and what it changes in the
+// tasks). No torch here: the simulator demo, the benchmarks, the gradient checks, system
+// identification and the environments all load robots through this.
 #pragma once
 
 #include <string>
 #include <vector>
 
 #include "sim/model.h"
+#include "sim/options.h"
 
 namespace diffloco {
 
@@ -17,6 +19,15 @@ struct Robot {
   sim::VecX defaultJointPos;  // in model joint order
   double defaultBaseHeight = 0;
   double torqueLimit = 0;
+  // The robot's drive: `task_defaults.actuator` of its YAML (PD gains, rotor inertia; effort is
+  // the torque_limit unless given). Tasks take it unless they set their own (envs/task_config.h);
+  // the commands without a task (sim, bench, gradcheck, sysid) use it as it is. A robot file
+  // without one gets sim::ActuatorOptions' defaults and no armature.
+  sim::ActuatorOptions actuator;
+  double armature = 0;  // [kg m^2], added to every joint by the tasks
+  // The robot's simulator time step: `task_defaults.sim.dt` (5 ms without one). The tasks set
+  // their own; sim, gradcheck and sysid start from it.
+  double dt = 0.005;
 
   // Standing configuration: base at the default height, level, default joint angles.
   sim::VecX standingConfiguration() const;
@@ -25,6 +36,9 @@ struct Robot {
 // Loads configs/robots/<name>.yaml, or a path to a robot YAML. Throws std::runtime_error naming the
 // file and key on bad input.
 Robot loadRobot(const std::string& nameOrPath);
+
+// The YAML file loadRobot reads for a robot name (configs/robots/<name>.yaml) or a path (as given).
+std::string robotFilePath(const std::string& nameOrPath);
 
 // Folder holding configs/ (from DIFFLOCO_CONFIG_DIR, else the source tree this binary was built
 // from).

@@ -15,6 +15,11 @@
 //   torque_limit         N m, every joint
 //   strict               optional (false): a non-physical link inertia is an error, not repaired
 //   base_link            optional: the URDF's floating base, checked
+//   task_defaults        optional: a partial task (configs/tasks/) holding this robot's numbers:
+//                        its drive (actuator: kp, kd, effort, armature, ...; read here into
+//                        Robot::actuator), action scale, base-height targets, ... Every task that
+//                        runs the robot takes them where it sets nothing itself
+//                        (envs::inlineRobotDefaults); the envs layer checks them strictly
 #pragma once
 
 #include <string>

@@ -380,7 +380,9 @@ TrainConfig parseRoot(YAML::Node root, const std::string& file,
     fail(src.where("task", t) + ": task: expected a task name, a path or the task inline");
   }
   for (const auto& o : taskSets) applySet(task, o, 1);
-  // A fitted actuator file becomes its values in the resolved config (config.yaml of a run).
+  // The robot's task defaults and a fitted actuator file become values in the resolved config
+  // (config.yaml of a run).
+  envs::inlineRobotDefaults(task, t.IsScalar() ? c.taskSource : file);
   envs::inlineActuatorFile(task, t.IsScalar() ? c.taskSource : file);
   c.task = parseTaskNamingSets(task, t.IsScalar() ? c.taskSource : file, taskSets, "task.");
   if (t.IsScalar()) c.task.name = fs::path(c.taskSource).stem().string();
@@ -490,7 +492,10 @@ envs::TaskConfig parseTaskNode(YAML::Node task, const std::string& source,
     overrides.push_back(parseSet(s));
     applySet(task, overrides.back(), 0);
   }
-  if (inlineActuator) envs::inlineActuatorFile(task, source);
+  if (inlineActuator) {  // a task file, not a resolved config
+    envs::inlineRobotDefaults(task, source);
+    envs::inlineActuatorFile(task, source);
+  }
   return parseTaskNamingSets(task, source, overrides, "");
 }
 }  // namespace

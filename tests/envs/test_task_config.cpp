@@ -5,6 +5,13 @@
 
 #include "envs/task_config.h"
 
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "robots/robot.h"
+
 using namespace diffloco::envs;
 
 namespace {
@@ -55,6 +62,91 @@ TEST(TaskConfig, ShippedTasksFollowThePaper) {
   EXPECT_EQ(vel.randomization.addedMassRange.lo, -5);
   EXPECT_EQ(vel.randomization.pushVelocity, 0.5);
   EXPECT_TRUE(vel.commands.enabled);
+}
+
+namespace {
+
+const TermConfig& term(const std::vector<TermConfig>& terms, const std::string& name) {
+  for (const auto& t : terms)
+    if (t.name == name) return t;
+  throw std::runtime_error("no term " + name);
+}
+
+// A task file as a node (to edit before the robot's defaults are filled in).
+YAML::Node taskFile(const std::string& name) {
+  return YAML::LoadFile(diffloco::configDir() + "/tasks/" + name + ".yaml");
+}
+
+}  // namespace
+
+// The robot's task_defaults fill what the task leaves out: the velocity task on the go_like robot
+// takes go_like's drive, action scale, base-height targets and added mass; the task's own keys
+// (and so a --set of them) win; a term the task does not use is not added.
+TEST(TaskConfig, RobotDefaultsFillWhatTheTaskLeavesOut) {
+  YAML::Node node = taskFile("velocity");
+  node["robot"] = "go_like";
+  inlineRobotDefaults(node, "velocity.yaml");
+  const TaskConfig go = parseTaskConfig(node, "velocity.yaml");
+  EXPECT_EQ(go.sim.actuator.kp, 20);
+  EXPECT_EQ(go.sim.actuator.kd, 0.5);
+  EXPECT_EQ(go.sim.actuator.effort, 23.7);
+  EXPECT_EQ(go.armature, 0.01);
+  EXPECT_EQ(go.actionScale, 0.25);
+  EXPECT_EQ(go.actionClip, 100);  // the task's
+  EXPECT_EQ(go.sim.dt, 0.005);    // the task's
+  EXPECT_EQ(term(go.rewards, "base_height_gauss").params("target"), 0.25);
+  EXPECT_EQ(term(go.rewards, "base_height_gauss").params("sigma"), 0.1);  // the task's
+  EXPECT_EQ(term(go.terminations, "base_height_below").params("height"), 0.15);
+  EXPECT_TRUE(go.randomization.addedMass);
+  EXPECT_EQ(go.randomization.addedMassRange.lo, -1);
+  EXPECT_EQ(go.randomization.addedMassRange.hi, 1);
+  EXPECT_THROW(term(go.rewards, "base_height_abs"), std::runtime_error);  // not added
+
+  YAML::Node own = taskFile("velocity");
+  own["actuator"]["kp"] = 50.0;
+  own["action"]["scale"] = 0.3;
+  own["rewards"]["base_height_gauss"]["target"] = 0.5;
+  inlineRobotDefaults(own, "velocity.yaml");
+  const TaskConfig mixed = parseTaskConfig(own, "velocity.yaml");
+  EXPECT_EQ(mixed.sim.actuator.kp, 50);
+  EXPECT_EQ(mixed.sim.actuator.kd, 0.6);  // anymal's
+  EXPECT_EQ(mixed.actionScale, 0.3);
+  EXPECT_EQ(term(mixed.rewards, "base_height_gauss").params("target"), 0.5);
+
+  // A resolved task (a run's config.yaml) holds every value: a second fill changes nothing.
+  YAML::Node twice = YAML::Load(YAML::Dump(node));
+  inlineRobotDefaults(twice, "config.yaml");
+  EXPECT_EQ(YAML::Dump(twice), YAML::Dump(node));
+}
+
+TEST(TaskConfig, BadRobotDefaultsNameTheRobotFileAndLine) {
+  const std::string robot = (std::filesystem::temp_directory_path() /
+                             ("diffloco_defaults_" + std::to_string(::getpid()) + ".yaml"))
+                                .string();
+  auto errorWith = [&](const std::string& defaults) {
+    std::ofstream(robot) << "urdf: x.urdf\ntask_defaults:\n" << defaults;
+    YAML::Node task = YAML::Load(std::string(kMinimal));
+    task["robot"] = robot;
+    try {
+      inlineRobotDefaults(task, "test.yaml");
+    } catch (const std::runtime_error& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  std::string e = errorWith("  action: {scal: 0.3}\n");
+  EXPECT_NE(e.find(robot + ":3: unknown key 'action.scal' (did you mean 'scale'?"),
+            std::string::npos)
+      << e;
+  EXPECT_NE(e.find("task_defaults"), std::string::npos) << e;
+  e = errorWith("  rewards: {base_height_gaus: {target: 1}}\n");
+  EXPECT_NE(e.find(robot + ":3: unknown reward term 'base_height_gaus'"), std::string::npos) << e;
+  e = errorWith("  robot: anymal\n");
+  EXPECT_NE(e.find(robot + ":3: 'robot' cannot be a robot's task default"), std::string::npos) << e;
+  e = errorWith("  sim: {iterations: 0}\n");
+  EXPECT_NE(e.find(robot + ":3: sim: sim.iterations is 0: must be in [1, 10000]"), std::string::npos)
+      << e;
+  std::filesystem::remove(robot);
 }
 
 TEST(TaskConfig, MinimalTaskTakesDefaults) {

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -43,6 +44,55 @@ TEST(Robot, ShippedRobotsLoad) {
     EXPECT_EQ(r.model.nfeet(), 4) << name;
     EXPECT_GT(r.defaultBaseHeight, 0.3) << name;
   }
+}
+
+// The robot's drive and time step live in its YAML's task_defaults (one torch-free place for
+// sim, bench, gradcheck, sysid and the tasks).
+TEST(Robot, DriveAndTimeStepFromTaskDefaults) {
+  const diffloco::Robot anymal = loadRobot("anymal");  // Table 9
+  EXPECT_EQ(anymal.actuator.kp, 85);
+  EXPECT_EQ(anymal.actuator.kd, 0.6);
+  EXPECT_EQ(anymal.actuator.effort, 80);
+  EXPECT_EQ(anymal.armature, 0.1);
+  EXPECT_EQ(anymal.dt, 0.005);
+  const diffloco::Robot quad = loadRobot("quadruped");  // Table 6
+  EXPECT_EQ(quad.actuator.kp, 20);
+  EXPECT_EQ(quad.actuator.kd, 1);
+  EXPECT_EQ(quad.actuator.effort, 20);
+  EXPECT_EQ(quad.armature, 0.01);
+  EXPECT_EQ(quad.dt, 0.01);
+  const diffloco::Robot go = loadRobot("go_like");
+  EXPECT_EQ(go.actuator.kp, 20);
+  EXPECT_EQ(go.actuator.effort, 23.7);
+}
+
+TEST(Robot, BadDriveNamesFileLineAndKey) {
+  Scratch s;
+  const std::string anymal = diffloco::configDir() + "/robots/anymal.yaml";
+  std::ifstream in(anymal);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  text.replace(text.find("urdf: anymal.urdf"), 17,
+               "urdf: " + diffloco::configDir() + "/robots/anymal.urdf");
+  const std::string drive = "    kd: 0.6 ";
+  const std::string kdLine = std::to_string(
+      1 + std::count(text.begin(), text.begin() + text.find(drive), '\n'));
+  auto withKd = [&](const std::string& to) {
+    std::string t = text;
+    t.replace(t.find(drive), drive.size(), to);
+    return s.write("bad.yaml", t);
+  };
+  std::string p = withKd("    kq: 0.6 ");
+  EXPECT_NE(errorOf(p).find(p + ":" + kdLine + ": task_defaults.actuator: unknown key 'kq'"),
+            std::string::npos)
+      << errorOf(p);
+  p = withKd("    kd: -1 ");
+  EXPECT_NE(errorOf(p).find(p + ":" + kdLine + ": task_defaults.actuator.kd is -1: must be"),
+            std::string::npos)
+      << errorOf(p);
+  p = withKd("    kd: soft ");
+  EXPECT_NE(errorOf(p).find(p + ":" + kdLine + ": task_defaults.actuator.kd: expected a number"),
+            std::string::npos)
+      << errorOf(p);
 }
 
 // Found by the fuzz target tests/fuzz/fuzz_robot_yaml.cpp: a missing URDF was reported with the
