@@ -203,6 +203,26 @@ std::string proposeRobotYaml(const std::string& urdfPath, const std::string& yam
   y << "default_base_height: " << num(bestHeight, 6) << "\n";
   y << "# N m, every joint: the smallest <limit effort> of the URDF\n";
   y << "torque_limit: " << num(effort, 6) << "\n";
+  // What the tasks take from the robot where they set nothing: a starting point to review. The
+  // drive is the settle simulation's (it holds this robot up), the targets fractions of the
+  // standing height (ANYmal's velocity task: 0.76, the walk quadruped's: 0.95).
+  const double mass = model.totalMass();
+  y << "# What the tasks take from this robot where they set nothing themselves (envs::"
+       "inlineRobotDefaults).\n# Proposed: review before training. The drive holds the robot up "
+       "in the settle simulation.\n";
+  y << "task_defaults:\n";
+  y << "  sim: {dt: 0.005}\n";
+  y << "  actuator: {kp: " << num(bestStand.options.kp, 4) << ", kd: " << num(bestStand.options.kd, 4)
+    << ", effort: " << num(effort, 6) << ", armature: " << num(bestStand.options.armature, 4)
+    << "}\n";
+  y << "  action: {scale: 0.25}   # [rad per unit action]\n";
+  y << "  rewards:   # base-height targets: 0.8 of the standing height [m]\n";
+  y << "    base_height_gauss: {target: " << num(0.8 * bestHeight, 4) << "}\n";
+  y << "    base_height_abs: {target: " << num(0.8 * bestHeight, 4) << "}\n";
+  y << "  terminations:   # a fall: the base below half the standing height [m]\n";
+  y << "    base_height_below: {height: " << num(0.5 * bestHeight, 4) << "}\n";
+  y << "  randomization:   # +-10 % of the mass [kg]\n";
+  y << "    added_base_mass: [" << num(-0.1 * mass, 3) << ", " << num(0.1 * mass, 3) << "]\n";
   return y.str();
 }
 

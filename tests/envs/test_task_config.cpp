@@ -87,8 +87,8 @@ TEST(TaskConfig, RobotDefaultsFillWhatTheTaskLeavesOut) {
   node["robot"] = "go_like";
   inlineRobotDefaults(node, "velocity.yaml");
   const TaskConfig go = parseTaskConfig(node, "velocity.yaml");
-  EXPECT_EQ(go.sim.actuator.kp, 20);
-  EXPECT_EQ(go.sim.actuator.kd, 0.5);
+  EXPECT_EQ(go.sim.actuator.kp, 60);
+  EXPECT_EQ(go.sim.actuator.kd, 1.5);
   EXPECT_EQ(go.sim.actuator.effort, 23.7);
   EXPECT_EQ(go.armature, 0.01);
   EXPECT_EQ(go.actionScale, 0.25);

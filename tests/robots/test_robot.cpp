@@ -62,7 +62,7 @@ TEST(Robot, DriveAndTimeStepFromTaskDefaults) {
   EXPECT_EQ(quad.armature, 0.01);
   EXPECT_EQ(quad.dt, 0.01);
   const diffloco::Robot go = loadRobot("go_like");
-  EXPECT_EQ(go.actuator.kp, 20);
+  EXPECT_EQ(go.actuator.kp, 60);
   EXPECT_EQ(go.actuator.effort, 23.7);
 }
 

@@ -42,6 +42,12 @@ TEST(RobotTools, ProposedYamlLoadsAndStands) {
   EXPECT_NEAR(standingHeight(r.model, r.defaultJointPos), r.defaultBaseHeight, 1e-6);
   const StandResult s = standingTest(r);
   EXPECT_TRUE(s.stood);
+  // The proposed drive is the one the settle simulation stood the robot with.
+  EXPECT_NEAR(r.actuator.kp, s.options.kp, 1e-3 * s.options.kp);
+  EXPECT_NEAR(r.actuator.kd, s.options.kd, 1e-3 * s.options.kd);
+  EXPECT_NEAR(r.armature, s.options.armature, 1e-3 * s.options.armature);
+  EXPECT_EQ(r.actuator.effort, 18);
+  EXPECT_EQ(r.dt, 0.005);
   const std::string report = robotReport(r, rr, s);
   for (const char* what :
        {"mass 8.26", "STANDS", "warning: ", "link 'imu'", "standing height", "front_left_abduct"})
