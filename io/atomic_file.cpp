@@ -95,7 +95,12 @@ void writeAtomically(const std::string& path,
 
 void writeFileAtomic(const std::string& path, std::string_view content) {
   writeAtomically(path, [&](const std::string& tmp) {
-    const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd < 0 && errno == EEXIST) {
+      // Our pid and counter: the leftover of a killed process whose pid this one reuses.
+      ::unlink(tmp.c_str());
+      fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    }
     if (fd < 0) throw error(path, "cannot write (" + errnoText() + ")");
     const char* p = content.data();
     size_t left = content.size();

@@ -1,5 +1,7 @@
 #include "runs/run_dir.h"
 
+#include <unistd.h>
+
 #include <array>
 #include <cmath>
 #include <cstdio>
@@ -10,6 +12,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "io/atomic_file.h"
 #include "io/csv.h"
 
 #ifndef DIFFLOCO_SOURCE_DIR
@@ -117,10 +120,27 @@ MetricsCsv::MetricsCsv(const std::string& dir, std::vector<std::string> columns,
       if (it <= resumeAfter) kept += line + "\n";
     }
   }
-  out_.open(path_, std::ios::trunc);
+  // Replaced whole, then appended to: a kill while the kept rows are rewritten (a resume's start)
+  // leaves the old file, never an empty one that no later resume could read.
+  io::writeFileAtomic(path_, header + "\n" + kept);
+  out_.open(path_, std::ios::app);
   if (!out_) throw std::runtime_error(path_ + ": cannot write");
-  out_ << header << "\n" << kept;
-  out_.flush();
+}
+
+int removeStaleTemporaries(const std::string& dir) {
+  // io::temporaryPathFor's names: <file>.<pid>.<counter>.tmp. Only this process writes the run
+  // folder now (a resume), so another pid's temporary is a write that a kill interrupted.
+  static const std::regex name(R"(.+\.([0-9]+)\.[0-9]+\.tmp)");
+  int removed = 0;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    std::smatch m;
+    const std::string f = e.path().filename().string();
+    if (!e.is_regular_file(ec) || !std::regex_match(f, m, name)) continue;
+    if (std::stol(m[1].str()) == static_cast<long>(::getpid())) continue;
+    if (fs::remove(e.path(), ec)) ++removed;
+  }
+  return removed;
 }
 
 void MetricsCsv::row(const std::map<std::string, double>& values) {

@@ -44,6 +44,10 @@ class MetricsCsv {
   std::ofstream out_;
 };
 
+// Removes the temporaries (io::temporaryPathFor) that earlier processes left in `dir` when they
+// were killed while writing; returns how many. For a resume, when this process alone writes there.
+int removeStaleTemporaries(const std::string& dir);
+
 // Reads a metrics.csv (or any CSV with a header): column names and rows of numbers (NaN for
 // empty cells).
 struct Csv {

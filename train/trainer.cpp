@@ -261,6 +261,8 @@ TrainResult train(const TrainArgs& args) {
   if (!resumeFrom.empty()) {
     loadCheckpoint(resumeFrom, *algo, env);
     spdlog::info("resumed {} at iteration {}", resumeFrom, algo->iteration());
+    if (const int n = runs::removeStaleTemporaries(runDir))
+      spdlog::info("removed {} temporary file(s) of interrupted writes from {}", n, runDir);
   } else if (!cfg.initFrom.empty()) {
     warmStart(cfg.initFrom, *algo);
   }

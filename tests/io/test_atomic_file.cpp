@@ -121,3 +121,20 @@ TEST(AtomicFile, TemporaryNamesAreUniqueAndEndInTmp) {
   EXPECT_EQ(a.rfind("/x/model_5.pt.", 0), 0u);
   EXPECT_EQ(a.substr(a.size() - 4), ".tmp");
 }
+
+// A killed process whose pid this one reuses may have left the very temporary name this write
+// picks (<path>.<pid>.<counter>.tmp): the write still succeeds and leaves no temporary.
+TEST(AtomicFile, StaleTemporaryOfAReusedPidIsReplaced) {
+  Scratch s;
+  const std::string p = s.path("config.yaml");
+  const std::string used = diffloco::io::temporaryPathFor(p);  // <p>.<pid>.<k>.tmp
+  const std::string stem = used.substr(0, used.size() - 4);     // <p>.<pid>.<k>
+  const auto dot = stem.rfind('.');
+  const std::string next =
+      stem.substr(0, dot + 1) + std::to_string(std::stoul(stem.substr(dot + 1)) + 1) + ".tmp";
+  std::ofstream(next) << "left by a killed process";
+  writeFileAtomic(p, "new");
+  EXPECT_EQ(slurp(p), "new");
+  EXPECT_FALSE(fs::exists(next));
+  EXPECT_EQ(s.files(), 1);
+}

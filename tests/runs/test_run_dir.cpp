@@ -63,6 +63,24 @@ TEST(RunDir, CheckpointListingIgnoresInterruptedWrites) {
   fs::remove_all(d);
 }
 
+// A resume removes what killed writers of earlier processes left, nothing else.
+TEST(RunDir, ResumeRemovesStaleTemporariesOnly) {
+  const fs::path d = freshDir("diffloco_stale_tmp_test");
+  std::ofstream(d / "model_300.pt.1.0.tmp") << "killed while writing (pid 1)";
+  std::ofstream(d / "config.yaml.99999999.3.tmp") << "killed while writing";
+  const std::string ours = io::temporaryPathFor((d / "model_301.pt").string());
+  std::ofstream(ours) << "this process, writing now";
+  std::ofstream(d / "notes.tmp") << "not a temporary of ours";
+  io::writeFileAtomic((d / "model_299.pt").string(), "whole");
+  EXPECT_EQ(removeStaleTemporaries(d.string()), 2);
+  EXPECT_FALSE(fs::exists(d / "model_300.pt.1.0.tmp"));
+  EXPECT_FALSE(fs::exists(d / "config.yaml.99999999.3.tmp"));
+  EXPECT_TRUE(fs::exists(ours));
+  EXPECT_TRUE(fs::exists(d / "notes.tmp"));
+  EXPECT_EQ(slurp(d / "model_299.pt"), "whole");
+  fs::remove_all(d);
+}
+
 TEST(RunDir, MetricsCsvResumeKeepsRowsUpToTheCheckpoint) {
   const fs::path d = freshDir("diffloco_csv_test");
   {
