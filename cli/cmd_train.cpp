@@ -23,7 +23,8 @@ Runner addTrainCommand(CLI::App& app) {
   cmd->add_option("--set", a->sets,
                   "override a setting: key.path=value, YAML value (repeatable), e.g. "
                   "--set shac.iterations=500 --set task.sim.contact=hard");
-  cmd->add_option("--seed", *seed, "seed (overrides the config's)");
+  cmd->add_option("--seed", *seed, "seed (overrides the config's)")
+      ->check(CLI::Range(0.0, 9.2e18));  // on the text: an overflow is refused, not wrapped
   cmd->add_option("--out", a->out, "parent folder of the run folders")->capture_default_str();
   cmd->add_option("--resume", a->resume,
                   "run folder to continue from its last checkpoint (only iterations and run.* "

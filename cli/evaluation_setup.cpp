@@ -296,7 +296,9 @@ void addEvalOptions(CLI::App* cmd, EvalArgs& a) {
       ->capture_default_str();
   cmd->add_option("--save-mjcf", p->saveMjcf,
                   "mujoco: write the MJCF model MuJoCo compiled to this file");
+  // The range is checked on the text: CLI11 wraps an out-of-range unsigned value silently.
   cmd->add_option("--seed", p->options.seed, "seed of resets, commands, noise")
+      ->check(CLI::Range(0.0, 9.2e18))
       ->capture_default_str();
   cmd->add_option("--threads", p->options.threads, "simulator threads")
       ->check(CLI::Range(1, 256))

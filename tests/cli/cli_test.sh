@@ -122,6 +122,10 @@ print("bench JSON ok:", ", ".join(f"{k}={d[k]:.4g}" for k in keys))
     check "--envs" eval "$policy" --envs 2000000000
     check "--dt" eval "$policy" --dt 0
     check "--dt" eval "$policy" --dt -1
+    check "--seed" eval "$policy" --seed 99999999999999999999
+    check "--seed" eval "$policy" --seed -1
+    check "--seed" train "$policy" --seed 99999999999999999999
+    check "--kp" sim --kp -5
     check "--duration" sim --duration 1e12
     check "--dt" sim --dt 0
     check "/dev/null: is a special file" sim --duration 0.01 --csv /dev/null
