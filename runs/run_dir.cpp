@@ -137,7 +137,7 @@ int removeStaleTemporaries(const std::string& dir) {
     std::smatch m;
     const std::string f = e.path().filename().string();
     if (!e.is_regular_file(ec) || !std::regex_match(f, m, name)) continue;
-    if (std::stol(m[1].str()) == static_cast<long>(::getpid())) continue;
+    if (m[1].str() == std::to_string(::getpid())) continue;  // text: no overflow on odd names
     if (fs::remove(e.path(), ec)) ++removed;
   }
   return removed;

@@ -71,8 +71,9 @@ TEST(RunDir, ResumeRemovesStaleTemporariesOnly) {
   const std::string ours = io::temporaryPathFor((d / "model_301.pt").string());
   std::ofstream(ours) << "this process, writing now";
   std::ofstream(d / "notes.tmp") << "not a temporary of ours";
+  std::ofstream(d / "x.99999999999999999999.0.tmp") << "a pid no integer holds";
   io::writeFileAtomic((d / "model_299.pt").string(), "whole");
-  EXPECT_EQ(removeStaleTemporaries(d.string()), 2);
+  EXPECT_EQ(removeStaleTemporaries(d.string()), 3);
   EXPECT_FALSE(fs::exists(d / "model_300.pt.1.0.tmp"));
   EXPECT_FALSE(fs::exists(d / "config.yaml.99999999.3.tmp"));
   EXPECT_TRUE(fs::exists(ours));
