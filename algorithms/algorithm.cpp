@@ -66,6 +66,7 @@ std::map<std::string, double> EpisodeTracker::takeIterationLogs() {
   for (const auto& [k, v] : logSums_) out[k] = v / logCount_;
   out["Env/sim_failures"] = simFailures_;
   out["Train/episodes"] = finished_;
+  out["Episode/count"] = logCount_;
   logSums_.clear();
   logCount_ = simFailures_ = finished_ = 0;
   return out;
@@ -95,10 +96,46 @@ void EpisodeTracker::load(torch::serialize::InputArchive& a) {
 // ---------------------------------------------------------------------------------------------
 // Algorithm
 
-Algorithm::Algorithm(envs::VecEnv& env, std::uint64_t seed)
+Algorithm::Algorithm(envs::VecEnv& env, std::uint64_t seed, distributed::Communicator comm)
     : env_(env),
+      comm_(std::move(comm)),
       gen_(at::make_generator<at::CPUGeneratorImpl>(deriveSeed(seed, 1))),
       episodes_(env.numEnvs()) {}
+
+Tensor Algorithm::actionNoise(int64_t n, const torch::TensorOptions& options) {
+  const Tensor all = at::normal(0.0, 1.0, {worldEnvs(), n}, gen_, options);
+  return comm_.size() == 1 ? all : all.narrow(0, firstEnv(), env_.numEnvs());
+}
+
+Tensor Algorithm::localRows(const Tensor& worldIndices) const {
+  if (comm_.size() == 1) return worldIndices;
+  const int64_t w = worldEnvs(), n = env_.numEnvs();
+  const Tensor t = worldIndices.div(w, "floor");
+  const Tensor e = worldIndices.remainder(w) - firstEnv();
+  const Tensor mine = (e >= 0) & (e < n);
+  return (t * n + e).masked_select(mine);
+}
+
+void Algorithm::broadcast(std::initializer_list<Tensor> tensors) const {
+  torch::NoGradGuard noGrad;
+  for (Tensor t : tensors) comm_.broadcast(t);
+}
+
+void Algorithm::updateNormalizer(policies::Actor& actor, const Tensor& rawObs) const {
+  auto& norm = actor->normalizer();
+  if (!norm->enabled()) return;
+  policies::Moments m = policies::Moments::of(rawObs, norm->dim());
+  if (comm_.size() > 1) {
+    // [count, mean, var] of every rank, merged in rank order: the same result on every rank.
+    const Tensor packed = torch::cat({torch::full({1}, m.count, kF64), m.mean, m.var});
+    const auto all = comm_.allGather(packed);
+    const int64_t d = norm->dim();
+    m = policies::Moments{};
+    for (const Tensor& p : all)
+      m.merge({p[0].item<double>(), p.narrow(0, 1, d), p.narrow(0, 1 + d, d)});
+  }
+  norm->update(m);
+}
 
 void Algorithm::save(torch::serialize::OutputArchive& a) {
   a.write("algorithm", c10::IValue(name()));

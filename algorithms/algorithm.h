@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "distributed/communicator.h"
 #include "envs/vec_env.h"
 #include "policies/actor_critic.h"
 
@@ -38,8 +39,10 @@ class EpisodeTracker {
   void step(const envs::StepResult& r);
   double meanReturn() const;  // NaN before the first episode ends
   double meanLength() const;  // env steps
+  size_t windowCount() const { return returns_.size(); }  // episodes meanReturn() averages
   // Averages of the env's Episode/* logs and the sum of Env/sim_failures since the last call,
-  // plus "Train/episodes" (episodes finished since the last call).
+  // plus "Train/episodes" (episodes finished since the last call) and "Episode/count" (the
+  // episodes the Episode/* averages are over).
   std::map<std::string, double> takeIterationLogs();
   void save(torch::serialize::OutputArchive& a) const;
   void load(torch::serialize::InputArchive& a);
@@ -52,9 +55,16 @@ class EpisodeTracker {
   double logCount_ = 0, simFailures_ = 0, finished_ = 0;
 };
 
+// Data-parallel training (comm.size() > 1): every rank holds the same networks and the same
+// algorithm generator (same seed), steps its own block of envs (envs [rank E, (rank + 1) E) of
+// the world's size() E) and contributes its share of every loss; gradients are summed over the
+// ranks before each optimiser step, so every rank takes the same step. Random draws are made
+// for the whole world and each rank keeps its block (action noise; minibatches are one global
+// permutation of the world's samples), so that W ranks x E envs compute what 1 rank x W E envs
+// computes, up to the order of floating-point sums.
 class Algorithm {
  public:
-  Algorithm(envs::VecEnv& env, std::uint64_t seed);
+  Algorithm(envs::VecEnv& env, std::uint64_t seed, distributed::Communicator comm = {});
   virtual ~Algorithm() = default;
 
   // One iteration: rollout, updates, normaliser update. Increments iteration().
@@ -81,13 +91,31 @@ class Algorithm {
   EpisodeTracker& episodes() { return episodes_; }
   envs::VecEnv& env() { return env_; }
   at::Generator& generator() { return gen_; }
+  const distributed::Communicator& communicator() const { return comm_; }
+
+  // This rank's rows of a world-wide draw: standard normal noise [numEnvs, n] for the action
+  // sampling of this rank's envs.
+  torch::Tensor actionNoise(int64_t n, const torch::TensorOptions& options);
 
  protected:
   // Reads the networks written by save(): what load() and loadWarmStart() share.
   virtual void loadNetworks(torch::serialize::InputArchive& a) = 0;
   void checkAlgorithm(torch::serialize::InputArchive& a) const;
+  // The envs of the whole world, and the index of this rank's first.
+  int64_t worldEnvs() const { return static_cast<int64_t>(env_.numEnvs()) * comm_.size(); }
+  int64_t firstEnv() const { return static_cast<int64_t>(env_.numEnvs()) * comm_.rank(); }
+  // Sample indices of a [T, worldEnvs] batch (flattened t-major) -> the rows of this rank's
+  // [T, numEnvs] batch that they name (indices of other ranks' envs are dropped).
+  torch::Tensor localRows(const torch::Tensor& worldIndices) const;
+  // Rank 0's values of these tensors on every rank (initial networks).
+  void broadcast(std::initializer_list<torch::Tensor> tensors) const;
+  // Sums x over the ranks in place; a no-op in a world of one.
+  void allReduceSum(torch::Tensor& x) const { comm_.allReduceSum(x); }
+  // Merges the observations of every rank into the actor's normaliser.
+  void updateNormalizer(policies::Actor& actor, const torch::Tensor& rawObs) const;
 
   envs::VecEnv& env_;
+  distributed::Communicator comm_;
   int iteration_ = 0;
   at::Generator gen_;  // every random draw of the algorithm
   EpisodeTracker episodes_;
@@ -112,6 +140,7 @@ class FlatAdam {
   void setLr(double lr) { lr_ = lr; }
   double lr() const { return lr_; }
   const torch::Tensor& flat() const { return flat_; }  // the parameters, [numel]
+  torch::Tensor& grad() { return grad_; }              // their gradient, [numel]
   void save(torch::serialize::OutputArchive& a, const std::string& prefix) const;
   void load(torch::serialize::InputArchive& a, const std::string& prefix);
 

@@ -16,8 +16,8 @@ double seconds(std::chrono::steady_clock::time_point since) {
 }  // namespace
 
 Ppo::Ppo(envs::VecEnv& env, const PpoConfig& config, const policies::PolicyConfig& policy,
-         std::uint64_t seed)
-    : Algorithm(env, seed), config_(config), lr_(config.learningRate) {
+         std::uint64_t seed, distributed::Communicator comm)
+    : Algorithm(env, seed, std::move(comm)), config_(config), lr_(config.learningRate) {
   env_.setDifferentiable(false);
   torch::manual_seed(deriveSeed(seed, 0));
   actor_ = policies::Actor(env.numObs(), env.numActions(), policy);
@@ -25,6 +25,7 @@ Ppo::Ppo(envs::VecEnv& env, const PpoConfig& config, const policies::PolicyConfi
   const auto& b = config_.adamBetas;
   actorOpt_ = std::make_unique<FlatAdam>(actor_->parameters(), lr_, b[0], b[1]);
   criticOpt_ = std::make_unique<FlatAdam>(critic_->parameters(), lr_, b[0], b[1]);
+  broadcast({actorOpt_->flat(), criticOpt_->flat()});
 }
 
 std::vector<std::string> Ppo::scalarKeys() const {
@@ -43,7 +44,7 @@ Ppo::Rollout Ppo::rollout() {
   Tensor value = critic_->forward(on);
   for (int t = 0; t < T; ++t) {
     const Tensor mean = actor_->mean(on);
-    const Tensor a = actor_->sample(mean, gen_);
+    const Tensor a = actor_->sample(mean, actionNoise(mean.size(1), mean.options()));
     envs::StepResult r = env_.step(actor_->squash(a));
     episodes_.step(r);
     obsB.push_back(on);
@@ -97,14 +98,22 @@ IterationStats Ppo::iterate() {
   const Tensor adv =
       gaeAdvantages(ro.rewards, ro.values, ro.nextValues, ro.dones, config_.gamma, config_.lambda);
   const Tensor returns = (adv + ro.values).reshape(-1);
+  // Normalised with the world's mean and (unbiased) deviation.
   Tensor advN = adv.reshape(-1);
-  advN = (advN - advN.mean()) / (advN.std() + 1e-8);
+  const double n = static_cast<double>(advN.numel() * comm_.size());
+  const double advMean = comm_.allReduceSum(advN.sum().item<double>()) / n;
+  const double advVar =
+      comm_.allReduceSum((advN - advMean).square().sum().item<double>()) / std::max(1.0, n - 1);
+  advN = (advN - advMean) / (std::sqrt(advVar) + 1e-8);
   const int64_t O = ro.obs.size(2), A = ro.actions.size(2);
   const Tensor obs = ro.obs.reshape({-1, O}), actions = ro.actions.reshape({-1, A});
   const Tensor oldLogp = ro.logProbs.reshape(-1), oldMean = ro.means.reshape({-1, A});
   const Tensor oldValues = ro.values.reshape(-1);
-  const int64_t total = obs.size(0);
+  // Minibatches of the world's samples: this rank computes its rows' share of each loss and the
+  // ranks' gradients are summed.
+  const int64_t total = obs.size(0) * comm_.size();
   const int64_t mb = std::max<int64_t>(1, total / config_.minibatches);
+  Tensor stats = torch::zeros({3}, torch::kDouble);
   const double eps = config_.clip;
 
   double sumValue = 0, sumSurr = 0, sumEnt = 0, sumKl = 0, sumAn = 0, sumCn = 0;
@@ -113,7 +122,8 @@ IterationStats Ppo::iterate() {
     // A new permutation every epoch (rsl_rl reuses one for all epochs).
     const Tensor perm = torch::randperm(total, gen_, torch::TensorOptions().dtype(torch::kLong));
     for (int b = 0; b < config_.minibatches; ++b) {
-      const Tensor idx = perm.narrow(0, b * mb, std::min(mb, total - b * mb));
+      const int64_t size = std::min(mb, total - b * mb);
+      const Tensor idx = localRows(perm.narrow(0, b * mb, size));
       const Tensor o = obs.index_select(0, idx);
       const Tensor mean = actor_->mean(o);
       const Tensor& logStd = actor_->logStd();
@@ -122,9 +132,11 @@ IterationStats Ppo::iterate() {
       if (config_.schedule == "adaptive") {
         // rsl_rl: KL(old || new) of this minibatch, before the step, decides the rate.
         torch::NoGradGuard noGrad;
-        const double kl = policies::gaussianKl(mOld, ro.logStd, mean.detach(), logStd.detach())
-                              .mean()
-                              .item<double>();
+        const double kl =
+            comm_.allReduceSum(policies::gaussianKl(mOld, ro.logStd, mean.detach(), logStd.detach())
+                                   .sum()
+                                   .item<double>()) /
+            static_cast<double>(size);
         if (std::isfinite(kl)) {
           if (kl > 2 * config_.desiredKl)
             lr_ = std::max(1e-5, lr_ / 1.5);
@@ -140,28 +152,43 @@ IterationStats Ppo::iterate() {
       const Tensor logp = policies::gaussianLogProb(actions.index_select(0, idx), mean, logStd);
       const Tensor a = advN.index_select(0, idx);
       const Tensor ratio = (logp - oldLogp.index_select(0, idx)).exp();
-      const Tensor surr = torch::max(-a * ratio, -a * ratio.clamp(1 - eps, 1 + eps)).mean();
+      const Tensor surr = torch::max(-a * ratio, -a * ratio.clamp(1 - eps, 1 + eps)).sum() /
+                          static_cast<double>(size);
       const Tensor v = critic_->forward(o);
       const Tensor ret = returns.index_select(0, idx);
       Tensor valueLoss;
       if (config_.clippedValueLoss) {
         const Tensor vOld = oldValues.index_select(0, idx);
         const Tensor vClip = vOld + (v - vOld).clamp(-eps, eps);
-        valueLoss = torch::max((v - ret).square(), (vClip - ret).square()).mean();
+        valueLoss = torch::max((v - ret).square(), (vClip - ret).square()).sum();
       } else {
-        valueLoss = (v - ret).square().mean();
+        valueLoss = (v - ret).square().sum();
       }
+      valueLoss = valueLoss / static_cast<double>(size);
+      // The entropy term reads no samples: each rank adds its 1/W share.
       const Tensor entropy = policies::gaussianEntropy(logStd);
-      const Tensor loss = surr + config_.valueLossCoef * valueLoss - config_.entropyCoef * entropy;
+      const Tensor loss =
+          surr + config_.valueLossCoef * valueLoss - config_.entropyCoef / comm_.size() * entropy;
 
       actorOpt_->zeroGrad();
       criticOpt_->zeroGrad();
-      const double lv = loss.item<double>();
+      double lv = loss.item<double>();
+      if (std::isfinite(lv)) loss.backward();
+      double surrV = surr.item<double>(), valueV = valueLoss.item<double>();
+      if (comm_.size() > 1) {
+        allReduceSum(actorOpt_->grad());
+        allReduceSum(criticOpt_->grad());
+        stats[0] = lv;
+        stats[1] = surrV;
+        stats[2] = valueV;
+        allReduceSum(stats);
+        lv = stats[0].item<double>(), surrV = stats[1].item<double>(),
+        valueV = stats[2].item<double>();
+      }
       if (!std::isfinite(lv)) {
         skip("loss (" + std::to_string(lv) + ")");
         continue;
       }
-      loss.backward();
       const double an = actorOpt_->clipGradNorm(config_.maxGradNorm);
       const double cn = criticOpt_->clipGradNorm(config_.maxGradNorm);
       if (!std::isfinite(an) || !std::isfinite(cn)) {
@@ -171,15 +198,15 @@ IterationStats Ppo::iterate() {
       }
       actorOpt_->step();
       criticOpt_->step();
-      sumValue += valueLoss.item<double>();
-      sumSurr += surr.item<double>();
+      sumValue += valueV;
+      sumSurr += surrV;
       sumEnt += entropy.item<double>();
       sumAn += an;
       sumCn += cn;
       ++updates;
     }
   }
-  actor_->normalizer()->update(ro.rawObs);
+  updateNormalizer(actor_, ro.rawObs);
   ++iteration_;
 
   const double nan = std::nan("");

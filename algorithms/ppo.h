@@ -28,8 +28,11 @@ class Ppo : public Algorithm {
  public:
   // Switches env to the sampling mode. Network initialisation draws from torch's global generator,
   // seeded here with `seed`.
+  // comm: the world of a data-parallel run (algorithm.h); rank 0's initial networks are used,
+  // advantages are normalised with the world's mean and deviation and the adaptive learning
+  // rate follows the world's mean KL.
   Ppo(envs::VecEnv& env, const PpoConfig& config, const policies::PolicyConfig& policy,
-      std::uint64_t seed);
+      std::uint64_t seed, distributed::Communicator comm = {});
 
   IterationStats iterate() override;
   int totalIterations() const override { return config_.iterations; }

@@ -26,8 +26,8 @@ Tensor finiteRows(const Tensor& obs) {
 }  // namespace
 
 Shac::Shac(envs::VecEnv& env, const ShacConfig& config, const policies::PolicyConfig& policy,
-           std::uint64_t seed)
-    : Algorithm(env, seed), config_(config) {
+           std::uint64_t seed, distributed::Communicator comm)
+    : Algorithm(env, seed, std::move(comm)), config_(config) {
   env_.setDifferentiable(true);
   torch::manual_seed(deriveSeed(seed, 0));
   actor_ = policies::Actor(env.numObs(), env.numActions(), policy);
@@ -39,6 +39,8 @@ Shac::Shac(envs::VecEnv& env, const ShacConfig& config, const policies::PolicyCo
   const auto& b = config_.adamBetas;
   actorOpt_ = std::make_unique<FlatAdam>(actor_->parameters(), config_.actorLr, b[0], b[1]);
   criticOpt_ = std::make_unique<FlatAdam>(critic_->parameters(), config_.criticLr, b[0], b[1]);
+  broadcast({actorOpt_->flat(), criticOpt_->flat(), targetFlat_});
+  criticComm_ = comm_.group("shac_critic");
 }
 
 std::vector<std::string> Shac::scalarKeys() const {
@@ -71,7 +73,9 @@ Shac::Window Shac::rollout() {
     const Tensor on = norm(obs);
     rawBuf.push_back(obs.detach());
     obsBuf.push_back(on.detach());
-    const Tensor a = actor_->squash(actor_->sample(actor_->mean(on), gen_));
+    const Tensor mean = actor_->mean(on);
+    const Tensor a =
+        actor_->squash(actor_->sample(mean, actionNoise(mean.size(1), mean.options())));
     envs::StepResult r = env_.step(a);
     episodes_.step(r);
     const Tensor rew = config_.rewardScale == 1 ? r.rewards.to(torch::kFloat)
@@ -111,7 +115,7 @@ Shac::Window Shac::rollout() {
     obs = r.obs.to(torch::kFloat);
   }
   Window w;
-  w.actorLoss = loss / static_cast<double>(T * N);
+  w.actorLoss = loss / static_cast<double>(T * worldEnvs());
   w.obs = torch::stack(obsBuf);
   w.rawObs = torch::stack(rawBuf);
   w.rewards = torch::stack(rewBuf);
@@ -164,23 +168,34 @@ IterationStats Shac::iterate() {
       const auto criticStart = std::chrono::steady_clock::now();
       // Shuffled minibatches (the reference's contiguous, unshuffled time slices give minibatches
       // of a few consecutive steps each; shuffling decorrelates them).
-      const int64_t total = x.size(0);
+      // Minibatches of the world's samples; this rank computes its rows' share of each loss
+      // and the ranks' gradients are summed.
+      const int64_t total = x.size(0) * comm_.size();
       const int64_t mb = std::max<int64_t>(1, total / config_.criticMinibatches);
+      Tensor lossSum = torch::zeros({1}, torch::kDouble);
       for (int e = 0; e < config_.criticIterations; ++e) {
         const Tensor perm =
             torch::randperm(total, gen_, torch::TensorOptions().dtype(torch::kLong));
         for (int b = 0; b < config_.criticMinibatches; ++b) {
-          const Tensor idx = perm.narrow(0, b * mb, std::min(mb, total - b * mb));
+          const int64_t size = std::min(mb, total - b * mb);
+          const Tensor idx = localRows(perm.narrow(0, b * mb, size));
           const Tensor l = (critic_->forward(x.index_select(0, idx)) - targets.index_select(0, idx))
                                .square()
-                               .mean();
+                               .sum() /
+                           static_cast<double>(size);
           criticOpt_->zeroGrad();
-          const double lv = l.item<double>();
+          double lv = l.item<double>();
+          if (std::isfinite(lv)) l.backward();
+          if (criticComm_.size() > 1) {
+            criticComm_.allReduceSum(criticOpt_->grad());
+            lossSum.fill_(lv);
+            criticComm_.allReduceSum(lossSum);
+            lv = lossSum.item<double>();
+          }
           if (!std::isfinite(lv)) {
             cf.skipped.push_back("critic loss (" + std::to_string(lv) + ")");
             continue;
           }
-          l.backward();
           const double gn = criticOpt_->clipGradNorm(config_.criticGradNorm);
           if (!std::isfinite(gn)) {
             cf.skipped.push_back("critic gradient (norm " + std::to_string(gn) + ")");
@@ -199,10 +214,14 @@ IterationStats Shac::iterate() {
   });
 
   actorOpt_->zeroGrad();
-  const double actorLoss = w.actorLoss.item<double>();
+  double actorLoss = w.actorLoss.item<double>();
   double actorNorm = std::nan("");
+  if (std::isfinite(actorLoss)) w.actorLoss.backward();
+  if (comm_.size() > 1) {  // the world's loss is the sum of the ranks' shares
+    allReduceSum(actorOpt_->grad());
+    actorLoss = comm_.allReduceSum(actorLoss);
+  }
   if (std::isfinite(actorLoss)) {
-    w.actorLoss.backward();
     actorNorm = actorOpt_->clipGradNorm(config_.actorGradNorm);
     if (std::isfinite(actorNorm))
       actorOpt_->step();
@@ -222,7 +241,7 @@ IterationStats Shac::iterate() {
     torch::NoGradGuard noGrad;
     targetFlat_.mul_(config_.targetAlpha).add_(criticOpt_->flat(), 1 - config_.targetAlpha);
   }
-  actor_->normalizer()->update(w.rawObs);
+  updateNormalizer(actor_, w.rawObs);
   ++iteration_;
 
   s.envSteps = stepsPerIteration();
@@ -236,7 +255,8 @@ IterationStats Shac::iterate() {
   s.scalars["Grad/actor_norm"] = actorNorm;
   s.scalars["Grad/critic_norm"] = updates ? criticNorm / updates : std::nan("");
   s.scalars["Policy/mean_std"] = actor_->logStd().exp().mean().item<double>();
-  s.scalars["Train/value_mean"] = targets.mean().item<double>();
+  s.scalars["Train/value_mean"] = comm_.allReduceSum(targets.sum().item<double>()) /
+                                  static_cast<double>(targets.numel() * comm_.size());
   return s;
 }
 

@@ -41,8 +41,9 @@ class Shac : public Algorithm {
  public:
   // Switches env to the differentiable mode. Network initialisation draws from torch's global
   // generator, seeded here with `seed`.
+  // comm: the world of a data-parallel run (algorithm.h); rank 0's initial networks are used.
   Shac(envs::VecEnv& env, const ShacConfig& config, const policies::PolicyConfig& policy,
-       std::uint64_t seed);
+       std::uint64_t seed, distributed::Communicator comm = {});
 
   IterationStats iterate() override;
   int totalIterations() const override { return config_.iterations; }
@@ -80,6 +81,7 @@ class Shac : public Algorithm {
   policies::Critic critic_{nullptr}, target_{nullptr};
   std::unique_ptr<FlatAdam> actorOpt_, criticOpt_;
   torch::Tensor targetFlat_;  // the target critic's parameters, flat (policies are views)
+  distributed::Communicator criticComm_;  // the critic thread's collectives
 };
 
 }  // namespace diffloco::algorithms

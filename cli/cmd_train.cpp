@@ -1,10 +1,13 @@
-// `diffloco train CONFIG.yaml [--set a.b.c=value ...] [--seed N] [--out DIR] [--resume RUN]` and
-// `diffloco plot RUN...`.
+// `diffloco train CONFIG.yaml [--set a.b.c=value ...] [--seed N] [--out DIR] [--resume RUN]
+// [--nproc N]` and `diffloco plot RUN...`.
 #include <spdlog/spdlog.h>
 
+#include <cstdlib>
+#include <filesystem>
 #include <memory>
 
 #include "cli/commands.h"
+#include "distributed/launcher.h"
 #include "runs/plot.h"
 #include "train/trainer.h"
 
@@ -30,8 +33,29 @@ Runner addTrainCommand(CLI::App& app) {
                   "run folder to continue from its last checkpoint (only iterations and run.* "
                   "settings may change)");
   cmd->add_flag("--verbose,-v", a->verbose, "print per-term rewards and losses every iteration");
-  return [a, seed] {
+  auto nproc = std::make_shared<int>(1);
+  cmd->add_option("--nproc", *nproc,
+                  "data-parallel training on this machine: N ranks (processes), each with the "
+                  "config's num_envs environments; gradients are summed over the ranks "
+                  "(torchrun's variables RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT do the same "
+                  "across machines)")
+      ->check(CLI::Range(1, 1024));
+  return [a, seed, nproc] {
     if (*seed >= 0) a->seed = *seed;
+    if (*nproc > 1) {
+      if (std::getenv("RANK"))
+        throw std::runtime_error("--nproc: this process is already a rank (RANK is set)");
+      // The same command without --nproc, once per rank.
+      std::vector<std::string> args{"train"};
+      if (!a->config.empty()) args.push_back(a->config);
+      for (const auto& s : a->sets) args.insert(args.end(), {"--set", s});
+      if (a->seed) args.insert(args.end(), {"--seed", std::to_string(*a->seed)});
+      args.insert(args.end(), {"--out", a->out});
+      if (!a->resume.empty()) args.insert(args.end(), {"--resume", a->resume});
+      if (a->verbose) args.push_back("--verbose");
+      const std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
+      return distributed::launchLocalRanks(*nproc, self, args);
+    }
     const train::TrainResult r = train::train(*a);
     if (!r.finished)
       spdlog::info("stopped at iteration {}; continue with: diffloco train --resume {}",

@@ -48,13 +48,12 @@ std::string formatParams(const TermParams& p) {
 }  // namespace
 
 LocomotionEnv::LocomotionEnv(TaskConfig task, const EnvOptions& options)
-    : task_(std::move(task)),
-      options_(options),
-      robot_(loadRobot(task_.robot)),
-      rng_(options.seed),
-      gen_(at::make_generator<at::CPUGeneratorImpl>(options.seed)) {
+    : task_(std::move(task)), options_(options), robot_(loadRobot(task_.robot)) {
   n_ = options.numEnvs;
   if (n_ < 1) throw std::invalid_argument("LocomotionEnv: numEnvs must be >= 1");
+  if (options.firstEnv < 0) throw std::invalid_argument("LocomotionEnv: firstEnv must be >= 0");
+  streams_.resize(n_);
+  seed(options.seed);
   sim::Model& m = robot_.model;
   const int nj = m.nj();
   for (auto& j : m.joints) j.armature = task_.armature;
@@ -139,14 +138,15 @@ void LocomotionEnv::resetEnvs(const Tensor& idsT) {
     Eigen::Map<sim::VecX> q(qRows.data_ptr<double>() + i * nq, nq);
     Eigen::Map<sim::VecX> v(vRows.data_ptr<double>() + i * nv, nv);
     q = robot_.standingConfiguration();
-    for (int j = 0; j < nj; ++j) q[7 + j] += uniform(-r.jointPosNoise, r.jointPosNoise);
-    q[0] += uniform(-r.basePosNoise, r.basePosNoise);
-    q[1] += uniform(-r.basePosNoise, r.basePosNoise);
+    const std::int64_t e = ids[i];
+    for (int j = 0; j < nj; ++j) q[7 + j] += uniform(e, -r.jointPosNoise, r.jointPosNoise);
+    q[0] += uniform(e, -r.basePosNoise, r.basePosNoise);
+    q[1] += uniform(e, -r.basePosNoise, r.basePosNoise);
     // Yaw, then a tilt about a random horizontal axis.
-    const double axisAngle = uniform(0, 2 * M_PI);
+    const double axisAngle = uniform(e, 0, 2 * M_PI);
     const sim::Quat rot =
-        sim::Quat(Eigen::AngleAxisd(uniform(-r.randomYaw, r.randomYaw), sim::Vec3::UnitZ())) *
-        sim::Quat(Eigen::AngleAxisd(uniform(-r.baseRotNoise, r.baseRotNoise),
+        sim::Quat(Eigen::AngleAxisd(uniform(e, -r.randomYaw, r.randomYaw), sim::Vec3::UnitZ())) *
+        sim::Quat(Eigen::AngleAxisd(uniform(e, -r.baseRotNoise, r.baseRotNoise),
                                     sim::Vec3(std::cos(axisAngle), std::sin(axisAngle), 0)));
     q.segment<4>(3) << rot.w(), rot.x(), rot.y(), rot.z();
     // Height: the lowest foot sphere starts `footClearance` above the ground, whatever the
@@ -157,9 +157,9 @@ void LocomotionEnv::resetEnvs(const Tensor& idsT) {
     for (const auto& f : m.feet)
       lowest = std::min(lowest, sim::worldPoint(d, f.body, f.offset).z() - f.radius);
     q[2] = r.footClearance - lowest;
-    for (int a = 0; a < 3; ++a) v[a] = uniform(-r.baseLinVelNoise, r.baseLinVelNoise);
-    for (int a = 3; a < 6; ++a) v[a] = uniform(-r.baseAngVelNoise, r.baseAngVelNoise);
-    for (int j = 0; j < nj; ++j) v[6 + j] = uniform(-r.jointVelNoise, r.jointVelNoise);
+    for (int a = 0; a < 3; ++a) v[a] = uniform(e, -r.baseLinVelNoise, r.baseLinVelNoise);
+    for (int a = 3; a < 6; ++a) v[a] = uniform(e, -r.baseAngVelNoise, r.baseAngVelNoise);
+    for (int j = 0; j < nj; ++j) v[6 + j] = uniform(e, -r.jointVelNoise, r.jointVelNoise);
   }
   // The differentiable mode replaces rows out of place: the other envs keep their history.
   if (differentiable_) {
@@ -180,7 +180,7 @@ void LocomotionEnv::resetEnvs(const Tensor& idsT) {
     auto* at = pushAt_.data_ptr<std::int64_t>();
     for (auto id : ids)
       at[id] = std::max<std::int64_t>(
-          1, std::lround(uniform(rnd.pushIntervalS.lo, rnd.pushIntervalS.hi) / task_.envDt));
+          1, std::lround(uniform(id, rnd.pushIntervalS.lo, rnd.pushIntervalS.hi) / task_.envDt));
   }
   if (rnd.friction || rnd.addedMass) {
     // New tensors (not in-place): graph nodes recorded before keep the values they ran with.
@@ -188,8 +188,8 @@ void LocomotionEnv::resetEnvs(const Tensor& idsT) {
     Tensor dm =
         link_->addedMass().defined() ? link_->addedMass().clone() : torch::zeros({n_}, kF64);
     for (auto id : ids) {
-      if (rnd.friction) fr[id] = uniform(rnd.frictionRange.lo, rnd.frictionRange.hi);
-      if (rnd.addedMass) dm[id] = uniform(rnd.addedMassRange.lo, rnd.addedMassRange.hi);
+      if (rnd.friction) fr[id] = uniform(id, rnd.frictionRange.lo, rnd.frictionRange.hi);
+      if (rnd.addedMass) dm[id] = uniform(id, rnd.addedMassRange.lo, rnd.addedMassRange.hi);
     }
     link_->setWorldParams(fr, rnd.addedMass ? dm : Tensor());
   }
@@ -202,10 +202,10 @@ void LocomotionEnv::sampleCommands(const std::vector<std::int64_t>& ids) {
   for (auto id : ids) {
     double* row = p + 3 * id;
     const double s = commandScale_;
-    row[0] = uniform(s * c.linVelX.lo, s * c.linVelX.hi);
-    row[1] = uniform(s * c.linVelY.lo, s * c.linVelY.hi);
-    row[2] = uniform(s * c.angVelZ.lo, s * c.angVelZ.hi);
-    if (uniform(0, 1) < c.standingFraction) row[0] = row[1] = row[2] = 0;
+    row[0] = uniform(id, s * c.linVelX.lo, s * c.linVelX.hi);
+    row[1] = uniform(id, s * c.linVelY.lo, s * c.linVelY.hi);
+    row[2] = uniform(id, s * c.angVelZ.lo, s * c.angVelZ.hi);
+    if (uniform(id, 0, 1) < c.standingFraction) row[0] = row[1] = row[2] = 0;
   }
 }
 
@@ -244,10 +244,11 @@ void LocomotionEnv::applyPushes() {
   Tensor delta = torch::zeros({ids.numel(), v_.size(1)}, kF64);
   auto* at = pushAt_.data_ptr<std::int64_t>();
   for (size_t i = 0; i < idv.size(); ++i) {
-    delta[i][0] = uniform(-rnd.pushVelocity, rnd.pushVelocity);
-    delta[i][1] = uniform(-rnd.pushVelocity, rnd.pushVelocity);
-    at[idv[i]] += std::max<std::int64_t>(
-        1, std::lround(uniform(rnd.pushIntervalS.lo, rnd.pushIntervalS.hi) / task_.envDt));
+    const std::int64_t e = idv[i];
+    delta[i][0] = uniform(e, -rnd.pushVelocity, rnd.pushVelocity);
+    delta[i][1] = uniform(e, -rnd.pushVelocity, rnd.pushVelocity);
+    at[e] += std::max<std::int64_t>(
+        1, std::lround(uniform(e, rnd.pushIntervalS.lo, rnd.pushIntervalS.hi) / task_.envDt));
   }
   if (differentiable_)
     v_ = v_.index_add(0, ids, delta);
@@ -258,13 +259,23 @@ void LocomotionEnv::applyPushes() {
 // ---------------------------------------------------------------------------------------------
 // Observations and the step.
 
-Tensor LocomotionEnv::computeObservations(TermContext& c) {
+Tensor LocomotionEnv::computeObservations(TermContext& c, const Tensor& ids) {
   std::vector<Tensor> parts;
   parts.reserve(task_.observations.size());
   for (const auto& t : task_.observations) parts.push_back(t.def->eval(c, t.params));
   Tensor o = torch::cat(parts, 1);
-  if (obsNoise_.defined())
-    o = o + (torch::rand({o.size(0), numObs_}, gen_, kF64) * 2 - 1) * obsNoise_;
+  if (obsNoise_.defined()) {
+    // U(-1, 1) per value, each row from its env's stream.
+    const std::int64_t rows = o.size(0);
+    const std::vector<std::int64_t> env =
+        ids.defined() ? toVector(ids) : std::vector<std::int64_t>();
+    Tensor u = torch::empty({rows, numObs_}, kF64);
+    double* p = u.data_ptr<double>();
+    for (std::int64_t r = 0; r < rows; ++r)
+      for (int j = 0; j < numObs_; ++j)
+        p[r * numObs_ + j] = uniform(ids.defined() ? env[r] : r, -1, 1);
+    o = o + u * obsNoise_;
+  }
   if (obsScale_.defined()) o = o * obsScale_;
   return o;
 }
@@ -413,7 +424,7 @@ StepResult LocomotionEnv::step(const Tensor& actions) {
     res.extras.log["Episode/count"] = static_cast<double>(idv.size());
     resetEnvs(ids);
     TermContext rc = resetContext(ids);
-    obs_ = obs_.index_copy(0, ids, computeObservations(rc).to(options_.dtype));
+    obs_ = obs_.index_copy(0, ids, computeObservations(rc, ids).to(options_.dtype));
   }
   res.obs = obs_;
   res.rewards = rewards.to(options_.dtype);
@@ -452,9 +463,26 @@ void LocomotionEnv::detach() {
   obs_ = obs_.detach();
 }
 
+namespace {
+// splitmix64's output function.
+std::uint64_t mix64(std::uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+constexpr std::uint64_t kGolden = 0x9E3779B97F4A7C15ull;
+}  // namespace
+
 void LocomotionEnv::seed(std::uint64_t seed) {
-  rng_.seed(seed);
-  gen_.set_current_seed(seed);
+  // Env k of the world starts at mix(seed, k): distinct, well-spread states.
+  for (int i = 0; i < n_; ++i)
+    streams_[i] = mix64(seed + kGolden * static_cast<std::uint64_t>(options_.firstEnv + i + 1));
+}
+
+double LocomotionEnv::uniform(std::int64_t env, double lo, double hi) {
+  std::uint64_t& s = streams_[env];
+  s += kGolden;
+  return lo + (hi - lo) * (static_cast<double>(mix64(s) >> 11) * 0x1.0p-53);
 }
 
 void LocomotionEnv::setState(const Tensor& q, const Tensor& v) {
@@ -490,11 +518,8 @@ std::map<std::string, Tensor> LocomotionEnv::stateDict() const {
   s["push_at"] = pushAt_.clone();
   s["friction"] = link_->friction().clone();
   if (link_->addedMass().defined()) s["added_mass"] = link_->addedMass().clone();
-  std::ostringstream rng;
-  rng << rng_;
-  const std::string r = rng.str();
-  s["rng"] = torch::tensor(std::vector<std::uint8_t>(r.begin(), r.end()), torch::kUInt8);
-  s["noise_generator"] = gen_.get_state();
+  std::vector<std::int64_t> streams(streams_.begin(), streams_.end());
+  s["random_streams"] = torch::tensor(streams, torch::kLong);
   return s;
 }
 
@@ -527,11 +552,9 @@ void LocomotionEnv::loadStateDict(const std::map<std::string, Tensor>& state) {
   episodeSums_ = get("episode_sums", {n_, episodeSums_.size(1)}).to(torch::kDouble).clone();
   command_ = get("commands", {n_, 3}).to(torch::kDouble).clone();
   pushAt_ = get("push_at", {n_}).to(torch::kLong).clone();
-  const Tensor r = get("rng", {}).contiguous();
-  std::istringstream rng(
-      std::string(r.data_ptr<std::uint8_t>(), r.data_ptr<std::uint8_t>() + r.numel()));
-  rng >> rng_;
-  gen_.set_state(get("noise_generator", {}));
+  const Tensor streams = get("random_streams", {n_}).to(torch::kLong).contiguous();
+  for (int i = 0; i < n_; ++i)
+    streams_[i] = static_cast<std::uint64_t>(streams.data_ptr<std::int64_t>()[i]);
 }
 
 std::vector<std::pair<std::string, int>> LocomotionEnv::observationLayout() const {

@@ -15,7 +15,6 @@
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <random>
 #include <string>
 #include <vector>
 
@@ -33,6 +32,9 @@ struct EnvOptions {
   torch::Dtype dtype = torch::kFloat32;  // observations and rewards (the state is always double)
   bool differentiable = false;
   std::uint64_t seed = 0;
+  // Index of this batch's first env among all envs of a distributed run (rank x num_envs): it
+  // picks the envs' random streams, so that 2 processes x E envs draw what 1 x 2E envs draws.
+  std::int64_t firstEnv = 0;
   bool printSummary = true;  // log the term tables at construction (spdlog, info)
 };
 
@@ -98,13 +100,13 @@ class LocomotionEnv : public VecEnv {
   void resetEnvs(const torch::Tensor& ids);
   void sampleCommands(const std::vector<std::int64_t>& ids);
   void applyPushes();
-  // Observations [n, numObs] (double, noise and scale applied) for the rows of context c.
-  torch::Tensor computeObservations(TermContext& c);
+  // Observations [n, numObs] (double, noise and scale applied) for the rows of context c, which
+  // are the envs `ids` (undefined: all).
+  torch::Tensor computeObservations(TermContext& c, const torch::Tensor& ids = {});
   // Context for the envs `ids` (undefined: all) right after a reset: zero actions and time.
   TermContext resetContext(const torch::Tensor& ids);
-  double uniform(double lo, double hi) {
-    return std::uniform_real_distribution<double>(lo, hi)(rng_);
-  }
+  // A draw of U(lo, hi) from env `env`'s own stream.
+  double uniform(std::int64_t env, double lo, double hi);
 
   TaskConfig task_;
   EnvOptions options_;
@@ -127,8 +129,10 @@ class LocomotionEnv : public VecEnv {
   torch::Tensor episodeSums_;    // [N, T] double: weighted reward terms summed over the episode
   torch::Tensor obsScale_, obsNoise_;  // [numObs] or undefined when trivial
   torch::Tensor standing_;             // [nq] default configuration
-  std::mt19937_64 rng_;
-  at::Generator gen_;  // observation noise
+  // One random stream per env (a splitmix64 state), seeded from (seed, the env's index in the
+  // world): an env's draws depend on its own history only, not on which other envs reset or how
+  // many envs this process holds.
+  std::vector<std::uint64_t> streams_;
 };
 
 }  // namespace diffloco::envs

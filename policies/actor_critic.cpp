@@ -42,7 +42,10 @@ ActorImpl::ActorImpl(int64_t numObs, int64_t numActions, PolicyConfig config)
 }
 
 Tensor ActorImpl::sample(const Tensor& mean, at::Generator& gen) const {
-  const Tensor eps = at::normal(0.0, 1.0, mean.sizes(), gen, mean.options());
+  return sample(mean, at::normal(0.0, 1.0, mean.sizes(), gen, mean.options()));
+}
+
+Tensor ActorImpl::sample(const Tensor& mean, const Tensor& eps) const {
   return mean + logStd_.exp() * eps;
 }
 

@@ -42,6 +42,8 @@ class ActorImpl : public torch::nn::Module {
   const torch::Tensor& logStd() const { return logStd_; }  // [numActions]
   // Reparameterised sample mean + exp(logStd) * eps, eps ~ N(0, 1) drawn from gen.
   torch::Tensor sample(const torch::Tensor& mean, at::Generator& gen) const;
+  // The same with the standard normal draws given: mean + exp(logStd) * eps.
+  torch::Tensor sample(const torch::Tensor& mean, const torch::Tensor& eps) const;
   // The action handed to the env: tanh(a) or a (PolicyConfig::squash).
   torch::Tensor squash(const torch::Tensor& a) const;
   // Deterministic action for raw observations: squash(mean(normalize(obs))).

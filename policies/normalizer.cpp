@@ -23,22 +23,51 @@ torch::Tensor ObservationNormalizerImpl::forward(const torch::Tensor& x) {
   return (x - shift_) * scale_;
 }
 
+Moments Moments::of(const torch::Tensor& x, int64_t dim) {
+  torch::NoGradGuard noGrad;
+  const torch::Tensor b = x.detach().reshape({-1, dim}).to(torch::kDouble);
+  Moments m;
+  m.count = static_cast<double>(b.size(0));
+  if (m.count == 0) {
+    m.mean = torch::zeros({dim}, torch::kDouble);
+    m.var = torch::zeros({dim}, torch::kDouble);
+  } else {
+    m.mean = b.mean(0);
+    m.var = b.var(0, /*unbiased=*/false);
+  }
+  return m;
+}
+
+Moments& Moments::merge(const Moments& b) {
+  torch::NoGradGuard noGrad;
+  if (b.count == 0) return *this;
+  if (count == 0) {
+    *this = {b.count, b.mean.clone(), b.var.clone()};
+    return *this;
+  }
+  const double n = count + b.count;
+  const torch::Tensor delta = b.mean - mean;
+  // Chan et al.: M2 = M2_a + M2_b + delta^2 n_a n_b / n.
+  const torch::Tensor m2 = var * count + b.var * b.count + delta.square() * (count * b.count / n);
+  mean = mean + delta * (b.count / n);
+  var = m2 / n;
+  count = n;
+  return *this;
+}
+
 void ObservationNormalizerImpl::update(const torch::Tensor& x) {
   if (!enabled_) return;
+  update(Moments::of(x, dim()));
+}
+
+void ObservationNormalizerImpl::update(const Moments& b) {
+  if (!enabled_ || b.count == 0) return;
   torch::NoGradGuard noGrad;
-  const torch::Tensor b = x.detach().reshape({-1, dim()}).to(torch::kDouble);
-  const double nb = static_cast<double>(b.size(0));
-  if (nb == 0) return;
-  const double na = count_.item<double>();
-  const double n = na + nb;
-  const torch::Tensor meanB = b.mean(0);
-  const torch::Tensor varB = b.var(0, /*unbiased=*/false);
-  const torch::Tensor delta = meanB - mean_;
-  // Chan et al.: M2 = M2_a + M2_b + delta^2 n_a n_b / n.
-  const torch::Tensor m2 = var_ * na + varB * nb + delta.square() * (na * nb / n);
-  mean_.add_(delta * (nb / n));
-  var_.copy_(m2 / n);
-  count_.fill_(n);
+  Moments all{count_.item<double>(), mean_, var_};
+  all.merge(b);
+  mean_.copy_(all.mean);
+  var_.copy_(all.var);
+  count_.fill_(all.count);
 }
 
 }  // namespace diffloco::policies

@@ -14,6 +14,16 @@
 
 namespace diffloco::policies {
 
+// Count, mean and (biased) variance of a set of samples, [dim] double; merged exactly with
+// Chan et al.'s parallel formula, so that statistics of parts (the ranks of a distributed run)
+// combine into those of the whole.
+struct Moments {
+  double count = 0;
+  torch::Tensor mean, var;
+  static Moments of(const torch::Tensor& x, int64_t dim);  // samples x [..., dim]
+  Moments& merge(const Moments& b);                        // *this := the union of both sets
+};
+
 class ObservationNormalizerImpl : public torch::nn::Module {
  public:
   // enabled = false: normalize() is the identity and update() does nothing.
@@ -23,6 +33,8 @@ class ObservationNormalizerImpl : public torch::nn::Module {
   torch::Tensor forward(const torch::Tensor& x);
   // Merges the samples x [..., dim] (any floating dtype) into the statistics.
   void update(const torch::Tensor& x);
+  // Merges samples given by their moments (update(x) = update(Moments::of(x, dim()))).
+  void update(const Moments& m);
 
   bool enabled() const { return enabled_; }
   double eps() const { return eps_; }

@@ -12,9 +12,11 @@
 #include <fstream>
 #include <memory>
 #include <sstream>
+#include <thread>
 
 #include "algorithms/ppo.h"
 #include "algorithms/shac.h"
+#include "distributed/communicator.h"
 #include "envs/locomotion_env.h"
 #include "io/atomic_file.h"
 #include "runs/run_dir.h"
@@ -130,15 +132,48 @@ std::string checkpointPath(const std::string& dir, int iteration) {
   return (fs::path(dir) / ("model_" + std::to_string(iteration) + ".pt")).string();
 }
 
-void saveCheckpoint(const std::string& path, algorithms::Algorithm& algo, envs::LocomotionEnv& env,
+std::string toBytes(torch::serialize::OutputArchive& a) {
+  std::string bytes;
+  a.save_to([&bytes](const void* data, size_t n) {
+    bytes.append(static_cast<const char*>(data), n);
+    return n;
+  });
+  return bytes;
+}
+
+// A checkpoint: the whole learning state and the env's. In a distributed run the networks,
+// optimisers and generator are the same on every rank; each rank's envs and episode statistics
+// are its own: rank 0 writes its state and stores every other rank's complete state, serialised,
+// under ranks/<r> (collective: every rank calls it).
+void saveCheckpoint(const distributed::Communicator& comm, const std::string& path,
+                    algorithms::Algorithm& algo, envs::LocomotionEnv& env,
                     const std::string& configYaml) {
   torch::serialize::OutputArchive a;
   a.write("format", c10::IValue(std::string("diffloco-checkpoint-1")));
   a.write("config", c10::IValue(configYaml));
+  a.write("world_size", c10::IValue(static_cast<int64_t>(comm.size())));
   algo.save(a);
   saveEnv(env, a);
+  if (comm.size() > 1) {
+    const auto states = comm.allGatherBytes(comm.isMain() ? std::string() : toBytes(a));
+    if (!comm.isMain()) return;
+    for (int r = 1; r < comm.size(); ++r) {
+      const std::string& b = states[r];
+      a.write("ranks/" + std::to_string(r),
+              torch::from_blob(const_cast<char*>(b.data()), {static_cast<int64_t>(b.size())},
+                               torch::kUInt8)
+                  .clone());
+    }
+  }
   // Atomic: a reader (a resume after a crash) sees the old file or the complete new one.
   io::writeAtomically(path, [&](const std::string& tmp) { a.save_to(tmp); });
+}
+
+void checkFormat(const std::string& name, torch::serialize::InputArchive& a) {
+  c10::IValue format;
+  if (!a.try_read("format", format) || !format.isString() ||
+      format.toStringRef() != "diffloco-checkpoint-1")
+    throw std::runtime_error(name + ": not a diffloco checkpoint");
 }
 
 void openCheckpoint(const std::string& path, torch::serialize::InputArchive& a) {
@@ -148,18 +183,123 @@ void openCheckpoint(const std::string& path, torch::serialize::InputArchive& a) 
     throw std::runtime_error(path + ": not a readable checkpoint (" + e.what_without_backtrace() +
                              ")");
   }
-  c10::IValue format;
-  if (!a.try_read("format", format) || format.toStringRef() != "diffloco-checkpoint-1")
-    throw std::runtime_error(path + ": not a diffloco checkpoint");
+  checkFormat(path, a);
 }
 
-void loadCheckpoint(const std::string& path, algorithms::Algorithm& algo,
-                    envs::LocomotionEnv& env) {
+void openCheckpointBytes(const std::string& name, const std::string& bytes,
+                         torch::serialize::InputArchive& a) {
+  try {
+    a.load_from(bytes.data(), bytes.size());
+  } catch (const c10::Error& e) {
+    throw std::runtime_error(name + ": not a readable checkpoint (" + e.what_without_backtrace() +
+                             ")");
+  }
+  checkFormat(name, a);
+}
+
+std::string readFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error(path + ": cannot read");
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Resume: rank 0 reads the checkpoint and sends it to every rank, which loads its own part (the
+// run folder need not be visible to the other machines).
+void loadCheckpoint(const distributed::Communicator& comm, const std::string& path,
+                    algorithms::Algorithm& algo, envs::LocomotionEnv& env) {
+  const std::string bytes = comm.broadcastBytes(comm.isMain() ? readFile(path) : std::string());
   torch::serialize::InputArchive a;
-  openCheckpoint(path, a);
+  openCheckpointBytes(path, bytes, a);
+  c10::IValue world;
+  const int64_t saved = a.try_read("world_size", world) && world.isInt() ? world.toInt() : 1;
+  if (saved != comm.size())
+    throw std::runtime_error(path + ": written by a run of " + std::to_string(saved) +
+                             " rank(s); this one has " + std::to_string(comm.size()) +
+                             ": resume with the same world size");
+  if (comm.rank() > 0) {
+    Tensor mine;
+    if (!a.try_read("ranks/" + std::to_string(comm.rank()), mine))
+      throw std::runtime_error(path + ": has no state of rank " + std::to_string(comm.rank()));
+    const Tensor m = mine.contiguous();
+    const auto* p = reinterpret_cast<const char*>(m.data_ptr<std::uint8_t>());
+    torch::serialize::InputArchive r;
+    openCheckpointBytes(path + " (rank " + std::to_string(comm.rank()) + ")",
+                        std::string(p, p + m.numel()), r);
+    algo.load(r);
+    loadEnv(env, r);
+    return;
+  }
   algo.load(a);
   loadEnv(env, a);
 }
+
+// Every rank must train the same problem: rank 0's settings are compared with each rank's, and a
+// difference is an error on every rank naming the first differing key.
+void checkSameConfigEverywhere(const distributed::Communicator& comm, const TrainConfig& cfg) {
+  if (comm.size() == 1) return;
+  std::string mine;
+  for (const auto& [k, v] : flatten(cfg)) mine += k + "\n" + v + "\n";
+  const std::string first = comm.broadcastBytes(mine);
+  std::string diff;
+  if (mine != first) {
+    std::istringstream a(first), b(mine);
+    std::string ka, va, kb, vb;
+    while (true) {
+      const bool ha = static_cast<bool>(std::getline(a, ka) && std::getline(a, va));
+      const bool hb = static_cast<bool>(std::getline(b, kb) && std::getline(b, vb));
+      if (!ha && !hb) break;
+      if (!ha || !hb || ka != kb || va != vb) {
+        diff = "rank " + std::to_string(comm.rank()) + "'s config differs from rank 0's at " +
+               (hb ? kb : ka) + ": " +
+               (hb && ha && ka == kb ? "'" + vb + "' vs '" + va + "'" : "a key one of them lacks");
+        break;
+      }
+    }
+  }
+  for (const auto& d : comm.allGatherBytes(diff))
+    if (!d.empty())
+      throw std::runtime_error(
+          "distributed: " + d +
+          " (every rank must resolve the same config: same files, same --set)");
+}
+
+// The world's episode statistics for the logs: Episode/* weighted by their episode counts, the
+// mean return and length over every rank's window, sums of the counts.
+void reduceEpisodeLogs(const distributed::Communicator& comm, const std::vector<std::string>& keys,
+                       std::map<std::string, double>& m, double windowCount) {
+  if (comm.size() == 1) return;
+  const double count = m.count("Episode/count") ? m["Episode/count"] : 0;
+  std::vector<double> v;
+  for (const auto& k : keys) v.push_back(m.count(k) && std::isfinite(m[k]) ? m[k] * count : 0);
+  auto finite = [](double x) { return std::isfinite(x) ? x : 0.0; };
+  v.insert(v.end(), {count, m["Env/sim_failures"], m["Train/episodes"],
+                     finite(m["Train/mean_reward"]) * windowCount,
+                     finite(m["Train/mean_episode_length"]) * windowCount, windowCount});
+  Tensor t = torch::tensor(v, torch::kDouble);
+  comm.allReduceSum(t);
+  const double* s = t.data_ptr<double>();
+  const size_t n = keys.size();
+  const double nan = std::nan("");
+  for (size_t i = 0; i < n; ++i) m[keys[i]] = s[n] > 0 ? s[i] / s[n] : nan;
+  m["Episode/count"] = s[n];
+  m["Env/sim_failures"] = s[n + 1];
+  m["Train/episodes"] = s[n + 2];
+  m["Train/mean_reward"] = s[n + 5] > 0 ? s[n + 3] / s[n + 5] : nan;
+  m["Train/mean_episode_length"] = s[n + 5] > 0 ? s[n + 4] / s[n + 5] : nan;
+}
+
+// Non-zero ranks print warnings and errors only, tagged with their rank.
+struct RankLogging {
+  spdlog::level::level_enum level = spdlog::get_level();
+  explicit RankLogging(int rank) {
+    if (rank == 0) return;
+    spdlog::set_level(spdlog::level::warn);
+    spdlog::set_pattern("[rank " + std::to_string(rank) + "] [%l] %v");
+  }
+  ~RankLogging() { spdlog::set_level(level); }
+};
 
 // init_from: a run folder (its last checkpoint) or a checkpoint file -> the checkpoint's path.
 std::string warmStartCheckpoint(const std::string& from) {
@@ -199,7 +339,12 @@ void warmStart(const std::string& from, algorithms::Algorithm& algo) {
 }  // namespace
 
 TrainResult train(const TrainArgs& args) {
-  // ---- configuration and run folder
+  // ---- the world: this process alone, or one rank of a distributed run (torchrun's variables)
+  const distributed::Communicator comm(distributed::worldFromEnvironment());
+  const bool main = comm.isMain();
+  RankLogging rankLogging(comm.rank());
+
+  // ---- configuration and run folder (rank 0 alone writes the run folder)
   std::vector<std::string> sets = args.sets;
   if (args.seed) sets.push_back("seed=" + std::to_string(*args.seed));
   if (args.verbose) sets.push_back("run.verbose=true");
@@ -209,32 +354,59 @@ TrainResult train(const TrainArgs& args) {
   if (!args.resume.empty()) {
     runDir = args.resume;
     const std::string saved = (fs::path(runDir) / "config.yaml").string();
-    if (!fs::exists(saved))
-      throw std::runtime_error("--resume " + runDir + ": no config.yaml there (not a run folder?)");
-    const TrainConfig before = loadTrainConfig(saved);
-    cfg = loadTrainConfig(saved, sets);
+    // Rank 0 reads the run folder and tells the others what it found.
+    std::string savedYaml;
+    if (main) {
+      if (!fs::exists(saved))
+        throw std::runtime_error("--resume " + runDir +
+                                 ": no config.yaml there (not a run folder?)");
+      const auto cps = runs::listCheckpoints(runDir);
+      if (cps.empty())
+        throw std::runtime_error("--resume " + runDir + ": no model_<iter>.pt there");
+      resumeIteration = cps.back().first;
+      resumeFrom = cps.back().second;
+      savedYaml = readFile(saved);
+    }
+    savedYaml = comm.broadcastBytes(savedYaml);
+    resumeFrom = comm.broadcastBytes(resumeFrom);
+    resumeIteration = static_cast<int>(comm.allReduceSum(main ? resumeIteration : 0));
+    const TrainConfig before = parseTrainConfig(savedYaml, saved);
+    cfg = parseTrainConfig(savedYaml, saved, sets);
     if (!args.config.empty()) {
       cfg = loadTrainConfig(args.config, sets);
       cfg.name = before.name;
     }
     checkSameProblem(before, cfg);
-    const auto cps = runs::listCheckpoints(runDir);
-    if (cps.empty()) throw std::runtime_error("--resume " + runDir + ": no model_<iter>.pt there");
-    resumeIteration = cps.back().first;
-    resumeFrom = cps.back().second;
   } else {
     if (args.config.empty())
       throw std::runtime_error("train: give a config file (or --resume RUN)");
     cfg = loadTrainConfig(args.config, sets);
-    runDir = runs::createRunDir(args.out, cfg.name);
+    if (main) runDir = runs::createRunDir(args.out, cfg.name);
   }
+  checkSameConfigEverywhere(comm, cfg);
   const std::string configYaml = toYaml(cfg);
-  io::writeFileAtomic((fs::path(runDir) / "config.yaml").string(), configYaml);
-  if (args.resume.empty()) runs::writeGitInfo(runDir);
-  LogFile log((fs::path(runDir) / "train.log").string());
+  std::unique_ptr<LogFile> log;
+  if (main) {
+    io::writeFileAtomic((fs::path(runDir) / "config.yaml").string(), configYaml);
+    if (args.resume.empty()) runs::writeGitInfo(runDir);
+    log = std::make_unique<LogFile>((fs::path(runDir) / "train.log").string());
+  }
 
-  // ---- threads: torch and the simulator's pool take turns on the same cores
-  envs::setTorchThreads(cfg.run.torchThreads);  // torch and OpenBLAS (its own pool)
+  // ---- threads: torch and the simulator's pool take turns on the same cores; the ranks on one
+  // machine share its cores (LOCAL_WORLD_SIZE, set by torchrun and --nproc)
+  int torchThreads = cfg.run.torchThreads, simThreads = cfg.run.simThreads;
+  if (const char* lw = std::getenv("LOCAL_WORLD_SIZE"); lw && comm.size() > 1) {
+    const int local = std::max(1, std::atoi(lw));
+    const int cap = std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / local);
+    if (simThreads > cap || torchThreads > cap)
+      spdlog::info(
+          "{} ranks on this machine's {} cores: {} simulator and {} torch thread(s) per rank",
+          local, std::thread::hardware_concurrency(), std::min(simThreads, cap),
+          std::min(torchThreads, cap));
+    simThreads = std::min(simThreads, cap);
+    torchThreads = std::min(torchThreads, cap);
+  }
+  envs::setTorchThreads(torchThreads);  // torch and OpenBLAS (its own pool)
   try {
     at::set_num_interop_threads(1);
   } catch (const c10::Error&) {
@@ -245,23 +417,25 @@ TrainResult train(const TrainArgs& args) {
   const bool shac = cfg.algorithm == "shac";
   envs::EnvOptions eo;
   eo.numEnvs = cfg.numEnvs();
-  eo.threads = cfg.run.simThreads;
+  eo.threads = simThreads;
   eo.dtype = torch::kFloat32;
   eo.differentiable = shac;
   eo.seed = algorithms::deriveSeed(cfg.seed, 2);
+  eo.firstEnv = static_cast<std::int64_t>(comm.rank()) * cfg.numEnvs();
+  eo.printSummary = main;
   envs::LocomotionEnv env(cfg.task, eo);
   // The curriculum's factors are a function of the iteration (set before each one); a new run's
   // first draws already follow them.
   applyCurriculum(cfg.curriculum, 0, env, resumeFrom.empty());
   std::unique_ptr<algorithms::Algorithm> algo;
   if (shac)
-    algo = std::make_unique<algorithms::Shac>(env, cfg.shac, cfg.policy, cfg.seed);
+    algo = std::make_unique<algorithms::Shac>(env, cfg.shac, cfg.policy, cfg.seed, comm);
   else
-    algo = std::make_unique<algorithms::Ppo>(env, cfg.ppo, cfg.policy, cfg.seed);
+    algo = std::make_unique<algorithms::Ppo>(env, cfg.ppo, cfg.policy, cfg.seed, comm);
   if (!resumeFrom.empty()) {
-    loadCheckpoint(resumeFrom, *algo, env);
+    loadCheckpoint(comm, resumeFrom, *algo, env);
     spdlog::info("resumed {} at iteration {}", resumeFrom, algo->iteration());
-    if (const int n = runs::removeStaleTemporaries(runDir))
+    if (const int n = main ? runs::removeStaleTemporaries(runDir) : 0)
       spdlog::info("removed {} temporary file(s) of interrupted writes from {}", n, runDir);
   } else if (!cfg.initFrom.empty()) {
     warmStart(cfg.initFrom, *algo);
@@ -292,13 +466,19 @@ TrainResult train(const TrainArgs& args) {
   columns.push_back("Curriculum/reset_noise_scale");
   columns.push_back("Curriculum/episode_length_s");
   columns.push_back("Curriculum/command_resample_scale");
-  runs::MetricsCsv csv(runDir, columns, resumeIteration);
+  std::vector<std::string> episodeKeys;
+  for (const auto& c : columns)
+    if (c.rfind("Episode/", 0) == 0) episodeKeys.push_back(c);
+  std::unique_ptr<runs::MetricsCsv> csv;
   std::unique_ptr<runs::EventWriter> tb;
-  if (cfg.run.tensorboard) tb = std::make_unique<runs::EventWriter>(runDir);
+  if (main) {
+    csv = std::make_unique<runs::MetricsCsv>(runDir, columns, resumeIteration);
+    if (cfg.run.tensorboard) tb = std::make_unique<runs::EventWriter>(runDir);
+  }
 
   double wallBefore = 0;  // wall time of the run before this session (from metrics.csv)
-  if (resumeIteration > 0) {
-    const runs::Csv old = runs::readCsv(csv.path());
+  if (main && resumeIteration > 0) {
+    const runs::Csv old = runs::readCsv(csv->path());
     if (!old.rows.empty()) wallBefore = old.rows.back()[old.column("wall_s")];
     if (!std::isfinite(wallBefore)) wallBefore = 0;
   }
@@ -308,7 +488,11 @@ TrainResult train(const TrainArgs& args) {
       "{}: {} iterations x {} envs x {} steps; seed {}; torch threads {}, simulator "
       "threads {}; git {}",
       cfg.algorithm, total, env.numEnvs(), algo->stepsPerIteration() / env.numEnvs(), cfg.seed,
-      cfg.run.torchThreads, cfg.run.simThreads, runs::gitDescription());
+      torchThreads, simThreads, runs::gitDescription());
+  if (comm.size() > 1)
+    spdlog::info("distributed: {} ranks x {} envs ({} envs in all), master {}:{}", comm.size(),
+                 env.numEnvs(), comm.size() * env.numEnvs(), comm.world().masterAddr,
+                 comm.world().masterPort);
 
   SigintGuard sigint;
   const auto sessionStart = std::chrono::steady_clock::now();
@@ -332,13 +516,14 @@ TrainResult train(const TrainArgs& args) {
 
     std::map<std::string, double> m = s.scalars;
     for (const auto& [k, v] : algo->episodes().takeIterationLogs()) m[k] = v;
-    m["iteration"] = done;
-    m["env_steps"] = static_cast<double>(done) * algo->stepsPerIteration();
-    m["wall_s"] = wallBefore + session;
     m["Train/mean_reward"] = algo->episodes().meanReturn();
     m["Train/mean_episode_length"] = algo->episodes().meanLength();
+    reduceEpisodeLogs(comm, episodeKeys, m, static_cast<double>(algo->episodes().windowCount()));
+    m["iteration"] = done;
+    m["env_steps"] = static_cast<double>(done) * algo->stepsPerIteration() * comm.size();
+    m["wall_s"] = wallBefore + session;
     m["Train/skipped_updates"] = s.skippedUpdates;
-    m["Perf/total_fps"] = s.envSteps / iterS;
+    m["Perf/total_fps"] = s.envSteps * comm.size() / iterS;
     m["Perf/collection_time"] = s.collectionS;
     m["Perf/learning_time"] = s.learnS;
     m["Perf/iteration_time"] = iterS;
@@ -346,7 +531,7 @@ TrainResult train(const TrainArgs& args) {
     m["Curriculum/reset_noise_scale"] = env.resetNoiseScale();
     m["Curriculum/episode_length_s"] = env.maxEpisodeLength() * env.envDt();
     m["Curriculum/command_resample_scale"] = env.commandResampleScale();
-    csv.row(m);
+    if (csv) csv->row(m);
     if (tb) {
       std::map<std::string, double> scalars;
       for (const auto& c : columns)
@@ -380,7 +565,8 @@ TrainResult train(const TrainArgs& args) {
           "iteration(s) in a row",
           done, s.skippedUpdates, s.skippedWhat, nanStreak);
       if (nanStreak >= cfg.run.maxNanIterations) {
-        const auto cps = runs::listCheckpoints(runDir);
+        const auto cps =
+            main ? runs::listCheckpoints(runDir) : std::vector<std::pair<int, std::string>>{};
         throw std::runtime_error(
             "stopping: " + std::to_string(nanStreak) +
             " iterations in a row with non-finite losses or gradients (run.max_nan_iterations = " +
@@ -392,10 +578,11 @@ TrainResult train(const TrainArgs& args) {
       nanStreak = 0;
     }
 
+    // Every rank stops at the same iteration (Ctrl-C may reach them at different moments).
     const bool stop =
-        gInterrupted || (args.stopAfter >= 0 && done - firstIteration >= args.stopAfter);
+        comm.any(gInterrupted || (args.stopAfter >= 0 && done - firstIteration >= args.stopAfter));
     if (done % cfg.run.checkpointEvery == 0 || done == total || stop)
-      saveCheckpoint(checkpointPath(runDir, done), *algo, env, configYaml);
+      saveCheckpoint(comm, checkpointPath(runDir, done), *algo, env, configYaml);
     if (stop) {
       if (gInterrupted)
         spdlog::warn("interrupted: wrote {}; continue with: diffloco train --resume {}",
@@ -405,7 +592,7 @@ TrainResult train(const TrainArgs& args) {
   }
   result.iteration = algo->iteration();
   result.finished = algo->iteration() >= total;
-  if (result.finished) {
+  if (result.finished && main) {
     const std::string policy = (fs::path(runDir) / "policy.pt").string();
     policies::savePolicy(policy, algo->actor(), policyMetadata(cfg, env));
     spdlog::info("done: {} iterations; wrote {}", total, policy);

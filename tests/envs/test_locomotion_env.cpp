@@ -313,6 +313,38 @@ TEST(LocomotionEnv, StateDictResumesExactly) {
   EXPECT_THROW(b.loadStateDict(s), std::runtime_error);
 }
 
+// Random streams are per env: envs [4, 8) of a batch of 8 are the envs of a batch of 4 whose
+// first env is 4 (a second rank of a distributed run), whatever resets, pushes, command changes
+// and observation noise the other envs draw.
+TEST(LocomotionEnv, EnvDrawsDoNotDependOnTheBatchSplit) {
+  TaskConfig task = loadTaskConfig("velocity");
+  task.randomization.pushIntervalS = {0.1, 0.3};
+  task.commands.resampleS = 0.2;
+  task.episodeLengthS = 0.5;  // resets inside the window
+  LocomotionEnv whole(task, options(8));
+  EnvOptions o = options(4);
+  o.firstEnv = 4;
+  LocomotionEnv half(task, o);
+  EXPECT_TRUE(torch::equal(whole.observations().narrow(0, 4, 4), half.observations()));
+  torch::manual_seed(5);
+  int resets = 0;
+  for (int t = 0; t < 60; ++t) {
+    if (t % 20 == 0) {  // the trainer's reseeding every iteration
+      whole.seed(100 + t);
+      half.seed(100 + t);
+    }
+    const Tensor a = torch::rand({8, 12}, kF64) - 0.5;
+    const StepResult rw = whole.step(a), rh = half.step(a.narrow(0, 4, 4));
+    ASSERT_TRUE(torch::allclose(rw.obs.narrow(0, 4, 4), rh.obs, 1e-12, 1e-12)) << t;
+    ASSERT_TRUE(torch::allclose(rw.rewards.narrow(0, 4, 4), rh.rewards, 1e-12, 1e-12)) << t;
+    resets += rw.extras.resetIds.numel();
+  }
+  EXPECT_GT(resets, 8);
+  // A different split of the world draws differently for the same local index.
+  LocomotionEnv first(task, options(4));
+  EXPECT_FALSE(torch::equal(first.commands(), half.commands()));
+}
+
 // Long randomised episodes (all randomisation on) stay finite: random actions and a default-pose
 // hold, 10 000 env steps each, few envs.
 class LongEpisode : public ::testing::TestWithParam<std::tuple<std::string, bool>> {};

@@ -68,3 +68,23 @@ TEST(Normalizer, SaveAndLoadKeepTheStatistics) {
   EXPECT_TRUE(b->forward(probe).equal(before));
   EXPECT_EQ(b->count(), 50);
 }
+
+// The ranks of a distributed run merge their samples' moments: the union equals all samples at
+// once, and merging moments into the normaliser equals updating it with the samples.
+TEST(Normalizer, MomentsOfPartsMergeIntoTheWhole) {
+  torch::manual_seed(1);
+  const Tensor x = torch::randn({600, 3}, torch::kDouble) * 3 + 1;
+  Moments m = Moments::of(x.slice(0, 0, 100), 3);
+  m.merge(Moments::of(x.slice(0, 100, 600), 3)).merge(Moments::of(x.slice(0, 0, 0), 3));
+  EXPECT_EQ(m.count, 600);
+  EXPECT_TRUE(torch::allclose(m.mean, x.mean(0), 1e-12, 1e-12));
+  EXPECT_TRUE(torch::allclose(m.var, x.var(0, false), 1e-12, 1e-12));
+  ObservationNormalizer a(3), b(3);
+  a->update(x.slice(0, 0, 50));
+  b->update(x.slice(0, 0, 50));
+  a->update(x.slice(0, 50, 600));
+  b->update(Moments::of(x.slice(0, 50, 300), 3).merge(Moments::of(x.slice(0, 300, 600), 3)));
+  EXPECT_EQ(a->count(), b->count());
+  EXPECT_TRUE(torch::allclose(a->mean(), b->mean(), 1e-13, 1e-13));
+  EXPECT_TRUE(torch::allclose(a->var(), b->var(), 1e-12, 1e-13));
+}
