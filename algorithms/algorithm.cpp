@@ -181,6 +181,24 @@ double scheduledLearningRate(const std::string& schedule, double lr0, double dec
   return lr0;
 }
 
+void allReduceGradients(const distributed::Communicator& c, std::initializer_list<Tensor> grads,
+                        std::initializer_list<double*> scalars) {
+  if (c.size() == 1) return;
+  torch::NoGradGuard noGrad;
+  std::vector<Tensor> parts(grads.begin(), grads.end());
+  std::vector<float> values;
+  for (const double* x : scalars) values.push_back(static_cast<float>(*x));
+  parts.push_back(torch::tensor(values, torch::kFloat));
+  Tensor packed = torch::cat(parts);
+  c.allReduceSum(packed);
+  int64_t at = 0;
+  for (Tensor g : grads) {
+    g.copy_(packed.narrow(0, at, g.numel()));
+    at += g.numel();
+  }
+  for (double* x : scalars) *x = packed[at++].item<double>();
+}
+
 Tensor flattenParameters(const std::vector<Tensor>& params) {
   torch::NoGradGuard noGrad;
   int64_t n = 0;

@@ -150,6 +150,13 @@ class FlatAdam {
   double lr_, beta1_, beta2_, eps_;
 };
 
+// Sums over the ranks of c, in one collective (each costs a round trip between processes): the
+// gradient buffers in place, and the scalars in place at float precision (losses for the logs and
+// the finiteness test). A no-op in a world of one.
+void allReduceGradients(const distributed::Communicator& c,
+                        std::initializer_list<torch::Tensor> grads,
+                        std::initializer_list<double*> scalars);
+
 // Makes `params` views into one new contiguous tensor holding their values, and returns it.
 torch::Tensor flattenParameters(const std::vector<torch::Tensor>& params);
 

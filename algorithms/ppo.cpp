@@ -113,7 +113,6 @@ IterationStats Ppo::iterate() {
   // ranks' gradients are summed.
   const int64_t total = obs.size(0) * comm_.size();
   const int64_t mb = std::max<int64_t>(1, total / config_.minibatches);
-  Tensor stats = torch::zeros({3}, torch::kDouble);
   const double eps = config_.clip;
 
   double sumValue = 0, sumSurr = 0, sumEnt = 0, sumKl = 0, sumAn = 0, sumCn = 0;
@@ -175,16 +174,7 @@ IterationStats Ppo::iterate() {
       double lv = loss.item<double>();
       if (std::isfinite(lv)) loss.backward();
       double surrV = surr.item<double>(), valueV = valueLoss.item<double>();
-      if (comm_.size() > 1) {
-        allReduceSum(actorOpt_->grad());
-        allReduceSum(criticOpt_->grad());
-        stats[0] = lv;
-        stats[1] = surrV;
-        stats[2] = valueV;
-        allReduceSum(stats);
-        lv = stats[0].item<double>(), surrV = stats[1].item<double>(),
-        valueV = stats[2].item<double>();
-      }
+      allReduceGradients(comm_, {actorOpt_->grad(), criticOpt_->grad()}, {&lv, &surrV, &valueV});
       if (!std::isfinite(lv)) {
         skip("loss (" + std::to_string(lv) + ")");
         continue;

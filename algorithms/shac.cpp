@@ -172,7 +172,6 @@ IterationStats Shac::iterate() {
       // and the ranks' gradients are summed.
       const int64_t total = x.size(0) * comm_.size();
       const int64_t mb = std::max<int64_t>(1, total / config_.criticMinibatches);
-      Tensor lossSum = torch::zeros({1}, torch::kDouble);
       for (int e = 0; e < config_.criticIterations; ++e) {
         const Tensor perm =
             torch::randperm(total, gen_, torch::TensorOptions().dtype(torch::kLong));
@@ -186,12 +185,7 @@ IterationStats Shac::iterate() {
           criticOpt_->zeroGrad();
           double lv = l.item<double>();
           if (std::isfinite(lv)) l.backward();
-          if (criticComm_.size() > 1) {
-            criticComm_.allReduceSum(criticOpt_->grad());
-            lossSum.fill_(lv);
-            criticComm_.allReduceSum(lossSum);
-            lv = lossSum.item<double>();
-          }
+          allReduceGradients(criticComm_, {criticOpt_->grad()}, {&lv});
           if (!std::isfinite(lv)) {
             cf.skipped.push_back("critic loss (" + std::to_string(lv) + ")");
             continue;
@@ -216,10 +210,13 @@ IterationStats Shac::iterate() {
   actorOpt_->zeroGrad();
   double actorLoss = w.actorLoss.item<double>();
   double actorNorm = std::nan("");
-  if (std::isfinite(actorLoss)) w.actorLoss.backward();
-  if (comm_.size() > 1) {  // the world's loss is the sum of the ranks' shares
-    allReduceSum(actorOpt_->grad());
-    actorLoss = comm_.allReduceSum(actorLoss);
+  try {
+    if (std::isfinite(actorLoss)) w.actorLoss.backward();
+    // The world's loss is the sum of the ranks' shares.
+    allReduceGradients(comm_, {actorOpt_->grad()}, {&actorLoss});
+  } catch (...) {
+    criticThread.join();  // its collectives fail within the same timeout
+    throw;
   }
   if (std::isfinite(actorLoss)) {
     actorNorm = actorOpt_->clipGradNorm(config_.actorGradNorm);
