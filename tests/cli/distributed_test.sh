@@ -105,16 +105,21 @@ fi
 grep -q "written by a run of 2 rank(s); this one has 1" resume1.log || { cat resume1.log; fail "world size message"; }
 
 echo "== a rank killed: the other exits within the timeout, naming the failure"
-port=$(free_port)
 long=(--set shac.iterations=100000 --set shac.num_envs=4 --set shac.horizon=8)
-export DIFFLOCO_DIST_TIMEOUT_S=20
-for r in 0 1; do
-  RANK=$r WORLD_SIZE=2 MASTER_PORT=$port "$bin" train "$walk" "${common[@]}" "${long[@]}" \
-    --out kill$r >kill$r.log 2>&1 &
-  eval "pid$r=$!"
-done
-for _ in $(seq 200); do grep -q "it     2/" kill0.log 2>/dev/null && break; sleep 0.1; done
-grep -q "it     2/" kill0.log || { cat kill0.log; fail "the ranks did not train"; }
+# start_pair NAME TIMEOUT: two ranks of a long run (pids in pid0, pid1, logs NAME0.log, NAME1.log),
+# back once rank 0 has done 2 iterations.
+start_pair() {
+  local port r
+  port=$(free_port)
+  for r in 0 1; do
+    RANK=$r WORLD_SIZE=2 MASTER_PORT=$port DIFFLOCO_DIST_TIMEOUT_S=$2 "$bin" train "$walk" \
+      "${common[@]}" "${long[@]}" --out "$1$r" >"$1$r.log" 2>&1 &
+    eval "pid$r=$!"
+  done
+  for _ in $(seq 200); do grep -q "it     2/" "${1}0.log" 2>/dev/null && break; sleep 0.1; done
+  grep -q "it     2/" "${1}0.log" || { cat "${1}0.log"; fail "the ranks did not train"; }
+}
+start_pair kill 20
 t0=$SECONDS
 kill -9 "$pid1"
 rc=0
@@ -126,14 +131,7 @@ grep -q "distributed (rank 0 of 2): .* failed" kill0.log || { cat kill0.log; fai
 echo "rank 0 exited $rc ${took} s after rank 1 was killed: $(grep -o 'distributed (rank 0.*' kill0.log | cut -c1-160)"
 
 echo "== a rank stopped (SIGSTOP): the other times out"
-port=$(free_port)
-export DIFFLOCO_DIST_TIMEOUT_S=5
-for r in 0 1; do
-  RANK=$r WORLD_SIZE=2 MASTER_PORT=$port "$bin" train "$walk" "${common[@]}" "${long[@]}" \
-    --out stall$r >stall$r.log 2>&1 &
-  eval "pid$r=$!"
-done
-for _ in $(seq 200); do grep -q "it     2/" stall0.log 2>/dev/null && break; sleep 0.1; done
+start_pair stall 5
 t0=$SECONDS
 kill -STOP "$pid1"
 rc=0
@@ -145,7 +143,6 @@ wait "$pid1" 2>/dev/null || true
 [ $took -le 15 ] || fail "rank 0 took ${took} s to stop (timeout 5 s)"
 grep -q "distributed (rank 0 of 2): .* failed" stall0.log || { cat stall0.log; fail "stall message"; }
 echo "rank 0 exited $rc ${took} s after rank 1 stopped"
-unset DIFFLOCO_DIST_TIMEOUT_S
 
 echo "== --nproc: a rank killed is named, the others are stopped"
 "$bin" train "$walk" "${common[@]}" "${long[@]}" --nproc 2 --out launched >launched.log 2>&1 &
