@@ -116,7 +116,7 @@ start_pair() {
       "${common[@]}" "${long[@]}" --out "$1$r" >"$1$r.log" 2>&1 &
     eval "pid$r=$!"
   done
-  for _ in $(seq 200); do grep -q "it     2/" "${1}0.log" 2>/dev/null && break; sleep 0.1; done
+  for _ in $(seq 600); do grep -q "it     2/" "${1}0.log" 2>/dev/null && break; sleep 0.1; done
   grep -q "it     2/" "${1}0.log" || { cat "${1}0.log"; fail "the ranks did not train"; }
 }
 start_pair kill 20
@@ -147,7 +147,7 @@ echo "rank 0 exited $rc ${took} s after rank 1 stopped"
 echo "== --nproc: a rank killed is named, the others are stopped"
 "$bin" train "$walk" "${common[@]}" "${long[@]}" --nproc 2 --out launched >launched.log 2>&1 &
 launcher=$!
-for _ in $(seq 300); do grep -q "it     2/" launched.log 2>/dev/null && break; sleep 0.1; done
+for _ in $(seq 600); do grep -q "it     2/" launched.log 2>/dev/null && break; sleep 0.1; done
 child=$(pgrep -P $launcher | tail -n 1)
 [ -n "$child" ] || fail "no child of the launcher"
 kill -9 "$child"
