@@ -272,12 +272,4 @@ void FlatAdam::load(torch::serialize::InputArchive& a, const std::string& prefix
   lr_ = lr.toDouble();
 }
 
-std::uint64_t deriveSeed(std::uint64_t seed, std::uint64_t stream) {
-  // splitmix64 of the pair
-  std::uint64_t z = seed + 0x9E3779B97F4A7C15ull * (stream + 1);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
 }  // namespace diffloco::algorithms

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "distributed/communicator.h"
+#include "envs/random_stream.h"
 #include "envs/vec_env.h"
 #include "policies/actor_critic.h"
 
@@ -91,7 +92,6 @@ class Algorithm {
   EpisodeTracker& episodes() { return episodes_; }
   envs::VecEnv& env() { return env_; }
   at::Generator& generator() { return gen_; }
-  const distributed::Communicator& communicator() const { return comm_; }
 
   // This rank's rows of a world-wide draw: standard normal noise [numEnvs, n] for the action
   // sampling of this rank's envs.
@@ -109,8 +109,6 @@ class Algorithm {
   torch::Tensor localRows(const torch::Tensor& worldIndices) const;
   // Rank 0's values of these tensors on every rank (initial networks).
   void broadcast(std::initializer_list<torch::Tensor> tensors) const;
-  // Sums x over the ranks in place; a no-op in a world of one.
-  void allReduceSum(torch::Tensor& x) const { comm_.allReduceSum(x); }
   // Merges the observations of every rank into the actor's normaliser.
   void updateNormalizer(policies::Actor& actor, const torch::Tensor& rawObs) const;
 
@@ -166,6 +164,6 @@ torch::Tensor flattenParameters(const std::vector<torch::Tensor>& params);
 double scheduledLearningRate(const std::string& schedule, double lr0, double decay, double lrFinal,
                              int i, int n);
 // A seed derived from (seed, stream): different streams of one run do not overlap.
-std::uint64_t deriveSeed(std::uint64_t seed, std::uint64_t stream);
+using envs::deriveSeed;
 
 }  // namespace diffloco::algorithms

@@ -15,6 +15,7 @@
 #endif
 #include "envs/task_config.h"
 #include "io/atomic_file.h"
+#include "io/read_file.h"
 #include "robots/robot.h"
 #include "runs/run_dir.h"
 #include "train/config.h"
@@ -28,14 +29,6 @@ namespace fs = std::filesystem;
 using torch::Tensor;
 
 namespace {
-
-std::string readText(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error(path + ": cannot read");
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 // The init_from chain of a config, newest first: each warm start's own config.yaml (beside its
 // policy or checkpoint, or in its run folder) names the one before. Stops where a config is
@@ -61,7 +54,7 @@ std::vector<std::string> warmStartChain(std::string initFrom) {
 void describeRobot(const Robot& robot, PolicyMetadata& m) {
   const sim::Model& model = robot.model;
   m.robot = robot.name;
-  m.urdf = readText(model.source);
+  m.urdf = io::readFile(model.source);
   m.urdfSha256 = sha256Hex(m.urdf);
   m.baseLink = model.bodies.at(0).name;
   m.feet.clear();
@@ -423,7 +416,7 @@ ExportResult exportPolicy(const std::string& run, const std::string& out,
     meta.warmStart.clear();
   }
   if (haveConfig)
-    meta.configSha256 = sha256Hex(readText(config.string()));  // sha256sum config.yaml
+    meta.configSha256 = sha256Hex(io::readFile(config.string()));  // sha256sum config.yaml
   meta.source = fs::absolute(policyPath).lexically_normal().string();
   // From the policy file: the commit trained at, and the task's name (a run's config.yaml holds
   // the task inline, so the config alone names it after itself).

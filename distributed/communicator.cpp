@@ -52,6 +52,7 @@ World worldFromEnvironment() {
         "environment: RANK and WORLD_SIZE must be set together (torchrun's conventions)");
   w.size = static_cast<int>(intVariable("WORLD_SIZE", 1, 65536, 1));
   w.rank = static_cast<int>(intVariable("RANK", 0, w.size - 1, 0));
+  w.localSize = static_cast<int>(intVariable("LOCAL_WORLD_SIZE", 1, w.size, 1));
   w.localRank = static_cast<int>(intVariable("LOCAL_RANK", 0, w.size - 1, w.rank));
   if (const char* addr = std::getenv("MASTER_ADDR")) {
     if (!*addr) throw std::runtime_error("environment variable MASTER_ADDR is empty");

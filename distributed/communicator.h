@@ -22,13 +22,14 @@ struct World {
   int rank = 0;
   int size = 1;
   int localRank = 0;  // rank among the processes of this machine
+  int localSize = 1;  // processes on this machine (they share its cores)
   std::string masterAddr = "127.0.0.1";
   int masterPort = 29500;
   double timeoutS = 300;  // longest wait of any operation, joining included
 };
 
-// torchrun's variables RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT, and
-// DIFFLOCO_DIST_TIMEOUT_S (seconds; default 300); GLOO_SOCKET_IFNAME picks the network
+// torchrun's variables RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT,
+// and DIFFLOCO_DIST_TIMEOUT_S (seconds; default 300); GLOO_SOCKET_IFNAME picks the network
 // interface. None set: a world of one. Throws naming the
 // variable and the accepted range on a bad value.
 World worldFromEnvironment();

@@ -1,6 +1,5 @@
 #include "envs/locomotion_env.h"
 
-#include <ATen/CPUGeneratorImpl.h>
 #include <spdlog/fmt/fmt.h>
 #include <spdlog/spdlog.h>
 
@@ -9,6 +8,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "envs/random_stream.h"
 #include "sim/kinematics.h"
 
 namespace diffloco::envs {
@@ -463,26 +463,14 @@ void LocomotionEnv::detach() {
   obs_ = obs_.detach();
 }
 
-namespace {
-// splitmix64's output function.
-std::uint64_t mix64(std::uint64_t z) {
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-constexpr std::uint64_t kGolden = 0x9E3779B97F4A7C15ull;
-}  // namespace
-
 void LocomotionEnv::seed(std::uint64_t seed) {
-  // Env k of the world starts at mix(seed, k): distinct, well-spread states.
+  // Env k of the world starts at deriveSeed(seed, k): distinct, well-spread states.
   for (int i = 0; i < n_; ++i)
-    streams_[i] = mix64(seed + kGolden * static_cast<std::uint64_t>(options_.firstEnv + i + 1));
+    streams_[i] = deriveSeed(seed, static_cast<std::uint64_t>(options_.firstEnv + i));
 }
 
 double LocomotionEnv::uniform(std::int64_t env, double lo, double hi) {
-  std::uint64_t& s = streams_[env];
-  s += kGolden;
-  return lo + (hi - lo) * (static_cast<double>(mix64(s) >> 11) * 0x1.0p-53);
+  return lo + (hi - lo) * nextUniform(streams_[env]);
 }
 
 void LocomotionEnv::setState(const Tensor& q, const Tensor& v) {

@@ -19,6 +19,7 @@
 #include "distributed/communicator.h"
 #include "envs/locomotion_env.h"
 #include "io/atomic_file.h"
+#include "io/read_file.h"
 #include "runs/run_dir.h"
 #include "runs/tfevents.h"
 #include "train/config.h"
@@ -197,19 +198,11 @@ void openCheckpointBytes(const std::string& name, const std::string& bytes,
   checkFormat(name, a);
 }
 
-std::string readFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error(path + ": cannot read");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 // Resume: rank 0 reads the checkpoint and sends it to every rank, which loads its own part (the
 // run folder need not be visible to the other machines).
 void loadCheckpoint(const distributed::Communicator& comm, const std::string& path,
                     algorithms::Algorithm& algo, envs::LocomotionEnv& env) {
-  const std::string bytes = comm.broadcastBytes(comm.isMain() ? readFile(path) : std::string());
+  const std::string bytes = comm.broadcastBytes(comm.isMain() ? io::readFile(path) : std::string());
   torch::serialize::InputArchive a;
   openCheckpointBytes(path, bytes, a);
   c10::IValue world;
@@ -365,7 +358,7 @@ TrainResult train(const TrainArgs& args) {
         throw std::runtime_error("--resume " + runDir + ": no model_<iter>.pt there");
       resumeIteration = cps.back().first;
       resumeFrom = cps.back().second;
-      savedYaml = readFile(saved);
+      savedYaml = io::readFile(saved);
     }
     savedYaml = comm.broadcastBytes(savedYaml);
     resumeFrom = comm.broadcastBytes(resumeFrom);
@@ -395,8 +388,7 @@ TrainResult train(const TrainArgs& args) {
   // ---- threads: torch and the simulator's pool take turns on the same cores; the ranks on one
   // machine share its cores (LOCAL_WORLD_SIZE, set by torchrun and --nproc)
   int torchThreads = cfg.run.torchThreads, simThreads = cfg.run.simThreads;
-  if (const char* lw = std::getenv("LOCAL_WORLD_SIZE"); lw && comm.size() > 1) {
-    const int local = std::max(1, std::atoi(lw));
+  if (const int local = comm.world().localSize; local > 1) {
     const int cap = std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / local);
     if (simThreads > cap || torchThreads > cap)
       spdlog::info(

@@ -43,20 +43,25 @@ std::string errorOf(void (*f)()) {
 }  // namespace
 
 TEST(World, FromTorchrunVariables) {
-  for (const char* k : {"RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT",
-                        "DIFFLOCO_DIST_TIMEOUT_S"})
+  for (const char* k : {"RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "MASTER_ADDR",
+                        "MASTER_PORT", "DIFFLOCO_DIST_TIMEOUT_S"})
     unsetenv(k);
   World one = worldFromEnvironment();
   EXPECT_EQ(one.size, 1);
   EXPECT_EQ(one.rank, 0);
   {
-    Env e{{"RANK", "2"},           {"WORLD_SIZE", "4"},
-          {"LOCAL_RANK", "0"},     {"MASTER_ADDR", "10.0.0.1"},
-          {"MASTER_PORT", "1234"}, {"DIFFLOCO_DIST_TIMEOUT_S", "7.5"}};
+    Env e{{"RANK", "2"},
+          {"WORLD_SIZE", "4"},
+          {"LOCAL_RANK", "0"},
+          {"LOCAL_WORLD_SIZE", "2"},
+          {"MASTER_ADDR", "10.0.0.1"},
+          {"MASTER_PORT", "1234"},
+          {"DIFFLOCO_DIST_TIMEOUT_S", "7.5"}};
     const World w = worldFromEnvironment();
     EXPECT_EQ(w.rank, 2);
     EXPECT_EQ(w.size, 4);
     EXPECT_EQ(w.localRank, 0);
+    EXPECT_EQ(w.localSize, 2);
     EXPECT_EQ(w.masterAddr, "10.0.0.1");
     EXPECT_EQ(w.masterPort, 1234);
     EXPECT_EQ(w.timeoutS, 7.5);
@@ -66,6 +71,11 @@ TEST(World, FromTorchrunVariables) {
     Env e{{"RANK", "4"}, {"WORLD_SIZE", "4"}};
     EXPECT_NE(errorOf(read).find("RANK='4': expected an integer in [0, 3]"), std::string::npos)
         << errorOf(read);
+  }
+  {
+    Env e{{"RANK", "0"}, {"WORLD_SIZE", "2"}, {"LOCAL_WORLD_SIZE", "3"}};
+    EXPECT_NE(errorOf(read).find("LOCAL_WORLD_SIZE='3': expected an integer in [1, 2]"),
+              std::string::npos);
   }
   {
     Env e{{"RANK", "0"}, {"WORLD_SIZE", "2"}, {"MASTER_PORT", "70000"}};
