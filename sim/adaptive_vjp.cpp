@@ -36,26 +36,6 @@ Scratch& scratchFor(const Model& model) {
   return *s;
 }
 
-// Contact Jacobian rows (n, t1, t2) = world (z, x, y) and penetration depths back to the kinematic
-// adjoints, and the feet's offsets to offsetBar (as contactGeometryVjp in step_vjp.cpp).
-void contactGeometryVjp(const Model& model, const Data& data, const MatX& Jbar,
-                        const VecX& depthBar, Scratch& S, std::vector<Vec3>& offsetBar) {
-  for (int a = 0; a < static_cast<int>(data.active.size()); ++a) {
-    const int j = data.active[a];
-    const Foot& ft = model.feet[j];
-    S.Jw.row(0) = Jbar.row(3 * a + 1);
-    S.Jw.row(1) = Jbar.row(3 * a + 2);
-    S.Jw.row(2) = Jbar.row(3 * a + 0);
-    const Vec3 x = data.footCentre[j] - ft.radius * Vec3::UnitZ();
-    Vec3 xbar = Vec3::Zero();
-    pointJacobianVjp(model, data, ft.body, x, S.Jw, S.bar, xbar);
-    xbar.z() -= depthBar[a];  // depth = radius - centre_z
-    S.bar.R[ft.body] += xbar * ft.offset.transpose();
-    S.bar.p[ft.body] += xbar;
-    offsetBar[j] += data.R[ft.body].transpose() * xbar;
-  }
-}
-
 }  // namespace
 
 void softDynamicsVjp(const Model& model, const SimOptions& opt, const Data& data,
@@ -114,7 +94,7 @@ void softDynamicsVjp(const Model& model, const SimOptions& opt, const Data& data
     S.Jbar.middleRows<3>(3 * a).noalias() += vcb * v.transpose();
     vBar.noalias() += Ja.transpose() * vcb;
   }
-  contactGeometryVjp(model, data, S.Jbar, S.depthBar, S, out.params.footOffset);
+  contactGeometryVjp(model, data, S.Jbar, S.depthBar, S.bar, out.params.footOffset, S.Jw);
 
   // b = RNEA(q, v) + damping v - tau(q, v): bbar = -lambda.
   S.bbar = -S.lambda;

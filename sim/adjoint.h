@@ -65,5 +65,12 @@ void actuatorTorqueVjp(const ActuatorOptions& a, double effortLimit, double qTar
 // adjoint of data.impulse, 3 nc) -> Gbar (3 nc x 3 nc), cbar (3 nc), sigmaBar (nc), muBar.
 void solveContactsVjp(const ContactOptions& opt, const Data& data, const VecX& impulseBar,
                       MatX& Gbar, VecX& cbar, VecX& sigmaBar, double& muBar);
+// Adjoint of the contact geometry of data.active (sim/contact.h): Jbar (3 rows (n, t1, t2) =
+// world (z, x, y) per active contact, at the foot's lowest point) and depthBar (one per active
+// contact; depth = radius - centre_z) -> bar, and the feet's body-frame offsets to offsetBar.
+// Jw: a 3 x nv scratch.
+void contactGeometryVjp(const Model& model, const Data& data, const MatX& Jbar,
+                        const VecX& depthBar, KinematicsBar& bar, std::vector<Vec3>& offsetBar,
+                        Eigen::Matrix<double, 3, Eigen::Dynamic>& Jw);
 
 }  // namespace diffloco::sim

@@ -141,4 +141,24 @@ void solveContactsVjp(const ContactOptions& opt, const Data& data, const VecX& i
   Gbar = GbT.transpose();
 }
 
+void contactGeometryVjp(const Model& model, const Data& data, const MatX& Jbar,
+                        const VecX& depthBar, KinematicsBar& bar, std::vector<Vec3>& offsetBar,
+                        Eigen::Matrix<double, 3, Eigen::Dynamic>& Jw) {
+  for (int a = 0; a < static_cast<int>(data.active.size()); ++a) {
+    const int j = data.active[a];
+    const Foot& ft = model.feet[j];
+    Jw.row(0) = Jbar.row(3 * a + 1);
+    Jw.row(1) = Jbar.row(3 * a + 2);
+    Jw.row(2) = Jbar.row(3 * a + 0);
+    const Vec3 x = data.footCentre[j] - ft.radius * Vec3::UnitZ();
+    Vec3 xbar = Vec3::Zero();
+    pointJacobianVjp(model, data, ft.body, x, Jw, bar, xbar);
+    // centre = R_b offset + p_b; x = centre - radius z; depth = radius - centre_z.
+    xbar.z() -= depthBar[a];
+    bar.R[ft.body] += xbar * ft.offset.transpose();
+    bar.p[ft.body] += xbar;
+    offsetBar[j] += data.R[ft.body].transpose() * xbar;
+  }
+}
+
 }  // namespace diffloco::sim

@@ -37,28 +37,6 @@ Scratch& scratchFor(const Model& model) {
   return *s;
 }
 
-// Contact Jacobian rows (n, t1, t2) = world (z, x, y) rows, and penetration depths, back to the
-// kinematic adjoints. Jbar has 3 rows per active contact; depthBar one entry per active contact.
-// Also adds the adjoints of the feet's offsets (body frame) to offsetBar.
-void contactGeometryVjp(const Model& model, const Data& data, const MatX& Jbar,
-                        const VecX& depthBar, Scratch& S, std::vector<Vec3>& offsetBar) {
-  for (int a = 0; a < static_cast<int>(data.active.size()); ++a) {
-    const int j = data.active[a];
-    const Foot& ft = model.feet[j];
-    S.Jw.row(0) = Jbar.row(3 * a + 1);
-    S.Jw.row(1) = Jbar.row(3 * a + 2);
-    S.Jw.row(2) = Jbar.row(3 * a + 0);
-    const Vec3 x = data.footCentre[j] - ft.radius * Vec3::UnitZ();
-    Vec3 xbar = Vec3::Zero();
-    pointJacobianVjp(model, data, ft.body, x, S.Jw, S.bar, xbar);
-    // centre = R_b offset + p_b; x = centre - radius z; depth = radius - centre_z.
-    xbar.z() -= depthBar[a];
-    S.bar.R[ft.body] += xbar * ft.offset.transpose();
-    S.bar.p[ft.body] += xbar;
-    offsetBar[j] += data.R[ft.body].transpose() * xbar;
-  }
-}
-
 // Reverse of stepDynamics(q, v, qTarget, h), given the adjoint of u and the adjoints already
 // gathered on H and on the kinematics at q_mid. Adds to out.
 void dynamicsVjp(const Model& model, const SimOptions& opt, Data& data,
@@ -187,7 +165,7 @@ void hardOrSmoothedVjp(const Model& model, const SimOptions& opt, Data& data,
         depthBar[a] = S.sigmaBar[a] * ds * opt.contact.kappa;
         out.params.kappa += S.sigmaBar[a] * ds * data.depth[data.active[a]];
       }
-    contactGeometryVjp(model, data, S.Jbar, depthBar, S, out.params.footOffset);
+    contactGeometryVjp(model, data, S.Jbar, depthBar, S.bar, out.params.footOffset, S.Jw);
   }
   if (m == 0) {
     S.lambda = ubar;
@@ -280,7 +258,7 @@ void softVjp(const Model& model, const SimOptions& opt, Data& /*data*/,
       S.Jbar.middleRows<3>(3 * a) += vcb * vs0.transpose();
       local.v.noalias() += Ja.transpose().lazyProduct(vcb);
     }
-    contactGeometryVjp(model, data, S.Jbar, depthBar, S, local.params.footOffset);
+    contactGeometryVjp(model, data, S.Jbar, depthBar, S.bar, local.params.footOffset, S.Jw);
     dynamicsVjp(model, sub, data, qs0, vs0, qTarget, h, v1Bar, S, local,
                 true);  // u's adjoint is v1's
     qBar = local.q;
