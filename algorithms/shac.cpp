@@ -39,6 +39,10 @@ Shac::Shac(envs::VecEnv& env, const ShacConfig& config, const policies::PolicyCo
   const auto& b = config_.adamBetas;
   actorOpt_ = std::make_unique<FlatAdam>(actor_->parameters(), config_.actorLr, b[0], b[1]);
   criticOpt_ = std::make_unique<FlatAdam>(critic_->parameters(), config_.criticLr, b[0], b[1]);
+  criticFit_ = std::make_unique<policies::MlpRegression>(
+      static_cast<int>(env.numObs()), policy.criticHidden, policy.activation, policy.layerNorm);
+  if (criticFit_->numParameters() != criticOpt_->flat().numel())
+    throw std::logic_error("Shac: the critic's parameters do not have the Mlp's layout");
   broadcast({actorOpt_->flat(), criticOpt_->flat(), targetFlat_});
   criticComm_ = comm_.group("shac_critic");
 }
@@ -164,12 +168,13 @@ IterationStats Shac::iterate() {
   } cf;
   std::thread criticThread([&] {
     try {
-      torch::AutoGradMode gradOn(true);
       const auto criticStart = std::chrono::steady_clock::now();
       // Shuffled minibatches (the reference's contiguous, unshuffled time slices give minibatches
       // of a few consecutive steps each; shuffling decorrelates them).
       // Minibatches of the world's samples; this rank computes its rows' share of each loss
       // and the ranks' gradients are summed.
+      const Tensor xc = x.to(torch::kFloat).contiguous();
+      const Tensor yc = targets.to(torch::kFloat).contiguous();
       const int64_t total = x.size(0) * comm_.size();
       const int64_t mb = std::max<int64_t>(1, total / config_.criticMinibatches);
       for (int e = 0; e < config_.criticIterations; ++e) {
@@ -177,14 +182,12 @@ IterationStats Shac::iterate() {
             torch::randperm(total, gen_, torch::TensorOptions().dtype(torch::kLong));
         for (int b = 0; b < config_.criticMinibatches; ++b) {
           const int64_t size = std::min(mb, total - b * mb);
-          const Tensor idx = localRows(perm.narrow(0, b * mb, size));
-          const Tensor l = (critic_->forward(x.index_select(0, idx)) - targets.index_select(0, idx))
-                               .square()
-                               .sum() /
-                           static_cast<double>(size);
+          const Tensor idx = localRows(perm.narrow(0, b * mb, size)).to(torch::kLong).contiguous();
           criticOpt_->zeroGrad();
-          double lv = l.item<double>();
-          if (std::isfinite(lv)) l.backward();
+          double lv = criticFit_->lossAndGradient(
+              criticOpt_->flat().data_ptr<float>(), xc.data_ptr<float>(), yc.data_ptr<float>(),
+              idx.data_ptr<int64_t>(), idx.numel(), static_cast<double>(size),
+              criticOpt_->grad().data_ptr<float>());
           allReduceGradients(criticComm_, {criticOpt_->grad()}, {&lv});
           if (!std::isfinite(lv)) {
             cf.skipped.push_back("critic loss (" + std::to_string(lv) + ")");

@@ -15,8 +15,8 @@
 //     termination 0; for a state with non-finite or huge (|x| > 1e6) observations 0.
 //  3. Back-propagation through the window, actor gradient clipping, Adam.
 //  4. Critic: TD(lambda) targets from the window's (detached) rewards and target-critic values,
-//     `critic_iterations` epochs of `critic_minibatches` shuffled minibatches of MSE, gradient
-//     clipping, Adam.
+//     `critic_iterations` epochs of `critic_minibatches` shuffled minibatches of MSE (loss and
+//     gradient in one fused pass, policies/mlp_regression.h), gradient clipping, Adam.
 //  5. Target critic: target = alpha target + (1 - alpha) critic.
 //  6. Observation normaliser: the window's observations are merged in (frozen until then).
 //
@@ -34,6 +34,7 @@
 
 #include "algorithms/algorithm.h"
 #include "algorithms/config.h"
+#include "policies/mlp_regression.h"
 
 namespace diffloco::algorithms {
 
@@ -80,6 +81,8 @@ class Shac : public Algorithm {
   policies::Actor actor_{nullptr};
   policies::Critic critic_{nullptr}, target_{nullptr};
   std::unique_ptr<FlatAdam> actorOpt_, criticOpt_;
+  // The critic's loss and gradient in one fused pass (policies/mlp_regression.h), not autograd.
+  std::unique_ptr<policies::MlpRegression> criticFit_;
   torch::Tensor targetFlat_;  // the target critic's parameters, flat (policies are views)
   distributed::Communicator criticComm_;  // the critic thread's collectives
 };
