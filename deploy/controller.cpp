@@ -45,6 +45,8 @@ Controller::Controller(const std::string& policyPath, ControllerConfig config)
   } catch (const c10::Error& e) {
     throw std::runtime_error(policyPath + ": not a loadable TorchScript file (" +
                              e.what_without_backtrace() + ")");
+  } catch (const std::exception& e) {  // TorchScript's frontend errors are not c10::Error
+    throw std::runtime_error(policyPath + ": not a loadable TorchScript file (" + e.what() + ")");
   }
   module_.eval();
   if (!module_.hasattr("metadata_json"))

@@ -1,5 +1,6 @@
 #include "policies/actor_critic.h"
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <stdexcept>
@@ -117,30 +118,79 @@ void writeActor(torch::serialize::OutputArchive& archive, Actor& actor) {
 }
 
 Actor readActor(torch::serialize::InputArchive& archive) {
+  // Every value is checked before it sizes anything: an edited or foreign archive is an error
+  // naming the key, not a huge allocation or a network of another shape.
   c10::IValue v;
   auto get = [&](const char* key) -> const c10::IValue& {
-    archive.read(key, v);
+    if (!archive.try_read(key, v)) throw std::runtime_error(std::string("no '") + key + "' entry");
     return v;
   };
-  auto ints = [](const c10::IValue& i) {
-    const auto l = i.toIntVector();
-    return std::vector<int>(l.begin(), l.end());
+  auto integer = [&](const char* key, int64_t lo, int64_t hi) {
+    const c10::IValue& i = get(key);
+    if (!i.isInt() || i.toInt() < lo || i.toInt() > hi)
+      throw std::runtime_error(std::string("'") + key + "': expected an integer in [" +
+                               std::to_string(lo) + ", " + std::to_string(hi) + "]");
+    return i.toInt();
+  };
+  auto widths = [&](const char* key) {
+    const c10::IValue& i = get(key);
+    if (!i.isIntList() || i.toIntVector().size() > 32)
+      throw std::runtime_error(std::string("'") + key + "': expected up to 32 layer widths");
+    std::vector<int> out;
+    for (int64_t w : i.toIntVector()) {
+      if (w < 1 || w > 65536)
+        throw std::runtime_error(std::string("'") + key + "': a width outside [1, 65536]");
+      out.push_back(static_cast<int>(w));
+    }
+    return out;
+  };
+  auto text = [&](const char* key, const std::vector<std::string>& allowed) {
+    const c10::IValue& i = get(key);
+    const std::string s = i.isString() ? i.toStringRef() : "";
+    if (std::find(allowed.begin(), allowed.end(), s) == allowed.end())
+      throw std::runtime_error(std::string("'") + key + "': not one of the known values");
+    return s;
+  };
+  auto flag = [&](const char* key) {
+    const c10::IValue& i = get(key);
+    if (!i.isBool()) throw std::runtime_error(std::string("'") + key + "': expected a boolean");
+    return i.toBool();
+  };
+  auto positive = [&](const char* key) {
+    const c10::IValue& i = get(key);
+    if (!i.isDouble() || !(i.toDouble() > 0) || !std::isfinite(i.toDouble()))
+      throw std::runtime_error(std::string("'") + key + "': expected a positive number");
+    return i.toDouble();
   };
   PolicyConfig c;
-  const int64_t numObs = get("num_obs").toInt();
-  const int64_t numActions = get("num_actions").toInt();
-  c.actorHidden = ints(get("actor_hidden"));
-  c.criticHidden = ints(get("critic_hidden"));
-  c.activation = get("activation").toStringRef();
-  c.layerNorm = get("layer_norm").toBool();
-  c.initStd = get("init_std").toDouble();
-  c.squash = get("squash").toStringRef();
-  c.normalizeObservations = get("normalize_observations").toBool();
-  c.normalizerEps = get("normalizer_eps").toDouble();
+  const int64_t numObs = integer("num_obs", 1, 100000);
+  const int64_t numActions = integer("num_actions", 1, 10000);
+  c.actorHidden = widths("actor_hidden");
+  c.criticHidden = widths("critic_hidden");
+  c.activation = text("activation", {"elu", "relu", "tanh"});
+  c.layerNorm = flag("layer_norm");
+  c.initStd = positive("init_std");
+  c.squash = text("squash", {"none", "tanh"});
+  c.normalizeObservations = flag("normalize_observations");
+  c.normalizerEps = positive("normalizer_eps");
+  int64_t weights = 0, width = numObs;
+  for (int h : c.actorHidden) weights += width * h, width = h;
+  if (weights + width * numActions > 100000000)
+    throw std::runtime_error("an actor of over 1e8 weights: not a policy this program wrote");
   Actor actor(numObs, numActions, c);
-  torch::serialize::InputArchive weights;
-  archive.read("actor", weights);
-  actor->load(weights);
+  // Read into a second actor, then copied: Module::load takes stored tensors as they are (any
+  // shape); copyModule checks every name and shape against the architecture above.
+  torch::serialize::InputArchive stored;
+  if (!archive.try_read("actor", stored)) throw std::runtime_error("no 'actor' entry");
+  Actor loaded(numObs, numActions, c);
+  loaded->load(stored);
+  copyModule(*loaded, *actor);
+  for (const auto& t : actor->named_parameters())
+    if (!torch::isfinite(t.value()).all().item<bool>())
+      throw std::runtime_error("actor tensor '" + t.key() + "' has non-finite values");
+  for (const auto& t : actor->named_buffers())
+    if (!torch::isfinite(t.value()).all().item<bool>())
+      throw std::runtime_error("actor tensor '" + t.key() + "' has non-finite values");
   actor->normalizer()->refresh();
   return actor;
 }
@@ -164,17 +214,31 @@ LoadedPolicy loadPolicy(const std::string& path) {
   } catch (const c10::Error& e) {
     throw std::runtime_error(path + ": not a readable policy file (" + e.what_without_backtrace() +
                              ")");
+  } catch (const std::exception& e) {  // TorchScript's frontend errors are not c10::Error
+    throw std::runtime_error(path + ": not a readable policy file (" + e.what() + ")");
   }
   c10::IValue format;
-  if (!a.try_read("format", format) || format.toStringRef() != "diffloco-policy-1")
+  if (!a.try_read("format", format) || !format.isString() ||
+      format.toStringRef() != "diffloco-policy-1")
     throw std::runtime_error(path + ": not a diffloco policy file (format key missing)");
   LoadedPolicy p;
-  p.actor = readActor(a);
-  c10::IValue keys, values;
-  a.read("metadata_keys", keys);
-  a.read("metadata_values", values);
-  const auto k = keys.toList(), v = values.toList();
-  for (size_t i = 0; i < k.size(); ++i) p.metadata[k.get(i).toStringRef()] = v.get(i).toStringRef();
+  try {
+    p.actor = readActor(a);
+    c10::IValue keys, values;
+    if (!a.try_read("metadata_keys", keys) || !a.try_read("metadata_values", values) ||
+        !keys.isList() || !values.isList() || keys.toList().size() != values.toList().size())
+      throw std::runtime_error("metadata: expected two lists of strings of the same length");
+    const auto k = keys.toList(), v = values.toList();
+    for (size_t i = 0; i < k.size(); ++i) {
+      if (!k.get(i).isString() || !v.get(i).isString())
+        throw std::runtime_error("metadata: expected strings");
+      p.metadata[k.get(i).toStringRef()] = v.get(i).toStringRef();
+    }
+  } catch (const c10::Error& e) {
+    throw std::runtime_error(path + ": a damaged policy file (" + e.what_without_backtrace() + ")");
+  } catch (const std::exception& e) {
+    throw std::runtime_error(path + ": a damaged policy file (" + e.what() + ")");
+  }
   return p;
 }
 

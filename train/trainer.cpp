@@ -183,6 +183,8 @@ void openCheckpoint(const std::string& path, torch::serialize::InputArchive& a) 
   } catch (const c10::Error& e) {
     throw std::runtime_error(path + ": not a readable checkpoint (" + e.what_without_backtrace() +
                              ")");
+  } catch (const std::exception& e) {  // TorchScript's frontend errors are not c10::Error
+    throw std::runtime_error(path + ": not a readable checkpoint (" + e.what() + ")");
   }
   checkFormat(path, a);
 }
@@ -194,8 +196,24 @@ void openCheckpointBytes(const std::string& name, const std::string& bytes,
   } catch (const c10::Error& e) {
     throw std::runtime_error(name + ": not a readable checkpoint (" + e.what_without_backtrace() +
                              ")");
+  } catch (const std::exception& e) {
+    throw std::runtime_error(name + ": not a readable checkpoint (" + e.what() + ")");
   }
   checkFormat(name, a);
+}
+
+// The algorithm's and the env's state from an opened checkpoint; whatever is missing or of another
+// shape is an error naming the file.
+void loadState(const std::string& name, torch::serialize::InputArchive& a,
+               algorithms::Algorithm& algo, envs::LocomotionEnv& env) {
+  try {
+    algo.load(a);
+    loadEnv(env, a);
+  } catch (const c10::Error& e) {
+    throw std::runtime_error(name + ": a damaged checkpoint (" + e.what_without_backtrace() + ")");
+  } catch (const std::exception& e) {
+    throw std::runtime_error(name + ": a damaged checkpoint (" + e.what() + ")");
+  }
 }
 
 // Resume: rank 0 reads the checkpoint and sends it to every rank, which loads its own part (the
@@ -218,14 +236,12 @@ void loadCheckpoint(const distributed::Communicator& comm, const std::string& pa
     const Tensor m = mine.contiguous();
     const auto* p = reinterpret_cast<const char*>(m.data_ptr<std::uint8_t>());
     torch::serialize::InputArchive r;
-    openCheckpointBytes(path + " (rank " + std::to_string(comm.rank()) + ")",
-                        std::string(p, p + m.numel()), r);
-    algo.load(r);
-    loadEnv(env, r);
+    const std::string name = path + " (rank " + std::to_string(comm.rank()) + ")";
+    openCheckpointBytes(name, std::string(p, p + m.numel()), r);
+    loadState(name, r, algo, env);
     return;
   }
-  algo.load(a);
-  loadEnv(env, a);
+  loadState(path, a, algo, env);
 }
 
 // Every rank must train the same problem: rank 0's settings are compared with each rank's, and a

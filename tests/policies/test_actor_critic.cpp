@@ -126,3 +126,83 @@ TEST(ActorCritic, CopyModuleRejectsAnotherArchitecture) {
   EXPECT_TRUE(x->forward(in).equal(y->forward(in)));
   EXPECT_THROW(copyModule(*x, *z), std::runtime_error);
 }
+
+// Edited or foreign policy files: every value is checked before it sizes a network, stored
+// tensors against the architecture the file declares; errors name the file and what is wrong.
+TEST(ActorCritic, DamagedPolicyFilesAreErrorsNamingTheFile) {
+  namespace fs = std::filesystem;
+  const std::string path = (fs::temp_directory_path() / "diffloco_damaged_policy.pt").string();
+  PolicyConfig c;
+  c.actorHidden = {8};
+  Actor actor(5, 2, c), other(5, 3, c);
+  // An archive like savePolicy's, with one entry replaced.
+  auto write = [&](const std::string& key, const c10::IValue& value, Actor& weightsOf) {
+    torch::serialize::OutputArchive a;
+    a.write("format", c10::IValue(std::string("diffloco-policy-1")));
+    const std::vector<std::pair<std::string, c10::IValue>> entries = {
+        {"num_obs", c10::IValue(int64_t{5})},
+        {"num_actions", c10::IValue(int64_t{2})},
+        {"actor_hidden", c10::IValue(std::vector<int64_t>{8})},
+        {"critic_hidden", c10::IValue(std::vector<int64_t>{8})},
+        {"activation", c10::IValue(std::string("elu"))},
+        {"layer_norm", c10::IValue(false)},
+        {"init_std", c10::IValue(1.0)},
+        {"squash", c10::IValue(std::string("none"))},
+        {"normalize_observations", c10::IValue(true)},
+        {"normalizer_eps", c10::IValue(1e-5)},
+        {"metadata_keys", c10::IValue(c10::List<std::string>({"task"}))},
+        {"metadata_values", c10::IValue(c10::List<std::string>({"walk"}))}};
+    for (const auto& [k, v] : entries) a.write(k, k == key ? value : v);
+    torch::serialize::OutputArchive w;
+    weightsOf->save(w);
+    a.write("actor", w);
+    a.save_to(path);
+  };
+  auto expectError = [&](const std::string& fragment) {
+    try {
+      loadPolicy(path);
+      ADD_FAILURE() << "no error; expected one with '" << fragment << "'";
+    } catch (const std::runtime_error& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find(path), std::string::npos) << what;
+      EXPECT_NE(what.find(fragment), std::string::npos) << what;
+    }
+  };
+  write("", c10::IValue(), actor);  // intact
+  EXPECT_EQ(loadPolicy(path).metadata.at("task"), "walk");
+  write("num_obs", c10::IValue(int64_t{1} << 40), actor);
+  expectError("'num_obs': expected an integer in [1, 100000]");
+  write("actor_hidden", c10::IValue(std::vector<int64_t>{8, 1 << 30}), actor);
+  expectError("'actor_hidden'");
+  write("activation", c10::IValue(int64_t{3}), actor);
+  expectError("'activation'");
+  write("init_std", c10::IValue(std::nan("")), actor);
+  expectError("'init_std'");
+  write("metadata_keys", c10::IValue(int64_t{1}), actor);
+  expectError("metadata");
+  write("", c10::IValue(), other);  // weights of a 3-action actor under a 2-action header
+  expectError("another shape");
+  {
+    torch::NoGradGuard g;
+    other->logStd().fill_(std::nan(""));
+  }
+  write("num_actions", c10::IValue(int64_t{3}), other);
+  expectError("non-finite");
+  fs::remove(path);
+}
+
+// Found by fuzz_policy_file (tests/fuzz/regressions/): an edited archive whose code names an
+// unknown TorchScript type. torch throws its frontend's error, not a c10::Error, and it escaped
+// without the file's name.
+TEST(ActorCritic, FuzzRegressionTorchScriptErrorNamesTheFile) {
+  const std::string path =
+      std::string(DIFFLOCO_FUZZ_REGRESSIONS) + "/policy_file_unknown_torchscript_type.pt";
+  ASSERT_TRUE(std::filesystem::exists(path));
+  try {
+    loadPolicy(path);
+    ADD_FAILURE() << "no error";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find(path + ": not a readable policy file"), std::string::npos)
+        << e.what();
+  }
+}
