@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "deploy/open_policy.h"
 #include "deploy/policy_metadata.h"
 #include "envs/sim_function.h"
 #include "policies/actor_critic.h"
@@ -29,101 +30,30 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// A policy and the task it was trained on, from a run folder (policy.pt + config.yaml) or a
-// policy file (training archive with the task in its metadata, or with config.yaml beside it).
+// A policy and the task it was trained on (deploy/open_policy.h: run folder, policy.pt,
+// checkpoint or exported file, one rule for where the task comes from).
 struct LoadedForEval {
   train::PolicyFn policy;
   envs::TaskConfig task;
 };
 
-// A `diffloco export` file: TorchScript with a metadata_json attribute (deploy/policy_metadata.h),
-// which carries the whole task as trained (rewards, terminations, resets).
-struct Exported {
-  torch::jit::Module module;
-  deploy::PolicyMetadata meta;
-};
-
-// The file as an exported policy, loaded once; empty if it is not one.
-std::optional<Exported> loadExported(const std::string& path) {
-  Exported e;
-  try {
-    e.module = torch::jit::load(path);
-  } catch (const c10::Error&) {
-    return std::nullopt;
-  }
-  if (!e.module.hasattr("metadata_json")) return std::nullopt;
-  e.module.eval();
-  e.meta = deploy::parsePolicyMetadata(e.module.attr("metadata_json").toStringRef(), path);
-  return e;
-}
-
-// The --set overrides as a training config's (under task.).
-std::vector<std::string> taskSets(const std::vector<std::string>& sets) {
-  std::vector<std::string> out;
-  for (const auto& s : sets) out.push_back("task." + s);
-  return out;
-}
-
-// A training checkpoint (model_<iteration>.pt): its actor and the task of the config saved in it.
-// Empty if the file is not a checkpoint.
-std::optional<LoadedForEval> loadCheckpointActor(const std::string& path,
-                                                 const std::vector<std::string>& sets) {
-  torch::serialize::InputArchive a;
-  c10::IValue format, config;
-  try {
-    a.load_from(path);
-  } catch (const c10::Error&) {
-    return std::nullopt;
-  }
-  if (!a.try_read("format", format) || format.toStringRef() != "diffloco-checkpoint-1")
-    return std::nullopt;
-  if (!a.try_read("config", config))
-    throw std::runtime_error(path + ": checkpoint without its config");
-  LoadedForEval out;
-  out.task = train::parseTrainConfig(config.toStringRef(), path + " (config)", taskSets(sets)).task;
-  policies::Actor actor = policies::readActor(a);
-  actor->eval();
-  out.policy = [actor](const torch::Tensor& obs) mutable { return actor->forward(obs); };
-  return out;
-}
-
 LoadedForEval load(const std::string& path, const std::vector<std::string>& sets) {
-  fs::path file = path, runDir;
-  if (fs::is_directory(file)) {
-    runDir = file;
-    file = file / "policy.pt";
-  } else {
-    runDir = file.parent_path();
-  }
-  if (!fs::exists(file)) throw std::runtime_error(file.string() + ": no such policy file");
-  if (std::optional<Exported> e = loadExported(file.string())) {
-    if (e->meta.taskYaml.empty())
-      throw std::runtime_error(file.string() +
-                               ": the exported file's metadata carries no task (export it again)");
-    LoadedForEval out;
-    out.task = train::parseTaskWithSets(e->meta.taskYaml, file.string() + " (task_yaml)", sets);
-    out.task.name = e->meta.task;
-    auto module = std::make_shared<torch::jit::Module>(e->module);
-    out.policy = [module](const torch::Tensor& obs) { return module->forward({obs}).toTensor(); };
-    return out;
-  }
-  if (auto checkpoint = loadCheckpointActor(file.string(), sets)) return *checkpoint;
-  policies::LoadedPolicy p = policies::loadPolicy(file.string());
+  deploy::OpenedPolicy p = deploy::openPolicy(path);
+  if (p.taskYaml.empty())
+    throw std::runtime_error(
+        p.file + (p.module ? ": the exported file's metadata carries no task (export it again)"
+                           : ": the policy names no task (no task_yaml metadata, no config.yaml "
+                             "beside it)"));
   LoadedForEval out;
-  const auto it = p.metadata.find("task_yaml");
-  if (it != p.metadata.end()) {
-    out.task = train::parseTaskWithSets(it->second, file.string() + " (task_yaml)", sets);
-  } else if (fs::exists(runDir / "config.yaml")) {
-    out.task = train::loadTrainConfig((runDir / "config.yaml").string(), taskSets(sets)).task;
+  out.task = train::parseTaskWithSets(p.taskYaml, p.taskSource, sets);
+  if (!p.taskName.empty()) out.task.name = p.taskName;
+  if (p.module) {
+    auto module = p.module;
+    out.policy = [module](const torch::Tensor& obs) { return module->forward({obs}).toTensor(); };
   } else {
-    throw std::runtime_error(file.string() +
-                             ": the policy names no task (no task_yaml metadata, no config.yaml "
-                             "beside it)");
+    policies::Actor actor = p.actor;
+    out.policy = [actor](const torch::Tensor& obs) mutable { return actor->forward(obs); };
   }
-  if (p.metadata.count("task")) out.task.name = p.metadata.at("task");
-  policies::Actor actor = p.actor;
-  actor->eval();
-  out.policy = [actor](const torch::Tensor& obs) mutable { return actor->forward(obs); };
   return out;
 }
 
@@ -156,13 +86,12 @@ envs::TaskConfig replacementTask(const std::string& nameOrPath,
 // MuJoCo engine: only the exported file and the robot's URDF. No rewards (the return is not
 // computed: NaN); lengths, falls, speed and tracking errors as in our engine.
 train::EvalResult evaluateMujoco(const EvalArgs& a, Recording* recording) {
-  if (!fs::exists(a.policy)) throw std::runtime_error(a.policy + ": no such policy file");
-  const std::optional<Exported> loaded = loadExported(a.policy);
-  if (!loaded)
-    throw std::runtime_error(a.policy +
+  const deploy::OpenedPolicy opened = deploy::openPolicy(a.policy);
+  if (opened.kind != deploy::OpenedPolicy::Kind::kExported)
+    throw std::runtime_error(opened.file +
                              ": --engine mujoco takes a file written by `diffloco export`");
-  const Exported& e = *loaded;
-  const Robot robot = loadRobot(a.robot.empty() ? e.meta.robot : a.robot);
+  const deploy::PolicyMetadata& meta = opened.exported;
+  const Robot robot = loadRobot(a.robot.empty() ? meta.robot : a.robot);
   mj::MujocoEvalOptions o;
   o.episodes = a.options.episodes;
   o.seed = a.options.seed;
@@ -173,20 +102,20 @@ train::EvalResult evaluateMujoco(const EvalArgs& a, Recording* recording) {
   o.iterations = a.iterations > 0 ? a.iterations : 100;  // MuJoCo's default
   o.noslipIterations = a.noslip;
   o.mjcfPath = a.saveMjcf;
-  if (o.episodeLengthS <= 0 && !e.meta.taskYaml.empty())
-    o.episodeLengthS = envs::parseTaskConfig(YAML::Load(e.meta.taskYaml), a.policy).episodeLengthS;
+  if (o.episodeLengthS <= 0 && !meta.taskYaml.empty())
+    o.episodeLengthS = envs::parseTaskConfig(YAML::Load(meta.taskYaml), a.policy).episodeLengthS;
   if (a.durationS > 0) o.episodeLengthS = a.durationS;
   if (o.episodeLengthS <= 0)
     throw std::runtime_error(a.policy + ": no task_yaml in the file: give --episode-length");
   if (recording && recording->envs > 0) {
     const int n = std::min(recording->envs, o.episodes);
-    recording->rollout = std::make_unique<viz::Rollout>(robot.model, n, e.meta.controlDt);
+    recording->rollout = std::make_unique<viz::Rollout>(robot.model, n, meta.controlDt);
     viz::Rollout& r = *recording->rollout;
     r.robot = robot.name;
-    r.task = e.meta.task;
+    r.task = meta.task;
     r.engine = "mujoco";
     r.policy = fs::path(a.policy).filename().string();
-    r.hasCommands = e.meta.commandsEnabled;
+    r.hasCommands = meta.commandsEnabled;
     o.onDecision = [&r, n](int episode, int decision, const sim::VecX& q, const sim::VecX& v,
                            const std::array<double, 3>& c) {
       if (episode < n) r.record(episode, decision * r.dt, q, v, viz::Vec3(c[0], c[1], c[2]));
@@ -194,11 +123,11 @@ train::EvalResult evaluateMujoco(const EvalArgs& a, Recording* recording) {
   }
   const mj::MujocoEpisodes m = mj::evaluateInMujoco(a.policy, robot.model, o);
   train::EvalResult r;
-  r.task = e.meta.task;
+  r.task = meta.task;
   r.contact = "mujoco";
   r.engine = m.engineOptions;
   r.simDt = m.timestep;
-  r.commands = e.meta.commandsEnabled;
+  r.commands = meta.commandsEnabled;
   for (size_t i = 0; i < m.lengthS.size(); ++i) {
     train::EpisodeStats s;
     s.ret = std::nan("");

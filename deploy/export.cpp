@@ -9,6 +9,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "deploy/open_policy.h"
 #include "deploy/sha256.h"
 #ifdef DIFFLOCO_WITH_ONNX
 #include "deploy/onnx_export.h"
@@ -309,16 +310,6 @@ void saveModuleAtomic(const torch::jit::Module& m, const std::string& path) {
 
 namespace {
 
-// An exported TorchScript file (a metadata_json attribute), or nothing.
-std::optional<torch::jit::Module> loadExportedModule(const std::string& path) {
-  try {
-    torch::jit::Module m = torch::jit::load(path);
-    if (m.hasattr("metadata_json")) return m;
-  } catch (const c10::Error&) {
-  }
-  return std::nullopt;
-}
-
 // Writes the module in the requested formats and the YAML beside them.
 ExportResult writeExport(torch::jit::Module& m, PolicyMetadata meta, const std::string& out,
                          ExportFormat format) {
@@ -370,60 +361,37 @@ ExportFormat parseExportFormat(const std::string& name) {
 
 ExportResult exportPolicy(const std::string& run, const std::string& out,
                           const std::string& configPath, ExportFormat format) {
-  fs::path policyPath = run, dir;
-  if (fs::is_directory(policyPath)) {
-    dir = policyPath;
-    policyPath /= "policy.pt";
-  } else {
-    dir = policyPath.parent_path();
-  }
-  if (!fs::exists(policyPath))
-    throw std::runtime_error(policyPath.string() +
-                             ": not found (export takes a run folder with policy.pt and "
-                             "config.yaml, a policy.pt, or an exported file to upgrade)");
+  OpenedPolicy p = openPolicy(run, configPath);
   // An exported file: the same network, its metadata brought to the current format.
-  if (std::optional<torch::jit::Module> exported = loadExportedModule(policyPath.string())) {
-    const std::string path = policyPath.string();
-    const PolicyMetadata old =
-        parsePolicyMetadata(exported->attr("metadata_json").toStringRef(), path);
-    return writeExport(*exported, upgradeMetadata(old, path), out, format);
-  }
-  // The task: from the training config (config.yaml beside the policy, or --config), else from
-  // the resolved task the policy file carries (task_yaml, written by diffloco train).
-  policies::LoadedPolicy p = policies::loadPolicy(policyPath.string());
-  const fs::path config = configPath.empty() ? dir / "config.yaml" : fs::path(configPath);
-  train::TrainConfig c;
-  const auto taskYaml = p.metadata.find("task_yaml");
-  const bool haveConfig = fs::exists(config);
-  if (haveConfig) {
-    c = train::loadTrainConfig(config.string());
-  } else if (configPath.empty() && taskYaml != p.metadata.end()) {
-    c.task =
-        envs::parseTaskConfig(YAML::Load(taskYaml->second), policyPath.string() + " (task_yaml)");
-    c.taskYaml = taskYaml->second;
+  if (p.kind == OpenedPolicy::Kind::kExported)
+    return writeExport(*p.module, upgradeMetadata(p.exported, p.file), out, format);
+  if (p.taskYaml.empty())
+    throw std::runtime_error(p.file +
+                             ": the policy records no task and no training config was found "
+                             "(config.yaml beside it); give it with --config");
+  // The task by openPolicy's rule (the file's own record first); how it was trained from the
+  // training config when there is one.
+  train::TrainConfig c = p.config.value_or(train::TrainConfig{});
+  c.task = envs::parseTaskConfig(YAML::Load(p.taskYaml), p.taskSource);
+  c.taskYaml = p.taskYaml;
+  if (!p.config) {
     const auto algo = p.metadata.find("algorithm");
     c.algorithm = algo == p.metadata.end() ? "" : algo->second;
-  } else {
-    throw std::runtime_error(config.string() +
-                             ": the training config is needed to export (joints, observation "
-                             "terms, actuator); give it with --config");
   }
   const Robot robot = loadRobot(c.task.robot);
   PolicyMetadata meta = makeMetadata(c, robot, p.actor);
-  if (!haveConfig) {  // the policy file alone does not record how it was trained
+  if (!p.config) {  // the policy file alone does not record how it was trained
     meta.seed.reset(), meta.iterations.reset(), meta.curriculum.reset();
-    meta.configSha256.clear();
     meta.warmStart.clear();
+  } else if (p.kind == OpenedPolicy::Kind::kPolicyFile) {
+    meta.configSha256 = sha256Hex(io::readFile(p.configFile));  // sha256sum config.yaml
   }
-  if (haveConfig)
-    meta.configSha256 = sha256Hex(io::readFile(config.string()));  // sha256sum config.yaml
-  meta.source = fs::absolute(policyPath).lexically_normal().string();
+  meta.source = fs::absolute(p.file).lexically_normal().string();
   // From the policy file: the commit trained at, and the task's name (a run's config.yaml holds
   // the task inline, so the config alone names it after itself).
   auto it = p.metadata.find("git");
   if (it != p.metadata.end()) meta.gitCommit = it->second;
-  it = p.metadata.find("task");
-  if (it != p.metadata.end()) meta.task = it->second;
+  if (!p.taskName.empty()) meta.task = p.taskName;
   torch::jit::Module m = buildExportModule(p.actor, meta);
   return writeExport(m, std::move(meta), out, format);
 }

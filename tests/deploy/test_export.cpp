@@ -13,6 +13,7 @@
 #include <fstream>
 
 #include "deploy/export.h"
+#include "deploy/open_policy.h"
 #include "deploy/sha256.h"
 #include "envs/locomotion_env.h"
 #include "ident/actuator_fit.h"
@@ -332,6 +333,56 @@ TEST(Export, ErrorsNameWhatIsMissing) {
     EXPECT_NE(std::string(e.what()).find("bad.yaml:2: unknown key 'kq'"), std::string::npos)
         << e.what();
   }
+}
+
+// openPolicy's one rule (deploy/open_policy.h), which eval, play and export share: the task the
+// file records wins over config.yaml beside it; config.yaml gives how it was trained; a file
+// that records no task takes config.yaml's; a checkpoint carries its own config.
+TEST(OpenPolicy, TheFilesOwnTaskWinsAndTheConfigGivesTheTraining) {
+  FakeRun run = makeRun("precedence", "walk_quadruped_shac.yaml", {"seed=11"});
+  const train::TrainConfig variant =
+      train::loadTrainConfig(configDir() + "/walk_quadruped_shac.yaml", {"task.actuator.kp=33"});
+  ASSERT_NE(run.cfg.task.sim.actuator.kp, 33);
+  policies::savePolicy((run.dir / "policy.pt").string(), run.actor,
+                       {{"task", "walk"}, {"task_yaml", variant.taskYaml}});
+  OpenedPolicy p = openPolicy(run.dir.string());
+  EXPECT_EQ(p.kind, OpenedPolicy::Kind::kPolicyFile);
+  EXPECT_EQ(p.taskYaml, variant.taskYaml);
+  EXPECT_NE(p.taskSource.find("policy.pt (task_yaml)"), std::string::npos) << p.taskSource;
+  ASSERT_TRUE(p.config.has_value());
+  EXPECT_EQ(p.config->seed, 11);
+  const ExportResult r = exportPolicy(run.dir.string(), (run.dir / "e.pt").string());
+  EXPECT_DOUBLE_EQ(r.metadata.kp, 33);
+  EXPECT_EQ(r.metadata.seed.value_or(0), 11);
+
+  // No task in the file: config.yaml's.
+  policies::savePolicy((run.dir / "policy.pt").string(), run.actor, {{"task", "walk"}});
+  p = openPolicy((run.dir / "policy.pt").string());
+  EXPECT_EQ(p.taskYaml, run.cfg.taskYaml);
+  EXPECT_NE(p.taskSource.find("config.yaml (task)"), std::string::npos) << p.taskSource;
+  EXPECT_DOUBLE_EQ(exportPolicy(run.dir.string(), (run.dir / "e.pt").string()).metadata.kp,
+                   run.cfg.task.sim.actuator.kp);
+
+  // A checkpoint: its own config, whatever config.yaml says.
+  {
+    torch::serialize::OutputArchive a;
+    a.write("format", c10::IValue(std::string("diffloco-checkpoint-1")));
+    a.write("config", c10::IValue(train::toYaml(variant)));
+    policies::writeActor(a, run.actor);
+    a.save_to((run.dir / "model_5.pt").string());
+  }
+  p = openPolicy((run.dir / "model_5.pt").string());
+  EXPECT_EQ(p.kind, OpenedPolicy::Kind::kCheckpoint);
+  EXPECT_DOUBLE_EQ(envs::parseTaskConfig(YAML::Load(p.taskYaml), p.taskSource).sim.actuator.kp, 33);
+  const Tensor obs = torch::randn({4, run.actor->numObs()});
+  EXPECT_TRUE(p.actor->forward(obs).equal(run.actor->forward(obs)));
+  EXPECT_DOUBLE_EQ(
+      exportPolicy((run.dir / "model_5.pt").string(), (run.dir / "c.pt").string()).metadata.kp, 33);
+
+  // The exported file: its metadata's task.
+  p = openPolicy((run.dir / "c.pt").string());
+  EXPECT_EQ(p.kind, OpenedPolicy::Kind::kExported);
+  EXPECT_DOUBLE_EQ(envs::parseTaskConfig(YAML::Load(p.taskYaml), p.taskSource).sim.actuator.kp, 33);
 }
 
 }  // namespace
