@@ -578,16 +578,24 @@ PolicyMetadata parsePolicyMetadata(const std::string& text, const std::string& s
                              std::string(kMetadataFormat) + "')");
   }
   PolicyMetadata m;
-  if (format == kMetadataFormat) {
-    Reader r(root, source, true);
-    visitMetadata(m, r);
-  } else if (format == kMetadataFormatV1) {
-    Reader r(root, source, false);  // format 1: no unknown-key checks
-    visitMetadataV1(m, r);
-    upgradeV1Values(m);
-  } else {
-    throw std::runtime_error(source + ": format.format: '" + format + "', expected '" +
-                             kMetadataFormat + "' (or the older '" + kMetadataFormatV1 + "')");
+  try {
+    if (format == kMetadataFormat) {
+      Reader r(root, source, true);
+      visitMetadata(m, r);
+    } else if (format == kMetadataFormatV1) {
+      Reader r(root, source, false);  // format 1: no unknown-key checks
+      visitMetadataV1(m, r);
+      upgradeV1Values(m);
+    } else {
+      throw std::runtime_error(source + ": format.format: '" + format + "', expected '" +
+                               kMetadataFormat + "' (or the older '" + kMetadataFormatV1 + "')");
+    }
+  } catch (const YAML::Exception& e) {
+    // What the reader's own checks do not name (a key that is not text, a node of an unexpected
+    // kind deep inside a section): yaml-cpp's message, with the file and line.
+    throw std::runtime_error(source +
+                             (e.mark.is_null() ? "" : ":" + std::to_string(e.mark.line + 1)) +
+                             ": metadata: " + e.msg);
   }
   checkSizes(m, source);
   return m;

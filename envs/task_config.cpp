@@ -42,6 +42,12 @@ std::string didYouMean(const std::string& key, const std::vector<std::string>& k
 
 namespace {
 
+// "file:line" of a YAML mark, or the file alone for a node without one (built in memory, e.g. by
+// a --set): never "file:0".
+std::string located(const std::string& file, const YAML::Mark& m) {
+  return m.is_null() ? file : file + ":" + std::to_string(m.line + 1);
+}
+
 // Reads one YAML map strictly: every key must be read (get/sub) before finish().
 class MapReader {
  public:
@@ -51,7 +57,7 @@ class MapReader {
   }
 
   [[noreturn]] void fail(const YAML::Node& at, const std::string& msg) const {
-    throw std::runtime_error(file_ + ":" + std::to_string(at.Mark().line + 1) + ": " +
+    throw std::runtime_error(located(file_, at.Mark()) + ": " +
                              (path_.empty() ? "" : path_ + ": ") + msg);
   }
   std::string keyPath(const std::string& key) const {
@@ -75,9 +81,8 @@ class MapReader {
     try {
       out = n.as<T>();
     } catch (const YAML::Exception&) {
-      throw std::runtime_error(file_ + ":" + std::to_string(n.Mark().line + 1) + ": " +
-                               keyPath(key) + ": cannot read '" + YAML::Dump(n) + "' as " +
-                               typeName<T>());
+      throw std::runtime_error(located(file_, n.Mark()) + ": " + keyPath(key) + ": cannot read '" +
+                               YAML::Dump(n) + "' as " + typeName<T>());
     }
   }
 
@@ -113,8 +118,8 @@ class MapReader {
     for (auto it = node_.begin(); it != node_.end(); ++it) {
       const std::string k = it->first.as<std::string>();
       if (std::find(known_.begin(), known_.end(), k) == known_.end())
-        throw std::runtime_error(file_ + ":" + std::to_string(it->first.Mark().line + 1) +
-                                 ": unknown key '" + keyPath(k) + "'" + didYouMean(k, known_));
+        throw std::runtime_error(located(file_, it->first.Mark()) + ": unknown key '" + keyPath(k) +
+                                 "'" + didYouMean(k, known_));
     }
   }
 
@@ -130,12 +135,11 @@ class MapReader {
         throw YAML::Exception(n.Mark(), "");
       }
     } catch (const YAML::Exception&) {
-      throw std::runtime_error(file + ":" + std::to_string(n.Mark().line + 1) + ": " + path +
+      throw std::runtime_error(located(file, n.Mark()) + ": " + path +
                                ": expected [low, high] or a number");
     }
     if (r.lo > r.hi)
-      throw std::runtime_error(file + ":" + std::to_string(n.Mark().line + 1) + ": " + path +
-                               ": low > high");
+      throw std::runtime_error(located(file, n.Mark()) + ": " + path + ": low > high");
     return r;
   }
 
@@ -165,7 +169,7 @@ std::vector<TermConfig> parseTerms(const YAML::Node& node, TermKind kind, const 
   std::vector<TermConfig> out;
   if (!node || node.IsNull()) return out;
   if (!node.IsMap())
-    throw std::runtime_error(file + ":" + std::to_string(node.Mark().line + 1) + ": " + path +
+    throw std::runtime_error(located(file, node.Mark()) + ": " + path +
                              ": expected a map of term names to their parameters");
   std::vector<std::string> names;
   for (const auto& t : termRegistry(kind)) names.push_back(t.name);
@@ -174,9 +178,8 @@ std::vector<TermConfig> parseTerms(const YAML::Node& node, TermKind kind, const 
     tc.name = it->first.as<std::string>();
     tc.def = findTerm(kind, tc.name);
     if (!tc.def)
-      throw std::runtime_error(file + ":" + std::to_string(it->first.Mark().line + 1) +
-                               ": unknown " + toString(kind) + " term '" + tc.name + "' in " +
-                               path + didYouMean(tc.name, names));
+      throw std::runtime_error(located(file, it->first.Mark()) + ": unknown " + toString(kind) +
+                               " term '" + tc.name + "' in " + path + didYouMean(tc.name, names));
     for (const auto& prev : out)
       if (prev.name == tc.name)
         throw std::runtime_error(file + ": " + path + ": term '" + tc.name + "' given twice");
@@ -242,7 +245,7 @@ void inlineActuatorFile(YAML::Node& task, const std::string& source) {
   const YAML::Node f = act["file"];
   if (!f) return;
   if (!f.IsScalar())
-    throw std::runtime_error(source + ":" + std::to_string(f.Mark().line + 1) +
+    throw std::runtime_error(located(source, f.Mark()) +
                              ": actuator.file: expected a path to a fitted actuator .yaml");
   fs::path path = f.Scalar();
   if (path.is_relative()) {
@@ -250,8 +253,8 @@ void inlineActuatorFile(YAML::Node& task, const std::string& source) {
     if (fs::is_regular_file(src)) path = src.parent_path() / path;
   }
   if (!fs::exists(path))
-    throw std::runtime_error(source + ":" + std::to_string(f.Mark().line + 1) +
-                             ": actuator.file: " + path.string() + " not found");
+    throw std::runtime_error(located(source, f.Mark()) + ": actuator.file: " + path.string() +
+                             " not found");
   YAML::Node fitted;
   try {
     fitted = YAML::LoadFile(path.string());
@@ -265,14 +268,14 @@ void inlineActuatorFile(YAML::Node& task, const std::string& source) {
     const std::string k = it->first.as<std::string>();
     if (k == "fit") continue;
     if (std::find(keys.begin(), keys.end(), k) == keys.end())
-      throw std::runtime_error(path.string() + ":" + std::to_string(it->first.Mark().line + 1) +
-                               ": unknown key '" + k + "'" + didYouMean(k, keys));
+      throw std::runtime_error(located(path.string(), it->first.Mark()) + ": unknown key '" + k +
+                               "'" + didYouMean(k, keys));
     double v = 0;
     try {
       v = it->second.as<double>();
     } catch (const YAML::Exception&) {
-      throw std::runtime_error(path.string() + ":" + std::to_string(it->second.Mark().line + 1) +
-                               ": " + k + ": expected a number");
+      throw std::runtime_error(located(path.string(), it->second.Mark()) + ": " + k +
+                               ": expected a number");
     }
     act[k] = v;  // the file wins over the section's own keys (the task's defaults)
   }

@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
-# Fuzzes the torch-free readers with libFuzzer + ASan + UBSan (clang; CMake option DIFFLOCO_FUZZ):
-# URDF, robot YAML, actuator joint log CSV, sysid trajectory CSV (tests/fuzz/). Corpora are seeded
-# from configs/ and kept in build-fuzz/corpus/<target> between runs; crashes land in
+# Fuzzes the readers with libFuzzer + ASan + UBSan (clang; CMake option DIFFLOCO_FUZZ): URDF,
+# robot YAML, actuator joint log CSV, sysid trajectory CSV, task YAML, training config with --set,
+# policy file (policy.pt), exported policy metadata (tests/fuzz/). Corpora are seeded from
+# configs/ and pretrained/ and kept in build-fuzz/corpus/<target> between runs; crashes land in
 # build-fuzz/findings/.
 #   tools/fuzz.sh                 60 s per target
 #   tools/fuzz.sh --seconds 600   longer
 #   tools/fuzz.sh --runs 20000    a fixed number of inputs with a fixed seed (deterministic: CI)
+#   tools/fuzz.sh --targets "fuzz_urdf fuzz_task_yaml" ...   only these
+# The last four link LibTorch: their instrumented build compiles the torch layers again with
+# clang (~10 min on 2 cores), so CI runs the four torch-free targets (--targets).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 limit=(-max_total_time=60)
@@ -13,19 +17,30 @@ while [ $# -gt 0 ]; do
   case $1 in
     --seconds) limit=(-max_total_time="$2"); shift 2 ;;
     --runs) limit=(-runs="$2" -seed=1); shift 2 ;;
-    *) echo "usage: tools/fuzz.sh [--seconds N | --runs N]" >&2; exit 2 ;;
+    --targets) read -r -a only <<<"$2"; shift 2 ;;
+    *) echo "usage: tools/fuzz.sh [--seconds N | --runs N] [--targets \"T ...\"]" >&2; exit 2 ;;
   esac
 done
 build=build-fuzz
 CC=clang CXX=clang++ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DDIFFLOCO_FUZZ=ON -DDIFFLOCO_TESTS=OFF -DDIFFLOCO_NATIVE=OFF >/dev/null
-targets=(fuzz_urdf fuzz_robot_yaml fuzz_joint_log fuzz_sysid_csv)
+targets=(fuzz_urdf fuzz_robot_yaml fuzz_joint_log fuzz_sysid_csv fuzz_task_yaml fuzz_train_config
+         fuzz_policy_file fuzz_policy_metadata)
+if [ -n "${only+x}" ]; then targets=("${only[@]}"); fi
 cmake --build "$build" -j 2 --target "${targets[@]}"
 
 # Seeds: the project's own files and small valid examples.
 seed() { mkdir -p "$build/corpus/$1"; cp "${@:2}" "$build/corpus/$1/" 2>/dev/null || true; }
 seed fuzz_urdf configs/robots/*.urdf
 seed fuzz_robot_yaml configs/robots/*.yaml
+seed fuzz_task_yaml configs/tasks/*.yaml
+seed fuzz_train_config configs/*.yaml
+mkdir -p "$build/corpus/fuzz_train_config"
+printf 'name: t\nalgorithm: shac\ntask: walk\n#--set\nshac.iterations=3\ntask.sim.contact=hard\n' \
+  >"$build/corpus/fuzz_train_config/sets.yaml"
+seed fuzz_policy_metadata pretrained/*.yaml
+mkdir -p "$build/corpus/fuzz_policy_file"
+export DIFFLOCO_FUZZ_SEED_DIR="$PWD/$build/corpus/fuzz_policy_file"  # a valid policy.pt
 mkdir -p "$build/corpus/fuzz_joint_log" "$build/corpus/fuzz_sysid_csv"
 printf 'time,q_target,q,qd,tau\n0,0.1,0,0,1.5\n0.001,0.1,0.0001,0.1,1.4\n0.002,0.1,0.0003,0.2,1.3\n' \
   >"$build/corpus/fuzz_joint_log/log.csv"

@@ -42,6 +42,25 @@ std::string shortText(const YAML::Node& n) {
   return s;
 }
 
+}  // namespace
+
+std::string printableArgument(const std::string& s) {
+  std::string out;
+  for (const char c : s) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7f) {
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "\\x%02x", u);
+      out += hex;
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+namespace {
+
 // --set arguments: where each one landed, for messages.
 struct Override {
   std::string path;  // a.b.c
@@ -64,22 +83,26 @@ struct Source {
 };
 
 Override parseSet(const std::string& s) {
+  Override o;
+  o.text = printableArgument(s);  // what messages show
   const size_t eq = s.find('=');
   if (eq == std::string::npos || eq == 0)
-    fail("--set " + s + ": expected key.path=value (e.g. --set shac.iterations=500)");
-  Override o;
+    fail("--set " + o.text + ": expected key.path=value (e.g. --set shac.iterations=500)");
   o.path = s.substr(0, eq);
-  o.text = s;
+  const bool control = std::any_of(o.path.begin(), o.path.end(), [](char c) {
+    return static_cast<unsigned char>(c) < 0x20 || c == 0x7f;
+  });
   std::string part;
   std::istringstream parts(o.path);
   while (std::getline(parts, part, '.'))
-    if (part.empty() || part.find_first_of(" \t[]{}:,") != std::string::npos)
-      fail("--set " + s + ": '" + o.path + "' is not a key path (keys separated by '.')");
-  if (o.path.back() == '.') fail("--set " + s + ": '" + o.path + "' ends with '.'");
+    if (control || part.empty() || part.find_first_of(" \t[]{}:,") != std::string::npos)
+      fail("--set " + o.text + ": '" + printableArgument(o.path) +
+           "' is not a key path (keys separated by '.')");
+  if (o.path.back() == '.') fail("--set " + o.text + ": '" + o.path + "' ends with '.'");
   try {
     o.value = YAML::Load(s.substr(eq + 1));
   } catch (const YAML::Exception& e) {
-    fail("--set " + s + ": the value is not valid YAML (" + e.msg + ")");
+    fail("--set " + o.text + ": the value is not valid YAML (" + e.msg + ")");
   }
   return o;
 }

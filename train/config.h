@@ -116,6 +116,10 @@ struct TrainConfig {
   int numEnvs() const { return algorithm == "shac" ? shac.numEnvs : ppo.numEnvs; }
 };
 
+// A command-line argument as messages show it: control characters as \xHH (a NUL would end the
+// message, a carriage return overwrite it).
+std::string printableArgument(const std::string& s);
+
 // Reads a training config file and applies `sets` ("a.b.c=value", YAML values) on top.
 TrainConfig loadTrainConfig(const std::string& path, const std::vector<std::string>& sets = {});
 // The same from YAML text; `source` names it in messages (tests, resolved configs).

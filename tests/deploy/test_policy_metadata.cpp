@@ -152,5 +152,21 @@ TEST(PolicyMetadata, BadInputNamesFileLineKeyAndExpectation) {
       << errorOf(bad);
 }
 
+// Found by fuzz_policy_metadata (tests/fuzz/regressions/): a shipped metadata file with bytes
+// erased; yaml-cpp's "invalid node" escaped the reader without the file's name.
+TEST(PolicyMetadata, FuzzRegressionYamlErrorsNameTheFile) {
+  const std::string path =
+      std::string(DIFFLOCO_FUZZ_REGRESSIONS) + "/policy_metadata_invalid_node.yaml";
+  std::ifstream in(path);
+  ASSERT_TRUE(in.good()) << path;
+  const std::string text((std::istreambuf_iterator<char>(in)), {});
+  try {
+    parsePolicyMetadata(text, path);
+    ADD_FAILURE() << "no error";
+  } catch (const std::runtime_error& e) {
+    EXPECT_EQ(std::string(e.what()).rfind(path, 0), 0u) << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace diffloco::deploy

@@ -142,6 +142,13 @@ TEST(Config, SetOverridesWithTheSameChecks) {
   EXPECT_CONTAINS(task, "--set task.sim.kapa=100: task:");
   EXPECT_CONTAINS(task, "did you mean 'kappa'?");
   EXPECT_CONTAINS(configError(kBase, {"task.sim.contact=squishy"}), "--set task.sim.contact=squishy");
+  // Found by fuzz_train_config (tests/fuzz/regressions/train_config_control_character_in_set.yaml):
+  // a carriage return and a NUL in a key. The message named the task file at line 0 (the task
+  // parser saw the key, and matching its message to the argument failed), and the NUL cut it.
+  const std::string control = configError(kBase, {std::string("task.sim.contac\r\0t=hard", 23)});
+  EXPECT_CONTAINS(control, "--set task.sim.contac\\x0d\\x00t=hard: ");
+  EXPECT_CONTAINS(control, "is not a key path");
+  EXPECT_EQ(diffloco::train::printableArgument(std::string("a\tb\x7f", 4)), "a\\x09b\\x7f");
 }
 
 TEST(Config, TaskByNamePathOrInline) {
