@@ -128,6 +128,7 @@ int runBench(bool json, double seconds) {
   benchEnvs(out, seconds);
   // Whole SHAC iterations of the two shipped configs.
   benchTraining(out, seconds);
+  benchCriticStep(out, seconds);
 
 #ifdef DIFFLOCO_WITH_MUJOCO
   out["mujoco_step_us"] = mj::benchStepMicros(model, s.q, s.v, seconds);

@@ -6,8 +6,11 @@
 #include <chrono>
 #include <vector>
 
+#include "algorithms/algorithm.h"
 #include "algorithms/shac.h"
 #include "envs/locomotion_env.h"
+#include "policies/actor_critic.h"
+#include "policies/mlp_regression.h"
 #include "robots/robot.h"
 #include "train/config.h"
 #include "train/curriculum.h"
@@ -60,6 +63,57 @@ void benchTraining(std::map<std::string, double>& out, double seconds) {
     out[k + "_actor_backward_s"] = median(backward);
     out[k + "_critic_s"] = median(critic);
   }
+  envs::setTorchThreads(torchThreads);
+}
+
+void benchCriticStep(std::map<std::string, double>& out, double seconds) {
+  const train::TrainConfig cfg = train::loadTrainConfig(configDir() + "/walk_quadruped_shac.yaml");
+  const int torchThreads = at::get_num_threads();
+  envs::setTorchThreads(1);  // the critic thread's
+  envs::EnvOptions eo;
+  eo.numEnvs = 1;
+  eo.printSummary = false;
+  const int64_t numObs = envs::LocomotionEnv(cfg.task, eo).numObs();
+  const int64_t samples = cfg.shac.numEnvs * cfg.shac.horizon;
+  const int64_t rows = samples / cfg.shac.criticMinibatches;
+  torch::manual_seed(1);
+  policies::Critic critic(numObs, cfg.policy);
+  const torch::Tensor flat = algorithms::flattenParameters(critic->parameters());
+  const torch::Tensor x = torch::randn({samples, numObs}), y = 10 * torch::randn({samples});
+  const torch::Tensor idx = torch::randperm(samples, torch::kLong).narrow(0, 0, rows).contiguous();
+  policies::MlpRegression fused(static_cast<int>(numObs), cfg.policy.criticHidden,
+                                cfg.policy.activation, cfg.policy.layerNorm);
+  torch::Tensor grad = torch::zeros_like(flat);
+  auto fusedStep = [&] {
+    grad.zero_();
+    fused.lossAndGradient(flat.data_ptr<float>(), x.data_ptr<float>(), y.data_ptr<float>(),
+                          idx.data_ptr<int64_t>(), rows, static_cast<double>(rows),
+                          grad.data_ptr<float>());
+  };
+  auto autogradStep = [&] {
+    for (auto& p : critic->parameters())
+      if (p.grad().defined()) p.mutable_grad().zero_();
+    ((critic->forward(x.index_select(0, idx)) - y.index_select(0, idx)).square().sum() /
+     static_cast<double>(rows))
+        .backward();
+  };
+  // Blocks of 20 steps, alternated, so that both see the same machine.
+  std::vector<double> a, b;
+  auto block = [](const auto& step) {
+    const auto t = std::chrono::steady_clock::now();
+    for (int i = 0; i < 20; ++i) step();
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count() / 20 * 1e6;
+  };
+  block(fusedStep), block(autogradStep);  // warm-up
+  const auto t0 = std::chrono::steady_clock::now();
+  do {
+    a.push_back(block(fusedStep));
+    b.push_back(block(autogradStep));
+  } while (a.size() < 5 ||
+           std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() < seconds);
+  out["critic_step_us_fused"] = median(a);
+  out["critic_step_us_autograd"] = median(b);
+  out["critic_step_autograd_over_fused"] = median(b) / median(a);
   envs::setTorchThreads(torchThreads);
 }
 

@@ -15,4 +15,12 @@ namespace diffloco::experiments {
 // after two warm-up iterations, over at least 3 iterations and `seconds` of iterations.
 void benchTraining(std::map<std::string, double>& out, double seconds);
 
+// One minibatch step of SHAC's critic fit, loss and gradient only (64 per walk iteration), for
+// the walk config's critic and minibatch (512 of 2048 rows), one thread: the fused pass
+// (policies/mlp_regression.h) and torch's autograd on the same network and rows, in alternating
+// blocks so that both see the same machine:
+//   critic_step_us_fused, critic_step_us_autograd     medians per step [us]
+//   critic_step_autograd_over_fused                   their ratio
+void benchCriticStep(std::map<std::string, double>& out, double seconds);
+
 }  // namespace diffloco::experiments

@@ -76,6 +76,7 @@ keys = ["step_us_hard", "step_us_smoothed", "step_us_soft", "batch_steps_per_s",
 for task in ("walk", "velocity"):
     keys += [f"shac_iteration_s_{task}", f"shac_iteration_{task}_rollout_s",
              f"shac_iteration_{task}_actor_backward_s", f"shac_iteration_{task}_critic_s"]
+keys += ["critic_step_us_fused", "critic_step_us_autograd", "critic_step_autograd_over_fused"]
 if mujoco:
     keys += ["mujoco_step_us", "shac_iteration_walk_over_mujoco_step",
              "shac_iteration_velocity_over_mujoco_step"]
