@@ -60,6 +60,7 @@ PY
 
 mkdir -p "$build/findings"
 export ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+export LSAN_OPTIONS=suppressions=$PWD/tests/fuzz/lsan_torch.supp  # leaks inside LibTorch only
 status=0
 for t in "${targets[@]}"; do
   echo "== $t"

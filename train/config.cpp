@@ -346,10 +346,18 @@ envs::TaskConfig parseTaskNamingSets(const YAML::Node& task, const std::string& 
   } catch (const std::runtime_error& e) {
     const std::string msg = e.what();
     for (const auto& o : sets) {
+      // The message may name the overridden key or any section on its path (an unknown
+      // 'si0' for --set task.si0.contact=...): every prefix of the path is tried.
       const std::string rel = o.path.substr(prefix.size());
-      if (msg.find("'" + rel + "'") != std::string::npos ||
-          msg.find(" " + rel + ":") != std::string::npos ||
-          msg.find(" " + rel + " ") != std::string::npos) {
+      bool named = false;
+      for (size_t end = rel.find('.'); !named; end = rel.find('.', end + 1)) {
+        const std::string key = rel.substr(0, end);
+        named = msg.find("'" + key + "'") != std::string::npos ||
+                msg.find(" " + key + ":") != std::string::npos ||
+                msg.find(" " + key + " ") != std::string::npos;
+        if (end == std::string::npos) break;
+      }
+      if (named) {
         const size_t colon = msg.find(": ");
         fail("--set " + o.text + ": task: " +
              (colon == std::string::npos ? msg : msg.substr(colon + 2)));

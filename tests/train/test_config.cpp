@@ -148,6 +148,10 @@ TEST(Config, SetOverridesWithTheSameChecks) {
   const std::string control = configError(kBase, {std::string("task.sim.contac\r\0t=hard", 23)});
   EXPECT_CONTAINS(control, "--set task.sim.contac\\x0d\\x00t=hard: ");
   EXPECT_CONTAINS(control, "is not a key path");
+  // Found by fuzz_train_config: an unknown section on the path of a task override was reported
+  // against the task file.
+  EXPECT_CONTAINS(configError(kBase, {"task.si0.contact=hard"}),
+                  "--set task.si0.contact=hard: task:");
   EXPECT_EQ(diffloco::train::printableArgument(std::string("a\tb\x7f", 4)), "a\\x09b\\x7f");
 }
 
