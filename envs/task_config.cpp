@@ -10,6 +10,7 @@
 #include <stdexcept>
 
 #include "envs/did_you_mean.h"
+#include "io/file_status.h"
 #include "robots/robot.h"
 #include "sim/adaptive.h"
 
@@ -250,9 +251,9 @@ void inlineActuatorFile(YAML::Node& task, const std::string& source) {
   fs::path path = f.Scalar();
   if (path.is_relative()) {
     const fs::path src = source;
-    if (fs::is_regular_file(src)) path = src.parent_path() / path;
+    if (io::isRegularFile(src)) path = src.parent_path() / path;
   }
-  if (!fs::exists(path))
+  if (!io::exists(path))
     throw std::runtime_error(located(source, f.Mark()) + ": actuator.file: " + path.string() +
                              " not found");
   YAML::Node fitted;
@@ -469,7 +470,7 @@ void inlineRobotDefaults(YAML::Node& task, const std::string& source) {
   const YAML::Node& ctask = task;
   if (!task.IsMap() || !ctask["robot"] || !ctask["robot"].IsScalar()) return;  // parser says it
   const std::string path = robotFilePath(ctask["robot"].Scalar());
-  if (!fs::is_regular_file(path)) return;  // loadRobot reports it
+  if (!io::isRegularFile(path)) return;  // loadRobot reports it
   YAML::Node robot;
   try {
     robot = YAML::LoadFile(path);
@@ -491,7 +492,7 @@ void inlineRobotDefaults(YAML::Node& task, const std::string& source) {
 TaskConfig loadTaskConfig(const std::string& nameOrPath) {
   fs::path path = nameOrPath;
   if (path.extension() != ".yaml") path = fs::path(configDir()) / "tasks" / (nameOrPath + ".yaml");
-  if (!fs::exists(path))
+  if (!io::exists(path))
     throw std::runtime_error(path.string() + ": task file not found (expected a task name from " +
                              configDir() + "/tasks or a path to a .yaml)");
   YAML::Node y;

@@ -11,6 +11,7 @@
 #include <set>
 #include <stdexcept>
 
+#include "io/file_status.h"
 #include "robots/robot_report.h"
 #include "sim/model_edit.h"
 #include "sim/urdf.h"
@@ -125,7 +126,7 @@ Robot loadRobot(const std::string& nameOrPath, RobotReport* reportOut) {
   RobotReport& rep = reportOut ? *reportOut : local;
   rep = {};
   const fs::path path = robotFilePath(nameOrPath);
-  if (!fs::exists(path))
+  if (!io::exists(path))
     throw std::runtime_error(path.string() + ": robot file not found (expected a robot name from " +
                              configDir() + "/robots or a path to a .yaml)");
   YAML::Node y;

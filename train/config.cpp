@@ -10,6 +10,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "io/file_status.h"
 #include "robots/robot.h"
 
 namespace diffloco::train {
@@ -330,9 +331,9 @@ void visitTop(V& v, TrainConfig& c) {
 fs::path resolveTaskFile(const std::string& ref, const std::string& configFile) {
   fs::path p = ref;
   if (p.extension() != ".yaml") return fs::path(configDir()) / "tasks" / (ref + ".yaml");
-  if (fs::exists(p) || p.is_absolute()) return p;
+  if (io::exists(p) || p.is_absolute()) return p;
   const fs::path rel = fs::path(configFile).parent_path() / p;
-  return fs::exists(rel) ? rel : p;
+  return io::exists(rel) ? rel : p;
 }
 
 // The envs layer's strict task parser. A message about a key that one of `sets` overrode names
@@ -395,7 +396,7 @@ TrainConfig parseRoot(YAML::Node root, const std::string& file,
          "/tasks, a path to a task .yaml, or the task inline)");
   if (t.IsScalar()) {
     const fs::path path = resolveTaskFile(t.Scalar(), file);
-    if (!fs::exists(path))
+    if (!io::exists(path))
       fail(src.where("task", t) + ": task: '" + t.Scalar() + "' not found (looked for " +
            path.string() + "; a task name from " + configDir() + "/tasks or a path to a .yaml)");
     try {
@@ -545,7 +546,7 @@ envs::TaskConfig parseTaskWithSets(const std::string& taskYaml, const std::strin
 envs::TaskConfig loadTaskWithSets(const std::string& nameOrPath,
                                   const std::vector<std::string>& sets) {
   const fs::path path = resolveTaskFile(nameOrPath, "");
-  if (!fs::exists(path))
+  if (!io::exists(path))
     fail("task '" + nameOrPath + "' not found (looked for " + path.string() +
          "; a task name from " + configDir() + "/tasks or a path to a .yaml)");
   YAML::Node task;

@@ -152,6 +152,11 @@ TEST(Config, SetOverridesWithTheSameChecks) {
   // against the task file.
   EXPECT_CONTAINS(configError(kBase, {"task.si0.contact=hard"}),
                   "--set task.si0.contact=hard: task:");
+  // Found by fuzz_train_config: a task name longer than the system allows (ENAMETOOLONG) threw
+  // std::filesystem's error, naming neither the config nor the key.
+  std::string longTask = kBase;
+  longTask.replace(longTask.find("task: walk"), 10, "task: " + std::string(5000, 'w'));
+  EXPECT_CONTAINS(configError(longTask), "cfg.yaml");
   EXPECT_EQ(diffloco::train::printableArgument(std::string("a\tb\x7f", 4)), "a\\x09b\\x7f");
 }
 
