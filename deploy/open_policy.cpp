@@ -3,6 +3,8 @@
 #include <filesystem>
 #include <stdexcept>
 
+#include "policies/error_message.h"
+
 namespace diffloco::deploy {
 
 namespace fs = std::filesystem;
@@ -48,10 +50,8 @@ bool openCheckpoint(const std::string& path, OpenedPolicy& out) {
   out.configFile = path;
   try {
     out.actor = policies::readActor(a);
-  } catch (const c10::Error& e) {
-    throw std::runtime_error(path + ": a damaged checkpoint (" + e.what_without_backtrace() + ")");
   } catch (const std::exception& e) {
-    throw std::runtime_error(path + ": a damaged checkpoint (" + e.what() + ")");
+    throw std::runtime_error(path + ": a damaged checkpoint (" + policies::messageOf(e) + ")");
   }
   return true;
 }

@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "io/atomic_file.h"
+#include "policies/error_message.h"
 
 namespace diffloco::policies {
 
@@ -185,12 +186,10 @@ Actor readActor(torch::serialize::InputArchive& archive) {
   Actor loaded(numObs, numActions, c);
   loaded->load(stored);
   copyModule(*loaded, *actor);
-  for (const auto& t : actor->named_parameters())
-    if (!torch::isfinite(t.value()).all().item<bool>())
-      throw std::runtime_error("actor tensor '" + t.key() + "' has non-finite values");
-  for (const auto& t : actor->named_buffers())
-    if (!torch::isfinite(t.value()).all().item<bool>())
-      throw std::runtime_error("actor tensor '" + t.key() + "' has non-finite values");
+  for (const auto& tensors : {actor->named_parameters(), actor->named_buffers()})
+    for (const auto& t : tensors)
+      if (!torch::isfinite(t.value()).all().item<bool>())
+        throw std::runtime_error("actor tensor '" + t.key() + "' has non-finite values");
   actor->normalizer()->refresh();
   return actor;
 }
@@ -211,11 +210,8 @@ LoadedPolicy loadPolicy(const std::string& path) {
   torch::serialize::InputArchive a;
   try {
     a.load_from(path);
-  } catch (const c10::Error& e) {
-    throw std::runtime_error(path + ": not a readable policy file (" + e.what_without_backtrace() +
-                             ")");
-  } catch (const std::exception& e) {  // TorchScript's frontend errors are not c10::Error
-    throw std::runtime_error(path + ": not a readable policy file (" + e.what() + ")");
+  } catch (const std::exception& e) {
+    throw std::runtime_error(path + ": not a readable policy file (" + messageOf(e) + ")");
   }
   c10::IValue format;
   if (!a.try_read("format", format) || !format.isString() ||
@@ -234,10 +230,8 @@ LoadedPolicy loadPolicy(const std::string& path) {
         throw std::runtime_error("metadata: expected strings");
       p.metadata[k.get(i).toStringRef()] = v.get(i).toStringRef();
     }
-  } catch (const c10::Error& e) {
-    throw std::runtime_error(path + ": a damaged policy file (" + e.what_without_backtrace() + ")");
   } catch (const std::exception& e) {
-    throw std::runtime_error(path + ": a damaged policy file (" + e.what() + ")");
+    throw std::runtime_error(path + ": a damaged policy file (" + messageOf(e) + ")");
   }
   return p;
 }

@@ -20,6 +20,7 @@
 #include "envs/locomotion_env.h"
 #include "io/atomic_file.h"
 #include "io/read_file.h"
+#include "policies/error_message.h"
 #include "runs/run_dir.h"
 #include "runs/tfevents.h"
 #include "train/config.h"
@@ -180,11 +181,8 @@ void checkFormat(const std::string& name, torch::serialize::InputArchive& a) {
 void openCheckpoint(const std::string& path, torch::serialize::InputArchive& a) {
   try {
     a.load_from(path);
-  } catch (const c10::Error& e) {
-    throw std::runtime_error(path + ": not a readable checkpoint (" + e.what_without_backtrace() +
-                             ")");
-  } catch (const std::exception& e) {  // TorchScript's frontend errors are not c10::Error
-    throw std::runtime_error(path + ": not a readable checkpoint (" + e.what() + ")");
+  } catch (const std::exception& e) {
+    throw std::runtime_error(path + ": not a readable checkpoint (" + policies::messageOf(e) + ")");
   }
   checkFormat(path, a);
 }
@@ -193,11 +191,8 @@ void openCheckpointBytes(const std::string& name, const std::string& bytes,
                          torch::serialize::InputArchive& a) {
   try {
     a.load_from(bytes.data(), bytes.size());
-  } catch (const c10::Error& e) {
-    throw std::runtime_error(name + ": not a readable checkpoint (" + e.what_without_backtrace() +
-                             ")");
   } catch (const std::exception& e) {
-    throw std::runtime_error(name + ": not a readable checkpoint (" + e.what() + ")");
+    throw std::runtime_error(name + ": not a readable checkpoint (" + policies::messageOf(e) + ")");
   }
   checkFormat(name, a);
 }
@@ -209,10 +204,8 @@ void loadState(const std::string& name, torch::serialize::InputArchive& a,
   try {
     algo.load(a);
     loadEnv(env, a);
-  } catch (const c10::Error& e) {
-    throw std::runtime_error(name + ": a damaged checkpoint (" + e.what_without_backtrace() + ")");
   } catch (const std::exception& e) {
-    throw std::runtime_error(name + ": a damaged checkpoint (" + e.what() + ")");
+    throw std::runtime_error(name + ": a damaged checkpoint (" + policies::messageOf(e) + ")");
   }
 }
 
