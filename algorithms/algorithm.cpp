@@ -222,6 +222,8 @@ FlatAdam::FlatAdam(const std::vector<Tensor>& params, double lr, double beta1, d
   grad_ = torch::zeros_like(flat_);
   m_ = torch::zeros_like(flat_);
   v_ = torch::zeros_like(flat_);
+  leaf_ = flat_.detach().requires_grad_(true);
+  leaf_.mutable_grad() = grad_;
   int64_t at = 0;
   for (auto p : params) {
     const int64_t k = p.numel();

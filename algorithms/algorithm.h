@@ -138,12 +138,15 @@ class FlatAdam {
   void setLr(double lr) { lr_ = lr; }
   double lr() const { return lr_; }
   const torch::Tensor& flat() const { return flat_; }  // the parameters, [numel]
+  // The parameters as one autograd leaf (the same storage) whose gradient accumulates into
+  // grad(): for fused operations that take the flat buffer (policies/fused_mlp.h).
+  const torch::Tensor& leaf() const { return leaf_; }
   torch::Tensor& grad() { return grad_; }              // their gradient, [numel]
   void save(torch::serialize::OutputArchive& a, const std::string& prefix) const;
   void load(torch::serialize::InputArchive& a, const std::string& prefix);
 
  private:
-  torch::Tensor flat_, grad_, m_, v_;
+  torch::Tensor flat_, leaf_, grad_, m_, v_;
   std::int64_t steps_ = 0;
   double lr_, beta1_, beta2_, eps_;
 };

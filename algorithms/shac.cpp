@@ -43,6 +43,15 @@ Shac::Shac(envs::VecEnv& env, const ShacConfig& config, const policies::PolicyCo
       static_cast<int>(env.numObs()), policy.criticHidden, policy.activation, policy.layerNorm);
   if (criticFit_->numParameters() != criticOpt_->flat().numel())
     throw std::logic_error("Shac: the critic's parameters do not have the Mlp's layout");
+  actorMean_ = std::make_unique<policies::FusedMlp>(
+      static_cast<int>(env.numObs()), policy.actorHidden, static_cast<int>(env.numActions()),
+      policy.activation, policy.layerNorm);
+  targetValue_ = std::make_unique<policies::FusedMlp>(
+      static_cast<int>(env.numObs()), policy.criticHidden, 1, policy.activation, policy.layerNorm);
+  // The actor's flat buffer: log_std (the module's own parameter comes first), then its Mlp's.
+  if (env.numActions() + actorMean_->numParameters() != actorOpt_->flat().numel() ||
+      actor_->logStd().data_ptr<float>() != actorOpt_->flat().data_ptr<float>())
+    throw std::logic_error("Shac: the actor's parameters do not have the Mlp's layout");
   broadcast({actorOpt_->flat(), criticOpt_->flat(), targetFlat_});
   criticComm_ = comm_.group("shac_critic");
 }
@@ -77,7 +86,8 @@ Shac::Window Shac::rollout() {
     const Tensor on = norm(obs);
     rawBuf.push_back(obs.detach());
     obsBuf.push_back(on.detach());
-    const Tensor mean = actor_->mean(on);
+    const Tensor mean = actorMean_->forward(
+        on, actorOpt_->leaf().narrow(0, env_.numActions(), actorMean_->numParameters()));
     const Tensor a =
         actor_->squash(actor_->sample(mean, actionNoise(mean.size(1), mean.options())));
     envs::StepResult r = env_.step(a);
@@ -101,7 +111,8 @@ Shac::Window Shac::rollout() {
     rewAcc = rewAcc + disc * rew;
     if (last || anyReset) {
       // Segments that end here: resets inside the window, every env at its end.
-      const Tensor v = target_->forward(termN) * boot.to(torch::kFloat);
+      const Tensor v =
+          targetValue_->forward(termN, targetFlat_).squeeze(-1) * boot.to(torch::kFloat);
       const Tensor segmentReturn = rewAcc + gamma * disc * v;
       if (last) done = torch::ones_like(done);
       loss = loss - (last ? segmentReturn.sum() : (segmentReturn * done.to(torch::kFloat)).sum());
@@ -126,8 +137,8 @@ Shac::Window Shac::rollout() {
   w.dones = torch::stack(doneBuf);
   {
     torch::NoGradGuard noGrad;
-    w.nextValues =
-        target_->forward(torch::stack(nextObsBuf)) * torch::stack(bootBuf).to(torch::kFloat);
+    w.nextValues = targetValue_->forward(torch::stack(nextObsBuf), targetFlat_).squeeze(-1) *
+                   torch::stack(bootBuf).to(torch::kFloat);
   }
   return w;
 }

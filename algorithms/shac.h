@@ -13,6 +13,8 @@
 //     the value into the simulator; the target critic's parameters are frozen): at a truncation
 //     (time limit) the env's terminal observation, i.e. the state before the reset; at a
 //     termination 0; for a state with non-finite or huge (|x| > 1e6) observations 0.
+//     The actor's mean and the target critic's values are fused operations on the networks'
+//     flat buffers (policies/fused_mlp.h): the modules' values, a few operations instead of ~25.
 //  3. Back-propagation through the window, actor gradient clipping, Adam.
 //  4. Critic: TD(lambda) targets from the window's (detached) rewards and target-critic values,
 //     `critic_iterations` epochs of `critic_minibatches` shuffled minibatches of MSE (loss and
@@ -34,6 +36,7 @@
 
 #include "algorithms/algorithm.h"
 #include "algorithms/config.h"
+#include "policies/fused_mlp.h"
 #include "policies/mlp_regression.h"
 
 namespace diffloco::algorithms {
@@ -83,6 +86,10 @@ class Shac : public Algorithm {
   std::unique_ptr<FlatAdam> actorOpt_, criticOpt_;
   // The critic's loss and gradient in one fused pass (policies/mlp_regression.h), not autograd.
   std::unique_ptr<policies::MlpRegression> criticFit_;
+  // The actor's mean and the target critic in the rollout as one autograd operation each over
+  // their flat buffers (policies/fused_mlp.h): the same networks, without ~25 tensor operations
+  // per step of the window.
+  std::unique_ptr<policies::FusedMlp> actorMean_, targetValue_;
   torch::Tensor targetFlat_;  // the target critic's parameters, flat (policies are views)
   distributed::Communicator criticComm_;  // the critic thread's collectives
 };

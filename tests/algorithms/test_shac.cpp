@@ -110,7 +110,9 @@ TEST(Shac, GradientMatchesFiniteDifferences) {
     shac.generator().set_current_seed(99);
     return shac.rollout().actorLoss;
   };
-  for (auto& p : shac.actor()->parameters()) p.mutable_grad() = Tensor();
+  // The parameters' gradients are views into the optimiser's flat gradient, where the fused
+  // actor's backward accumulates: zeroed, not replaced.
+  for (auto& p : shac.actor()->parameters()) p.mutable_grad().zero_();
   loss().backward();
   // The output layer's bias and the log-std, every action dimension.
   std::vector<std::pair<Tensor*, int64_t>> probes;
