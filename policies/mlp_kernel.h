@@ -28,7 +28,8 @@ class MlpKernel {
   int64_t cacheSize(int64_t rows) const { return cachePerRow_ * rows; }
 
   // y [rows, out] = f(x [rows, in]) (row-major); cache (cacheSize(rows) floats) receives what
-  // backward() needs.
+  // backward() needs. The rounding of Eigen's vectorised sums depends on the buffers' alignment:
+  // pass buffers aligned as Eigen's (or torch's) allocations for results that repeat bit for bit.
   void forward(const float* params, const float* x, int64_t rows, float* y, float* cache) const;
   // From dL/dy [rows, out]: adds dL/dparams to gradParams (unless null) and writes dL/dx
   // [rows, in] to gradX (unless null). x and cache as given to and filled by forward().

@@ -5,6 +5,7 @@
 // (tests/policies/test_mlp_regression.cpp). No torch here: the caller hands in pointers.
 #pragma once
 
+#include <Eigen/Core>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -30,7 +31,11 @@ class MlpRegression {
 
  private:
   MlpKernel mlp_;
-  std::vector<float> x_, cache_, f_;  // the selected rows, the forward's cache, f(x), dL/df
+  // The selected rows, the forward's cache, f(x) then dL/df. Aligned as Eigen's own matrices:
+  // Eigen's vectorised sums start at the first aligned element, so their rounding depends on
+  // where a buffer lies; a resumed run must repeat the uninterrupted one bit for bit.
+  using Buffer = std::vector<float, Eigen::aligned_allocator<float>>;
+  Buffer x_, cache_, f_;
 };
 
 }  // namespace diffloco::policies
