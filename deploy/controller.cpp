@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <sstream>
 #include <stdexcept>
+
+#include "io/zip_archive.h"
 
 namespace diffloco::deploy {
 
@@ -40,8 +43,10 @@ const std::vector<std::string> kKnownTerms{
 
 Controller::Controller(const std::string& policyPath, ControllerConfig config)
     : cfg_(std::move(config)) {
+  // Checked before LibTorch reads it (io/zip_archive.h); loaded from the bytes checked.
+  std::istringstream bytes(io::readCheckedZipArchive(policyPath));
   try {
-    module_ = torch::jit::load(policyPath);
+    module_ = torch::jit::load(bytes);
   } catch (const c10::Error& e) {
     throw std::runtime_error(policyPath + ": not a loadable TorchScript file (" +
                              e.what_without_backtrace() + ")");

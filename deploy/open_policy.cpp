@@ -1,8 +1,10 @@
 #include "deploy/open_policy.h"
 
 #include <filesystem>
+#include <sstream>
 #include <stdexcept>
 
+#include "io/zip_archive.h"
 #include "policies/error_message.h"
 
 namespace diffloco::deploy {
@@ -11,11 +13,13 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// The file as an exported policy (TorchScript with a metadata_json attribute); false if it is not.
-bool openExported(const std::string& path, OpenedPolicy& out) {
+// The file (its checked bytes) as an exported policy (TorchScript with a metadata_json
+// attribute); false if it is not.
+bool openExported(const std::string& path, const std::string& bytes, OpenedPolicy& out) {
   torch::jit::Module m;
   try {
-    m = torch::jit::load(path);
+    std::istringstream in(bytes);
+    m = torch::jit::load(in);
   } catch (const std::exception&) {  // c10::Error, or TorchScript's frontend errors
     return false;
   }
@@ -32,10 +36,10 @@ bool openExported(const std::string& path, OpenedPolicy& out) {
 
 // The file as a training checkpoint (model_<N>.pt): its actor and the config saved in it; false if
 // it is not one.
-bool openCheckpoint(const std::string& path, OpenedPolicy& out) {
+bool openCheckpoint(const std::string& path, const std::string& bytes, OpenedPolicy& out) {
   torch::serialize::InputArchive a;
   try {
-    a.load_from(path);
+    a.load_from(bytes.data(), bytes.size());
   } catch (const std::exception&) {
     return false;
   }
@@ -71,14 +75,16 @@ OpenedPolicy openPolicy(const std::string& path, const std::string& configPath) 
     throw std::runtime_error(file.string() + ": not a regular file");
   out.file = file.string();
 
-  if (openExported(out.file, out)) {
+  // Checked before LibTorch reads it, and read once: each kind is tried on the same bytes.
+  const std::string bytes = io::readCheckedZipArchive(out.file);
+  if (openExported(out.file, bytes, out)) {
     out.taskYaml = out.exported.taskYaml;
     out.taskSource = out.file + " (task_yaml)";
     out.taskName = out.exported.task;
     return out;
   }
-  if (!openCheckpoint(out.file, out)) {
-    policies::LoadedPolicy p = policies::loadPolicy(out.file);
+  if (!openCheckpoint(out.file, bytes, out)) {
+    policies::LoadedPolicy p = policies::loadPolicyBytes(out.file, bytes);
     out.kind = OpenedPolicy::Kind::kPolicyFile;
     out.actor = p.actor;
     out.metadata = std::move(p.metadata);

@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "io/atomic_file.h"
+#include "io/zip_archive.h"
 #include "policies/error_message.h"
 
 namespace diffloco::policies {
@@ -207,9 +208,14 @@ void savePolicy(const std::string& path, Actor& actor,
 }
 
 LoadedPolicy loadPolicy(const std::string& path) {
+  return loadPolicyBytes(path, io::readCheckedZipArchive(path));
+}
+
+LoadedPolicy loadPolicyBytes(const std::string& path, const std::string& bytes) {
+  io::checkZipArchive(path, bytes);
   torch::serialize::InputArchive a;
   try {
-    a.load_from(path);
+    a.load_from(bytes.data(), bytes.size());
   } catch (const std::exception& e) {
     throw std::runtime_error(path + ": not a readable policy file (" + messageOf(e) + ")");
   }

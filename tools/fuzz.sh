@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Fuzzes the readers with libFuzzer + ASan + UBSan (clang; CMake option DIFFLOCO_FUZZ): URDF,
-# robot YAML, actuator joint log CSV, sysid trajectory CSV, task YAML, training config with --set,
-# policy file (policy.pt), exported policy metadata (tests/fuzz/). Corpora are seeded from
+# robot YAML, actuator joint log CSV, sysid trajectory CSV, torch archive check (zip), task YAML,
+# training config with --set, policy file (policy.pt), exported policy metadata (tests/fuzz/). Corpora are seeded from
 # configs/ and pretrained/ and kept in build-fuzz/corpus/<target> between runs; crashes land in
 # build-fuzz/findings/.
 #   tools/fuzz.sh                 60 s per target
@@ -24,8 +24,8 @@ done
 build=build-fuzz
 CC=clang CXX=clang++ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DDIFFLOCO_FUZZ=ON -DDIFFLOCO_TESTS=OFF -DDIFFLOCO_NATIVE=OFF >/dev/null
-targets=(fuzz_urdf fuzz_robot_yaml fuzz_joint_log fuzz_sysid_csv fuzz_task_yaml fuzz_train_config
-         fuzz_policy_file fuzz_policy_metadata)
+targets=(fuzz_urdf fuzz_robot_yaml fuzz_joint_log fuzz_sysid_csv fuzz_zip_archive fuzz_task_yaml
+         fuzz_train_config fuzz_policy_file fuzz_policy_metadata)
 if [ -n "${only+x}" ]; then targets=("${only[@]}"); fi
 cmake --build "$build" -j 2 --target "${targets[@]}"
 
@@ -41,6 +41,20 @@ printf 'name: t\nalgorithm: shac\ntask: walk\n#--set\nshac.iterations=3\ntask.si
 seed fuzz_policy_metadata pretrained/*.yaml
 mkdir -p "$build/corpus/fuzz_policy_file"
 export DIFFLOCO_FUZZ_SEED_DIR="$PWD/$build/corpus/fuzz_policy_file"  # a valid policy.pt
+# Small archives of the shapes torch writes: stored and deflated records, plain and zip64.
+mkdir -p "$build/corpus/fuzz_zip_archive"
+python3 - "$build/corpus/fuzz_zip_archive" <<'PY'
+import sys, zipfile
+for name, z64 in (("plain.pt", False), ("zip64.pt", True)):
+    with zipfile.ZipFile(f"{sys.argv[1]}/{name}", "w") as z:
+        for rec, data, method in (("a/data.pkl", b"\x80\x02}q\x00." * 20, zipfile.ZIP_STORED),
+                                  ("a/code/__torch__.py", b"def forward(self):\n  pass\n" * 30,
+                                   zipfile.ZIP_DEFLATED), ("a/version", b"3\n", zipfile.ZIP_STORED)):
+            info = zipfile.ZipInfo(rec)
+            info.compress_type = method
+            with z.open(info, "w", force_zip64=z64) as f:
+                f.write(data)
+PY
 mkdir -p "$build/corpus/fuzz_joint_log" "$build/corpus/fuzz_sysid_csv"
 printf 'time,q_target,q,qd,tau\n0,0.1,0,0,1.5\n0.001,0.1,0.0001,0.1,1.4\n0.002,0.1,0.0003,0.2,1.3\n' \
   >"$build/corpus/fuzz_joint_log/log.csv"

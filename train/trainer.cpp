@@ -20,6 +20,7 @@
 #include "envs/locomotion_env.h"
 #include "io/atomic_file.h"
 #include "io/read_file.h"
+#include "io/zip_archive.h"
 #include "policies/error_message.h"
 #include "runs/run_dir.h"
 #include "runs/tfevents.h"
@@ -178,17 +179,9 @@ void checkFormat(const std::string& name, torch::serialize::InputArchive& a) {
     throw std::runtime_error(name + ": not a diffloco checkpoint");
 }
 
-void openCheckpoint(const std::string& path, torch::serialize::InputArchive& a) {
-  try {
-    a.load_from(path);
-  } catch (const std::exception& e) {
-    throw std::runtime_error(path + ": not a readable checkpoint (" + policies::messageOf(e) + ")");
-  }
-  checkFormat(path, a);
-}
-
 void openCheckpointBytes(const std::string& name, const std::string& bytes,
                          torch::serialize::InputArchive& a) {
+  io::checkZipArchive(name, bytes);  // before LibTorch reads it
   try {
     a.load_from(bytes.data(), bytes.size());
   } catch (const std::exception& e) {
@@ -322,7 +315,7 @@ void warmStart(const std::string& from, algorithms::Algorithm& algo) {
   const std::string path = warmStartCheckpoint(from);
   torch::serialize::InputArchive a;
   try {
-    openCheckpoint(path, a);  // its messages name the file
+    openCheckpointBytes(path, io::readFile(path), a);  // its messages name the file
   } catch (const std::runtime_error& e) {
     throw std::runtime_error("init_from: " + std::string(e.what()));
   }

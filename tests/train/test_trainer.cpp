@@ -293,7 +293,7 @@ TEST(Trainer, WarmStartFromAnotherRun) {
     }
   };
   expectError((s.dir / "missing").string(), {"init_from", "missing", "no such run folder"});
-  expectError(cfg, {"init_from", "config.yaml", "not a readable checkpoint"});
+  expectError(cfg, {"init_from", "config.yaml", "not a valid archive"});
   // Another architecture.
   TrainArgs wide = args(cfg, s.dir / "bad");
   wide.sets.insert(wide.sets.end(), {"init_from=" + base.runDir, "policy.actor_hidden=[32, 8]"});
