@@ -95,7 +95,8 @@ struct LoadedPolicy {
 };
 // The file is checked (io/zip_archive.h) before LibTorch reads it; errors name it.
 LoadedPolicy loadPolicy(const std::string& path);
-// The same for a file's bytes already read (`path` names it in errors).
+// The same for a file's bytes already read and checked (io::readCheckedZipArchive; `path` names
+// it in errors).
 LoadedPolicy loadPolicyBytes(const std::string& path, const std::string& bytes);
 
 // An actor written into / read from an archive with the settings that rebuild it (checkpoints use

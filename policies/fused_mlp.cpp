@@ -20,10 +20,9 @@ MlpKernel kernelOf(const AutogradContext& ctx) {
 }
 
 struct MlpFunction : torch::autograd::Function<MlpFunction> {
-  // x [rows, in] and params contiguous float; the shape's values for kernelOf().
+  // x [rows, in] and params contiguous float.
   static Tensor forward(AutogradContext* ctx, const Tensor& x, const Tensor& params,
-                        const MlpKernel& kernel, const std::vector<int64_t>& hidden,
-                        const std::string& activation, bool layerNorm) {
+                        const MlpKernel& kernel) {
     const int64_t rows = x.size(0);
     Tensor y = torch::empty({rows, kernel.out()}, x.options());
     Tensor cache = torch::empty({kernel.cacheSize(rows)}, x.options());
@@ -33,9 +32,11 @@ struct MlpFunction : torch::autograd::Function<MlpFunction> {
     ctx->saved_data["cache"] = cache;
     ctx->saved_data["in"] = static_cast<int64_t>(kernel.in());
     ctx->saved_data["out"] = static_cast<int64_t>(kernel.out());
-    ctx->saved_data["hidden"] = hidden;
-    ctx->saved_data["activation"] = activation;
-    ctx->saved_data["layer_norm"] = layerNorm;
+    // The shape as values (a node keeps only tensors and values): kernelOf() rebuilds it.
+    const std::vector<int> hidden = kernel.hidden();
+    ctx->saved_data["hidden"] = std::vector<int64_t>(hidden.begin(), hidden.end());
+    ctx->saved_data["activation"] = kernel.activation();
+    ctx->saved_data["layer_norm"] = kernel.layerNorm();
     return y;
   }
 
@@ -53,7 +54,7 @@ struct MlpFunction : torch::autograd::Function<MlpFunction> {
                     ctx->saved_data.at("cache").toTensor().data_ptr<float>(), rows,
                     gy.data_ptr<float>(), gp.defined() ? gp.data_ptr<float>() : nullptr,
                     gx.defined() ? gx.data_ptr<float>() : nullptr);
-    return {gx, gp, Tensor(), Tensor(), Tensor(), Tensor()};
+    return {gx, gp, Tensor()};
   }
 };
 
@@ -61,10 +62,7 @@ struct MlpFunction : torch::autograd::Function<MlpFunction> {
 
 FusedMlp::FusedMlp(int in, const std::vector<int>& hidden, int out, const std::string& activation,
                    bool layerNorm)
-    : kernel_(in, hidden, out, activation, layerNorm),
-      hidden_(hidden.begin(), hidden.end()),
-      activation_(activation),
-      layerNorm_(layerNorm) {}
+    : kernel_(in, hidden, out, activation, layerNorm) {}
 
 Tensor FusedMlp::forward(const Tensor& x, const Tensor& params) const {
   if (x.scalar_type() != torch::kFloat || params.scalar_type() != torch::kFloat)
@@ -77,7 +75,7 @@ Tensor FusedMlp::forward(const Tensor& x, const Tensor& params) const {
                                 std::to_string(kernel_.numParameters()) + " values expected");
   const Tensor rows = x.reshape({-1, kernel_.in()}).contiguous();
   const Tensor y =
-      MlpFunction::apply(rows, params.contiguous(), kernel_, hidden_, activation_, layerNorm_);
+      MlpFunction::apply(rows, params.contiguous(), kernel_);
   if (x.dim() == 2) return y;
   std::vector<int64_t> shape(x.sizes().begin(), x.sizes().end());
   shape.back() = kernel_.out();

@@ -26,11 +26,6 @@ class FusedMlp {
 
  private:
   MlpKernel kernel_;
-  // The shape again, for the backward node to rebuild the kernel from (a node keeps only tensors
-  // and values).
-  std::vector<int64_t> hidden_;
-  std::string activation_;
-  bool layerNorm_;
 };
 
 }  // namespace diffloco::policies

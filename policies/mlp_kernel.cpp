@@ -74,6 +74,25 @@ MlpKernel::MlpKernel(int in, const std::vector<int>& hidden, int out, const std:
   add(out, false);
 }
 
+std::vector<int> MlpKernel::hidden() const {
+  std::vector<int> widths;
+  for (const Layer& l : layers_)
+    if (l.hidden) widths.push_back(l.out);
+  return widths;
+}
+
+std::string MlpKernel::activation() const {
+  switch (activation_) {
+    case Activation::kElu:
+      return "elu";
+    case Activation::kRelu:
+      return "relu";
+    case Activation::kTanh:
+      return "tanh";
+  }
+  return "";
+}
+
 void MlpKernel::forward(const float* params, const float* x, int64_t rows, float* y,
                         float* cache) const {
   const Eigen::Index r = rows;

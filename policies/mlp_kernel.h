@@ -22,6 +22,9 @@ class MlpKernel {
 
   int in() const { return layers_.front().in; }
   int out() const { return layers_.back().out; }
+  std::vector<int> hidden() const;  // the constructor's arguments again
+  std::string activation() const;
+  bool layerNorm() const { return layerNorm_; }
   // Floats in the flat parameter buffer.
   int64_t numParameters() const { return numParameters_; }
   // Floats the forward pass keeps for the backward pass of `rows` rows.

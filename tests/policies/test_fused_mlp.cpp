@@ -105,3 +105,54 @@ TEST(FusedMlp, BatchDimensionsFrozenParametersAndCalls) {
   EXPECT_THROW(fused.forward(x.detach(), params.narrow(0, 0, 10)), std::invalid_argument);
   EXPECT_THROW(fused.forward(x.detach(), torch::cat({params, params})), std::invalid_argument);
 }
+
+// The input and parameter gradients of a multi-output network (the actor's shape; MlpRegression's
+// test covers one output and the parameters only) against central differences of the same
+// network in double, along random directions.
+TEST(FusedMlp, GradientsMatchFiniteDifferences) {
+  torch::manual_seed(7);
+  const int in = 6, out = 4;
+  const std::vector<int> hidden{8, 8};
+  for (const char* activation : {"elu", "tanh"}) {
+    SCOPED_TRACE(activation);
+    Mlp mlpD(in, hidden, out, activation, true);
+    mlpD->to(torch::kDouble);
+    std::vector<Tensor> parts;
+    {
+      torch::NoGradGuard g;
+      for (auto& p : mlpD->parameters()) {
+        p.add_(0.1 * torch::randn_like(p));
+        parts.push_back(p.detach().reshape(-1));
+      }
+    }
+    const Tensor pD = torch::cat(parts);
+    const Tensor xD = torch::randn({10, in}, torch::kDouble);
+    const Tensor w = torch::randn({10, out}, torch::kDouble);
+    // L = sum(w * f(x)^2): a loss whose gradient differs per output.
+    auto lossAt = [&](const Tensor& flat, const Tensor& x) {
+      torch::NoGradGuard g;
+      int64_t at = 0;
+      for (auto& p : mlpD->parameters()) {
+        p.copy_(flat.narrow(0, at, p.numel()).view(p.sizes()));
+        at += p.numel();
+      }
+      return (w * mlpD->forward(x).square()).sum().item<double>();
+    };
+
+    FusedMlp fused(in, hidden, out, activation, true);
+    const Tensor params = pD.to(torch::kFloat).requires_grad_(true);
+    const Tensor x = xD.to(torch::kFloat).requires_grad_(true);
+    (w.to(torch::kFloat) * fused.forward(x, params).square()).sum().backward();
+
+    const double h = 1e-6;
+    for (int k = 0; k < 4; ++k) {
+      const Tensor dp = torch::randn_like(pD), dx = torch::randn_like(xD);
+      const double fdP = (lossAt(pD + h * dp, xD) - lossAt(pD - h * dp, xD)) / (2 * h);
+      const double fdX = (lossAt(pD, xD + h * dx) - lossAt(pD, xD - h * dx)) / (2 * h);
+      EXPECT_NEAR((params.grad().to(torch::kDouble) * dp).sum().item<double>(), fdP,
+                  1e-4 * (1 + std::abs(fdP)));
+      EXPECT_NEAR((x.grad().to(torch::kDouble) * dx).sum().item<double>(), fdX,
+                  1e-4 * (1 + std::abs(fdX)));
+    }
+  }
+}
