@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# tools/learning_curves.py end to end (run by ctest, tests/CMakeLists.txt):
+#   learning_curves_test.sh DIFFLOCO PYTHON3 REPO DIR
+# Tiny SHAC and PPO runs that keep every checkpoint; the tool places each checkpoint at its run's
+# env steps and reports the evaluation `diffloco eval` gives for that checkpoint.
+set -euo pipefail
+fail() {
+  echo "FAIL: $*" >&2
+  exit 1
+}
+bin=$1 python=$2 repo=$3 dir=$4
+rm -rf "$dir"
+mkdir -p "$dir"
+cat >"$dir/shac.yaml" <<'YAML'
+name: lc_shac
+algorithm: shac
+task: walk
+shac: {iterations: 3, num_envs: 2, horizon: 4, critic_iterations: 1}
+policy: {actor_hidden: [8], critic_hidden: [8]}
+run: {torch_threads: 1, sim_threads: 1, checkpoint_every: 1}
+YAML
+cat >"$dir/ppo.yaml" <<'YAML'
+name: lc_ppo
+algorithm: ppo
+task: walk
+ppo: {iterations: 2, num_envs: 4, rollout: 5, epochs: 1, minibatches: 1}
+policy: {actor_hidden: [8], critic_hidden: [8]}
+run: {torch_threads: 1, sim_threads: 1, checkpoint_every: 1}
+YAML
+for a in shac ppo; do
+  "$bin" train "$dir/$a.yaml" --out "$dir/runs" >"$dir/$a.log" 2>&1 || {
+    cat "$dir/$a.log"
+    fail "diffloco train $a.yaml"
+  }
+done
+shac=$(ls -d "$dir"/runs/*_lc_shac) ppo=$(ls -d "$dir"/runs/*_lc_ppo)
+"$python" "$repo/tools/learning_curves.py" --diffloco "$bin" --shac "$shac" --ppo "$ppo" \
+  --episodes 2 --envs 2 --csv "$dir/curves.csv" --cache "$dir/cache" >"$dir/out.txt" ||
+  fail "learning_curves.py exited with $?"
+cat "$dir/out.txt"
+grep -q "^median samples to the level: SHAC .* PPO .*; PPO / SHAC = " "$dir/out.txt" ||
+  fail "no summary line"
+direct=$("$bin" eval "$shac/model_2.pt" --contact hard --dt 0.005 --iterations 50 --episodes 2 \
+  --envs 2 --seed 0 --json)
+"$python" - "$dir/curves.csv" "$direct" <<'PY' || fail "curves.csv does not match the runs"
+import csv, json, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+shac = [r for r in rows if r["algorithm"] == "shac"]
+ppo = [r for r in rows if r["algorithm"] == "ppo"]
+# One row per checkpoint, at the env steps of its iteration: 2 x 4 per SHAC and 4 x 5 per PPO
+# iteration.
+assert [int(r["iteration"]) for r in shac] == [1, 2, 3], shac
+assert [int(r["env_steps"]) for r in shac] == [8, 16, 24], shac
+assert [int(r["env_steps"]) for r in ppo] == [20, 40], ppo
+direct = json.loads(sys.argv[2])
+row = shac[1]
+assert abs(float(row["return_mean"]) - direct["return_mean"]) <= 1e-4 * abs(direct["return_mean"]), (row, direct)
+assert int(row["falls"]) == direct["falls"], (row, direct)
+assert row["lin_vel_rms"] == "nan", row  # the walk task tracks no commands
+PY
+[ "$(ls "$dir/cache" | wc -l)" -eq 5 ] || fail "expected one cached evaluation per checkpoint"
+# A run folder without checkpoints is an error naming it.
+mkdir -p "$dir/empty" && cp "$shac/metrics.csv" "$dir/empty/"
+if "$python" "$repo/tools/learning_curves.py" --diffloco "$bin" --shac "$dir/empty" \
+  --ppo "$ppo" --episodes 2 --envs 2 >"$dir/empty.log" 2>&1; then
+  fail "a run without checkpoints must fail"
+fi
+grep -q "empty: no checkpoints" "$dir/empty.log" || fail "the error must name the run"
+echo "learning curves ok"
