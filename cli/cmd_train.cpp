@@ -1,5 +1,5 @@
 // `diffloco train CONFIG.yaml [--set a.b.c=value ...] [--seed N] [--out DIR] [--resume RUN]
-// [--nproc N]` and `diffloco plot RUN...`.
+// [--nproc N] [--trace-iteration N]` and `diffloco plot RUN...`.
 #include <spdlog/spdlog.h>
 
 #include <cstdlib>
@@ -33,6 +33,10 @@ Runner addTrainCommand(CLI::App& app) {
                   "run folder to continue from its last checkpoint (only iterations and run.* "
                   "settings may change)");
   cmd->add_flag("--verbose,-v", a->verbose, "print per-term rewards and losses every iteration");
+  cmd->add_option("--trace-iteration", a->traceIteration,
+                  "record iteration N's torch operations and autograd nodes to "
+                  "<run>/trace_iteration_N.json (Chrome trace; tools/trace_summary.py)")
+      ->check(CLI::Range(1, 100000000));
   auto nproc = std::make_shared<int>(1);
   cmd->add_option("--nproc", *nproc,
                   "data-parallel training on this machine: N ranks (processes), each with the "
@@ -53,6 +57,8 @@ Runner addTrainCommand(CLI::App& app) {
       args.insert(args.end(), {"--out", a->out});
       if (!a->resume.empty()) args.insert(args.end(), {"--resume", a->resume});
       if (a->verbose) args.push_back("--verbose");
+      if (a->traceIteration > 0)
+        args.insert(args.end(), {"--trace-iteration", std::to_string(a->traceIteration)});
       const std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
       return distributed::launchLocalRanks(*nproc, self, args);
     }

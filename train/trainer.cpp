@@ -2,6 +2,7 @@
 
 #include <spdlog/sinks/basic_file_sink.h>
 #include <spdlog/spdlog.h>
+#include <torch/csrc/autograd/profiler_legacy.h>
 #include <torch/torch.h>
 
 #include <atomic>
@@ -501,9 +502,21 @@ TrainResult train(const TrainArgs& args) {
     env.seed(algorithms::deriveSeed(cfg.seed, 1000 + static_cast<std::uint64_t>(it)));
     applyCurriculum(cfg.curriculum, it, env);
     const auto t0 = std::chrono::steady_clock::now();
+    // A trace of one iteration's torch operations and autograd nodes, for profiling (rank 0).
+    std::ostringstream trace;
+    const bool tracing = it + 1 == args.traceIteration && comm.rank() == 0;
+    auto recorder =
+        tracing ? std::make_unique<torch::autograd::profiler::RecordProfile>(trace) : nullptr;
     algorithms::IterationStats s = algo->iterate();
+    recorder.reset();  // writes the trace
     const double iterS =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (tracing) {
+      const std::string path =
+          (fs::path(runDir) / ("trace_iteration_" + std::to_string(it + 1) + ".json")).string();
+      io::writeFileAtomic(path, trace.str());
+      spdlog::info("wrote {} (tools/trace_summary.py summarises it)", path);
+    }
     const int done = algo->iteration();
     const double session =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - sessionStart).count();

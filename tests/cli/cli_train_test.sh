@@ -73,6 +73,21 @@ rc=0
 "$bin" plot "$dir/nowhere" >"$dir/plot_bad.log" 2>&1 || rc=$?
 [ "$rc" -eq 1 ] || fail "plot of a missing run must exit 1"
 
+# --trace-iteration: iteration 2's torch operations as a Chrome trace in the run folder, which
+# tools/trace_summary.py summarises (the simulator's step is an autograd node of its own).
+"$bin" train "$cfg" --trace-iteration 2 --out "$dir/traced" >"$dir/trace.log" 2>&1 ||
+  { cat "$dir/trace.log"; fail "train --trace-iteration failed"; }
+traced=$(ls -d "$dir"/traced/*_cli_tiny)
+[ -s "$traced/trace_iteration_2.json" ] || fail "no trace_iteration_2.json in $traced"
+[ ! -e "$traced/trace_iteration_1.json" ] || fail "only the named iteration is traced"
+python3 "$(dirname "$0")/../../tools/trace_summary.py" "$traced/trace_iteration_2.json" \
+  >"$dir/trace_summary.txt" || fail "trace_summary.py failed"
+grep -q "SimStepFunction" "$dir/trace_summary.txt" ||
+  fail "the summary must list the simulator's autograd node: $(cat "$dir/trace_summary.txt")"
+rc=0
+"$bin" train "$cfg" --trace-iteration 0 --out "$dir/traced" >"$dir/trace_bad.log" 2>&1 || rc=$?
+[ "$rc" -ne 0 ] && grep -q -- "--trace-iteration" "$dir/trace_bad.log" ||
+  fail "--trace-iteration 0 must be refused naming the flag: $(cat "$dir/trace_bad.log")"
 
 # eval: the tiny run's policy over 3 episodes on 2 envs, own contact and hard, JSON and table.
 "$bin" eval "$run" --episodes 3 --envs 2 --json >"$dir/eval.json" 2>"$dir/eval.err" ||
