@@ -10,6 +10,7 @@
 #include "sim/cholesky.h"
 #include "sim/quaternion.h"
 #include "sim/soft_contact.h"
+#include "sim/workspace.h"
 
 namespace diffloco::sim {
 namespace {
@@ -98,8 +99,9 @@ void softDynamicsVjp(const Model& model, const SimOptions& opt, const Data& data
 
   // b = RNEA(q, v) + damping v - tau(q, v): bbar = -lambda.
   S.bbar = -S.lambda;
-  biasForcesVjp(model, data, v, S.bbar, S.bar, vBar);
-  crbaVjp(model, data, S.Hbar, S.bar);
+  thread_local DynamicsVjpScratch dyn;  // until this file's scratch moves to the workspace too
+  biasForcesVjp(model, data, v, S.bbar, S.bar, vBar, dyn);
+  crbaVjp(model, data, S.Hbar, S.bar, dyn);
   S.qnBar.setZero(nq);
   forwardKinematicsVjp(model, data, qn, S.bar, S.qnBar);
   for (int j = 0; j < nj; ++j) {
