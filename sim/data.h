@@ -82,8 +82,8 @@ struct Data {
   } adaptive;
   long long adaptiveCapHits = 0;
 
-  // Scratch of the backward pass (sim/workspace.h), made on first use: owned here so that it is
-  // per world or pool worker, as Data is.
+  // Scratch of the backward pass and of the adaptive integrator (sim/workspace.h), made on first
+  // use: owned here so that it is per world or pool worker, as Data is.
   Workspace& workspace();
 
  private:
