@@ -15,6 +15,7 @@
 #include "sim/kinematics.h"
 #include "sim/rnea.h"
 #include "sim/soft_contact.h"
+#include "sim/workspace.h"
 
 namespace diffloco::sim {
 
@@ -92,50 +93,43 @@ std::uint64_t softDynamics(const Model& model, const SimOptions& opt, Data& data
 
 namespace {
 
-// Scratch of the forward integration, per thread.
-struct Work {
-  MatX K;       // nx x 7 stage derivatives
-  MatX F;       // 3 nf x 7 stage foot forces
-  MatX S;       // 3 nf x 7 stage switching values (rk::footSwitches)
-  MatX Vn;      // nf x 7 stage foot normal velocities (d' = -vn)
-  VecX x, xs, xn, sc;
-  std::uint64_t modes[7] = {};
-  int nx = -1, nf = -1;
-  void resize(const Model& m) {
-    const int n = m.nq() + m.nv();
-    if (n == nx && m.nfeet() == nf) return;
-    nx = n;
-    nf = m.nfeet();
-    K.resize(n, 7);
-    F.resize(3 * nf, 7);
-    S.resize(3 * nf, 7);
-    Vn.resize(nf, 7);
-    x.resize(n), xs.resize(n), xn.resize(n), sc.resize(n);
-  }
-  // Switching values and normal velocities of the stage just evaluated in `data` at state xi.
-  void recordFeet(int i, const ContactOptions& c, const Data& data,
-                  const Eigen::Ref<const VecX>& xi, int nv) {
-    for (int a = 0; a < nf; ++a) {  // soft: data.active lists every foot in order
-      const Vec3 vc = data.Jc.middleRows<3>(3 * a) * xi.tail(nv);
-      Vn(a, i) = vc[0];
-      double sw[3];
-      rk::footSwitches(c, data.depth[a], vc, sw);
-      for (int k = 0; k < 3; ++k) S(3 * a + k, i) = sw[k];
-    }
-  }
-};
-
-Work& workFor(const Model& model) {
-  thread_local Work w;
-  w.resize(model);
+// The adaptive loop's scratch in data's workspace, sized for the model on first use.
+AdaptiveScratch& workFor(const Model& model, Data& data) {
+  AdaptiveScratch& w = data.workspace().adaptive;
+  const int n = model.nq() + model.nv();
+  if (n == w.nx && model.nfeet() == w.nf) return w;
+  w.nx = n;
+  w.nf = model.nfeet();
+  w.K.resize(n, 7);
+  w.F.resize(3 * w.nf, 7);
+  w.S.resize(3 * w.nf, 7);
+  w.Vn.resize(w.nf, 7);
+  w.x.resize(n), w.xs.resize(n), w.xn.resize(n), w.sc.resize(n);
   return w;
+}
+
+// Switching values and normal velocities of stage i, just evaluated in `data` at state xi.
+void recordFeet(AdaptiveScratch& W, int i, const ContactOptions& c, const Data& data,
+                const Eigen::Ref<const VecX>& xi, int nv) {
+  for (int a = 0; a < W.nf; ++a) {  // soft: data.active lists every foot in order
+    const Vec3 vc = data.Jc.middleRows<3>(3 * a) * xi.tail(nv);
+    W.Vn(a, i) = vc[0];
+    double sw[3];
+    rk::footSwitches(c, data.depth[a], vc, sw);
+    for (int k = 0; k < 3; ++k) W.S(3 * a + k, i) = sw[k];
+  }
 }
 
 // Stages 2..6 of a step of size h from W.x with W.K.col(0) = f(W.x) already set; the 5th-order
 // solution (before renormalisation) goes to W.xn.
 void stages(const Model& model, const SimOptions& opt, Data& data,
-            const Eigen::Ref<const VecX>& qTarget, double h, Work& W, bool forces) {
-  thread_local VecX fbuf;
+            const Eigen::Ref<const VecX>& qTarget, double h, AdaptiveScratch& W, bool forces) {
+  // The foot forces land in a local vector that borrows W.stageForce's storage (swapped in and
+  // back: no allocation). A local rather than a reference into W lets the compiler tell it from
+  // data's and W's vectors, as it could the per-thread static this replaced: the generated code
+  // (its fused multiply-adds included), and so the results, stay the same to the bit.
+  VecX fbuf;
+  fbuf.swap(W.stageForce);
   for (int i = 1; i < 6; ++i) {
     W.xs = W.x;
     for (int j = 0; j < i; ++j)
@@ -143,12 +137,13 @@ void stages(const Model& model, const SimOptions& opt, Data& data,
     W.modes[i] = softDynamics(model, opt, data, W.xs, qTarget, W.K.col(i), forces ? &fbuf : nullptr);
     if (forces) {
       W.F.col(i) = fbuf;
-      W.recordFeet(i, opt.contact, data, W.xs, model.nv());
+      recordFeet(W, i, opt.contact, data, W.xs, model.nv());
     }
   }
   W.xn = W.x;
   for (int i = 0; i < 6; ++i)
     if (rk::B[i] != 0) W.xn.noalias() += (h * rk::B[i]) * W.K.col(i);
+  fbuf.swap(W.stageForce);
 }
 
 // Hairer's RMS norm of e scaled by atol + rtol max(|a|, |b|).
@@ -163,7 +158,7 @@ double errorNorm(const VecX& e, const VecX& a, const VecX& b, const AdaptiveOpti
 
 // Whether the stages of the trial step lie on both sides of a switch (values within its dead band
 // count as on either side; undefined values are skipped).
-bool straddles(const Work& W, const double tol[3]) {
+bool straddles(const AdaptiveScratch& W, const double tol[3]) {
   for (int r = 0; r < W.S.rows(); ++r) {
     bool in = false, out = false;
     for (int i = 0; i < 7; ++i) {
@@ -179,7 +174,7 @@ bool straddles(const Work& W, const double tol[3]) {
 // Fraction of the trial step at which the first switch is crossed: for a depth, the cubic Hermite
 // interpolant between the step's ends (d' = -vn); for the friction and approach switches, linear
 // interpolation. 0.5 if no switch's ends differ (a stage grazed a switch inside the step).
-double eventFraction(const Work& W, double h, const double tol[3]) {
+double eventFraction(const AdaptiveScratch& W, double h, const double tol[3]) {
   double best = 1;
   bool found = false;
   for (int r = 0; r < W.S.rows(); ++r) {
@@ -238,7 +233,7 @@ int integrateAdaptive(const Model& model, const SimOptions& opt, Data& data,
   const AdaptiveOptions& o = opt.contact.adaptive;
   if (model.nfeet() > 32)  // the backward keeps per-foot switch sides in 32-bit masks
     throw std::invalid_argument("adaptive integration: at most 32 feet");
-  Work& W = workFor(model);
+  AdaptiveScratch& W = workFor(model, data);
   const int nf = model.nfeet(), nq = model.nq();
   const double T = opt.dt;
   const double hMax = o.maxStep > 0 ? std::min(o.maxStep, T) : T;
@@ -249,10 +244,11 @@ int integrateAdaptive(const Model& model, const SimOptions& opt, Data& data,
   if (steps) steps->clear();
 
   W.x = x0;
-  thread_local VecX fbuf;
+  VecX fbuf;  // borrows W.loopForce's storage, as in stages()
+  fbuf.swap(W.loopForce);
   W.modes[0] = softDynamics(model, opt, data, W.x, qTarget, W.K.col(0), &fbuf);
   W.F.col(0) = fbuf;
-  W.recordFeet(0, opt.contact, data, W.x, model.nv());
+  recordFeet(W, 0, opt.contact, data, W.x, model.nv());
   st.evaluations = 1;
 
   // First step: given, or Hairer's estimate (Hairer, Norsett, Wanner I, II.4).
@@ -299,7 +295,7 @@ int integrateAdaptive(const Model& model, const SimOptions& opt, Data& data,
     // FSAL stage at the new point: the error estimate, and the next step's first stage.
     W.modes[6] = softDynamics(model, opt, data, W.xn, qTarget, W.K.col(6), &fbuf);
     W.F.col(6) = fbuf;
-    W.recordFeet(6, opt.contact, data, W.xn, model.nv());
+    recordFeet(W, 6, opt.contact, data, W.xn, model.nv());
     st.evaluations += 6;
     ++attempts;
     W.xs.setZero();
@@ -372,6 +368,7 @@ int integrateAdaptive(const Model& model, const SimOptions& opt, Data& data,
     ++gCapHits;
     if (const AdaptiveCapHandler h = gCapHandler.load()) h(opt, st);
   }
+  fbuf.swap(W.loopForce);
   xOut = W.x;
   return st.accepted;
 }
@@ -379,7 +376,7 @@ int integrateAdaptive(const Model& model, const SimOptions& opt, Data& data,
 void integrateFrozen(const Model& model, const SimOptions& opt, Data& data,
                      const Eigen::Ref<const VecX>& x0, const Eigen::Ref<const VecX>& qTarget,
                      const std::vector<double>& steps, Eigen::Ref<VecX> xOut) {
-  Work& W = workFor(model);
+  AdaptiveScratch& W = workFor(model, data);
   W.x = x0;
   data.footImpulse.setZero();
   for (double h : steps) {
@@ -399,7 +396,8 @@ bool adaptiveStep(const Model& model, const SimOptions& opt, Data& data,
                   const Eigen::Ref<const VecX>& qTarget, Eigen::Ref<VecX> qNext,
                   Eigen::Ref<VecX> vNext, std::vector<double>* steps) {
   const int nq = model.nq(), nv = model.nv();
-  thread_local VecX x0, x1;
+  VecX& x0 = data.workspace().adaptive.x0;
+  VecX& x1 = data.workspace().adaptive.x1;
   x0.resize(nq + nv);
   x1.resize(nq + nv);
   x0 << q, v;

@@ -103,11 +103,12 @@ struct ContactSides {
 };
 
 // Adjoint of softDynamics: adds to xBar (nq + nv) and to out.qTarget / out.params the adjoints of
-// its inputs given xdotBar. `data` must hold softDynamics(x) (nothing run in it since).
+// its inputs given xdotBar. `data` must hold softDynamics(x) (nothing run in it since); `ws` is
+// the scratch (any Data's workspace() not in use by another thread, `data`'s own included).
 void softDynamicsVjp(const Model& model, const SimOptions& opt, const Data& data,
                      const Eigen::Ref<const VecX>& x, const Eigen::Ref<const VecX>& qTarget,
-                     const Eigen::Ref<const VecX>& xdotBar, Eigen::Ref<VecX> xBar,
-                     StepAdjoint& out, const ContactSides& sides = {});
+                     const Eigen::Ref<const VecX>& xdotBar, Eigen::Ref<VecX> xBar, StepAdjoint& out,
+                     Workspace& ws, const ContactSides& sides = {});
 
 // The adaptive env step (step() dispatches here for the soft model with integrator = adaptive).
 // `steps`, if given, receives the accepted step sizes. Statistics go to data.adaptive.

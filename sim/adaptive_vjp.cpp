@@ -10,6 +10,7 @@
 #include "sim/cholesky.h"
 #include "sim/quaternion.h"
 #include "sim/soft_contact.h"
+#include "sim/workspace.h"
 
 namespace diffloco::sim {
 namespace {
@@ -21,18 +22,11 @@ void normalizeVjp(const Vec4& quat, const Vec4& nBar, Eigen::Ref<Vec4> quatBar) 
   quatBar += (nBar - n * n.dot(nBar)) / r;
 }
 
-struct Scratch {
-  KinematicsBar bar;
-  MatX Hbar, Jbar;
-  VecX lambda, bbar, depthBar, qnBar;
-  Eigen::Matrix<double, 3, Eigen::Dynamic> Jw;
-  explicit Scratch(const Model& m) : bar(m), Jw(3, m.nv()) {}
-};
-
-Scratch& scratchFor(const Model& model) {
-  thread_local std::unique_ptr<Scratch> s;
+// softDynamicsVjp's scratch in the caller's workspace, made for the model's sizes on first use.
+SoftDynamicsVjpScratch& scratchFor(const Model& model, Workspace& ws) {
+  std::unique_ptr<SoftDynamicsVjpScratch>& s = ws.adaptiveVjp.dynamics;
   if (!s || s->bar.R.size() != model.bodies.size() || s->Jw.cols() != model.nv())
-    s = std::make_unique<Scratch>(model);
+    s = std::make_unique<SoftDynamicsVjpScratch>(model);
   return *s;
 }
 
@@ -40,11 +34,11 @@ Scratch& scratchFor(const Model& model) {
 
 void softDynamicsVjp(const Model& model, const SimOptions& opt, const Data& data,
                      const Eigen::Ref<const VecX>& x, const Eigen::Ref<const VecX>& qTarget,
-                     const Eigen::Ref<const VecX>& xdotBar, Eigen::Ref<VecX> xBar,
-                     StepAdjoint& out, const ContactSides& sides) {
+                     const Eigen::Ref<const VecX>& xdotBar, Eigen::Ref<VecX> xBar, StepAdjoint& out,
+                     Workspace& ws, const ContactSides& sides) {
   const int nq = model.nq(), nv = model.nv(), nj = model.nj(), nf = model.nfeet();
   const ContactOptions& c = opt.contact;
-  Scratch& S = scratchFor(model);
+  SoftDynamicsVjpScratch& S = scratchFor(model, ws);
   S.bar.reset(model);
   const auto v = x.tail(nv);
   auto qBar = xBar.head(nq);
@@ -98,8 +92,8 @@ void softDynamicsVjp(const Model& model, const SimOptions& opt, const Data& data
 
   // b = RNEA(q, v) + damping v - tau(q, v): bbar = -lambda.
   S.bbar = -S.lambda;
-  biasForcesVjp(model, data, v, S.bbar, S.bar, vBar);
-  crbaVjp(model, data, S.Hbar, S.bar);
+  biasForcesVjp(model, data, v, S.bbar, S.bar, vBar, ws.dynamicsVjp);
+  crbaVjp(model, data, S.Hbar, S.bar, ws.dynamicsVjp);
   S.qnBar.setZero(nq);
   forwardKinematicsVjp(model, data, qn, S.bar, S.qnBar);
   for (int j = 0; j < nj; ++j) {
@@ -137,7 +131,7 @@ namespace {
 // softDynamics(x) at that boundary x; xBar is lam+ on entry, lam- on exit. A lift-off has no jump
 // (the force is k d -> 0 there and the damping is off when receding).
 void touchdownSaltation(const Model& model, const SimOptions& opt, const Data& d0, const VecX& x,
-                        std::uint32_t feet, VecX& xBar, StepAdjoint& out) {
+                        std::uint32_t feet, VecX& xBar, StepAdjoint& out, Workspace& ws) {
   const ContactOptions& c = opt.contact;
   const int nq = model.nq(), nv = model.nv();
   const auto v = x.tail(nv);
@@ -154,7 +148,7 @@ void touchdownSaltation(const Model& model, const SimOptions& opt, const Data& d
     solve(model, d0, dvdot);
     const double coef = dvdot.dot(xBar.tail(nv)) / -vc[0];
     // grad g: the depth d = radius - centre_z through the kinematics of the normalised q.
-    Scratch& S = scratchFor(model);
+    SoftDynamicsVjpScratch& S = scratchFor(model, ws);
     S.bar.reset(model);
     const Foot& ft = model.feet[a];
     const Vec3 cb(0, 0, -coef);  // adjoint of the sphere centre
@@ -169,23 +163,19 @@ void touchdownSaltation(const Model& model, const SimOptions& opt, const Data& d
   }
 }
 
-// Per-thread tape of one RK step: the stage states, derivatives, adjoints and each stage's Data.
-struct StepTape {
-  std::vector<std::unique_ptr<Data>> data;
-  MatX X, K, Kbar;
-  VecX raw, Xbar;
-  int nx = -1;
-  void resize(const Model& m) {
-    const int n = m.nq() + m.nv();
-    if (n == nx && data.size() == 7 && data[0]->H.rows() == m.nv() &&
-        data[0]->depth.size() == m.nfeet())
-      return;
-    nx = n;
-    data.clear();
-    for (int i = 0; i < 7; ++i) data.push_back(std::make_unique<Data>(m));  // 6 stages + scratch
-    X.resize(n, 6), K.resize(n, 6), Kbar.resize(n, 6), raw.resize(n), Xbar.resize(n);
-  }
-};
+// The RK step's tape in the caller's workspace, sized for the model on first use.
+RkStepTape& tapeFor(const Model& m, Workspace& ws) {
+  RkStepTape& T = ws.adaptiveVjp.tape;
+  const int n = m.nq() + m.nv();
+  if (n == T.nx && T.data.size() == 7 && T.data[0]->H.rows() == m.nv() &&
+      T.data[0]->depth.size() == m.nfeet())
+    return T;
+  T.nx = n;
+  T.data.clear();
+  for (int i = 0; i < 7; ++i) T.data.push_back(std::make_unique<Data>(m));  // 6 stages + scratch
+  T.X.resize(n, 6), T.K.resize(n, 6), T.Kbar.resize(n, 6), T.raw.resize(n), T.Xbar.resize(n);
+  return T;
+}
 
 // xBar (in: adjoint of the step's end state xEnd; out: adjoint of its start state x) of one
 // Dormand-Prince step of size h followed by the quaternion renormalisation. nextIn: the feet in
@@ -194,9 +184,8 @@ struct StepTape {
 // feet in contact throughout this step.
 std::uint32_t rkStepVjp(const Model& model, const SimOptions& opt, const VecX& x,
                         const Eigen::Ref<const VecX>& qTarget, double h, const VecX* xEnd,
-                        std::uint32_t nextIn, VecX& xBar, StepAdjoint& out) {
-  thread_local StepTape T;
-  T.resize(model);
+                        std::uint32_t nextIn, VecX& xBar, StepAdjoint& out, Workspace& ws) {
+  RkStepTape& T = tapeFor(model, ws);
   // Recompute the stages.
   for (int i = 0; i < 6; ++i) {
     T.X.col(i) = x;
@@ -234,10 +223,10 @@ std::uint32_t rkStepVjp(const Model& model, const SimOptions& opt, const VecX& x
   const std::uint32_t thisIn = sides.known[0] & sides.on[0];
   const bool salt = opt.contact.adaptive.locateContacts && opt.contact.adaptive.saltation;
   if (const std::uint32_t touched = nextIn & ~thisIn; touched && xEnd && salt) {
-    thread_local VecX xdot;
+    VecX& xdot = ws.adaptiveVjp.xdot;
     xdot.resize(x.size());
     softDynamics(model, opt, *T.data[6], *xEnd, qTarget, xdot);
-    touchdownSaltation(model, opt, *T.data[6], *xEnd, touched, xBar, out);
+    touchdownSaltation(model, opt, *T.data[6], *xEnd, touched, xBar, out, ws);
   }
   // Renormalisation of the quaternion.
   {
@@ -249,7 +238,7 @@ std::uint32_t rkStepVjp(const Model& model, const SimOptions& opt, const VecX& x
   for (int i = 0; i < 6; ++i) T.Kbar.col(i) = (h * rk::B[i]) * xBar;
   for (int i = 5; i >= 0; --i) {
     T.Xbar.setZero();
-    softDynamicsVjp(model, opt, *T.data[i], T.X.col(i), qTarget, T.Kbar.col(i), T.Xbar, out,
+    softDynamicsVjp(model, opt, *T.data[i], T.X.col(i), qTarget, T.Kbar.col(i), T.Xbar, out, ws,
                     sides);
     xBar += T.Xbar;
     for (int j = 0; j < i; ++j)
@@ -261,7 +250,7 @@ std::uint32_t rkStepVjp(const Model& model, const SimOptions& opt, const VecX& x
 void sweep(const Model& model, const SimOptions& opt, const std::vector<VecX>& checkpoints,
            const std::vector<double>& steps, const Eigen::Ref<const VecX>& qTarget,
            const Eigen::Ref<const VecX>& gqNext, const Eigen::Ref<const VecX>& gvNext,
-           StepAdjoint& out) {
+           StepAdjoint& out, Workspace& ws) {
   const int nq = model.nq(), nv = model.nv();
   VecX xBar(nq + nv);
   xBar << gqNext, gvNext;
@@ -269,14 +258,15 @@ void sweep(const Model& model, const SimOptions& opt, const std::vector<VecX>& c
   std::uint32_t nextIn = 0;  // unknown after the env step: its end is the next one's start
   for (int n = N - 1; n >= 0; --n)
     nextIn = rkStepVjp(model, opt, checkpoints[n], qTarget, steps[n],
-                       n + 1 < N ? &checkpoints[n + 1] : nullptr, nextIn, xBar, out);
+                       n + 1 < N ? &checkpoints[n + 1] : nullptr, nextIn, xBar, out, ws);
   // A touchdown on the env step's start (the previous env step ended on it).
   if (nextIn && N > 0 && opt.contact.adaptive.locateContacts && opt.contact.adaptive.saltation) {
-    thread_local std::unique_ptr<Data> d;
-    if (!d || d->H.rows() != nv || d->depth.size() != model.nfeet()) d = std::make_unique<Data>(model);
+    std::unique_ptr<Data>& d = ws.adaptiveVjp.start;
+    if (!d || d->H.rows() != nv || d->depth.size() != model.nfeet())
+      d = std::make_unique<Data>(model);
     VecX xdot(nq + nv);
     softDynamics(model, opt, *d, checkpoints[0], qTarget, xdot);
-    touchdownSaltation(model, opt, *d, checkpoints[0], nextIn, xBar, out);
+    touchdownSaltation(model, opt, *d, checkpoints[0], nextIn, xBar, out, ws);
   }
   out.q += xBar.head(nq);
   out.v += xBar.tail(nv);
@@ -298,7 +288,7 @@ void rkIntegrateVjp(const Model& model, const SimOptions& opt, Data& data,
     checkpoints.push_back(x);
     rk::integrateFrozen(model, opt, data, checkpoints.back(), qTarget, {h}, x);
   }
-  sweep(model, opt, checkpoints, steps, qTarget, gqNext, gvNext, out);
+  sweep(model, opt, checkpoints, steps, qTarget, gqNext, gvNext, out, data.workspace());
 }
 
 void adaptiveStepVjp(const Model& model, const SimOptions& opt, Data& data,
@@ -306,15 +296,16 @@ void adaptiveStepVjp(const Model& model, const SimOptions& opt, Data& data,
                      const Eigen::Ref<const VecX>& qTarget, const Eigen::Ref<const VecX>& gqNext,
                      const Eigen::Ref<const VecX>& gvNext, StepAdjoint& out) {
   const int nq = model.nq(), nv = model.nv();
-  thread_local std::vector<double> steps;
-  thread_local std::vector<VecX> checkpoints;
-  thread_local VecX x0, x1;
+  AdaptiveVjpScratch& S = data.workspace().adaptiveVjp;
+  std::vector<double>& steps = S.steps;
+  std::vector<VecX>& checkpoints = S.checkpoints;
+  VecX &x0 = S.x0, &x1 = S.x1;
   x0.resize(nq + nv);
   x1.resize(nq + nv);
   x0 << q, v;
   data.mode = 0;
   rk::integrateAdaptive(model, opt, data, x0, qTarget, x1, &steps, &checkpoints);
-  sweep(model, opt, checkpoints, steps, qTarget, gqNext, gvNext, out);
+  sweep(model, opt, checkpoints, steps, qTarget, gqNext, gvNext, out, data.workspace());
 }
 
 }  // namespace diffloco::sim

@@ -13,6 +13,9 @@
 
 namespace diffloco::sim {
 
+struct DynamicsVjpScratch;  // sim/workspace.h
+struct ContactVjpScratch;
+
 using Vec4 = Eigen::Vector4d;  // quaternion as (w, x, y, z), the layout of q[3:7]
 
 struct InertiaBar {
@@ -48,11 +51,14 @@ void integrateVjp(const Model& model, const Eigen::Ref<const VecX>& q,
                   Eigen::Ref<VecX> qbar, Eigen::Ref<VecX> dvbar);
 
 // --- dynamics (sim/dynamics_vjp.cpp) ---
+// Scratch: the caller's workspace part (sim/workspace.h), sized here on use.
 // Adjoint of biasForces (RNEA with a = 0) run at (data's configuration, v): tauBar -> bar, vbar.
 void biasForcesVjp(const Model& model, const Data& data, const Eigen::Ref<const VecX>& v,
-                   const Eigen::Ref<const VecX>& tauBar, KinematicsBar& bar, Eigen::Ref<VecX> vbar);
+                   const Eigen::Ref<const VecX>& tauBar, KinematicsBar& bar, Eigen::Ref<VecX> vbar,
+                   DynamicsVjpScratch& scratch);
 // Adjoint of crba: Hbar (any nv x nv; both triangles count) -> bar.
-void crbaVjp(const Model& model, const Data& data, const MatX& Hbar, KinematicsBar& bar);
+void crbaVjp(const Model& model, const Data& data, const MatX& Hbar, KinematicsBar& bar,
+             DynamicsVjpScratch& scratch);
 
 // --- actuator (sim/actuator.cpp) ---
 // Adjoint of actuatorTorque: tauBar -> targetBar, qBar, qdBar, and the gain adjoints.
@@ -64,7 +70,8 @@ void actuatorTorqueVjp(const ActuatorOptions& a, double effortLimit, double qTar
 // Adjoint of solveContacts, which must have been run with data.gsTape recording: impulseBar (the
 // adjoint of data.impulse, 3 nc) -> Gbar (3 nc x 3 nc), cbar (3 nc), sigmaBar (nc), muBar.
 void solveContactsVjp(const ContactOptions& opt, const Data& data, const VecX& impulseBar,
-                      MatX& Gbar, VecX& cbar, VecX& sigmaBar, double& muBar);
+                      MatX& Gbar, VecX& cbar, VecX& sigmaBar, double& muBar,
+                      ContactVjpScratch& scratch);
 // Adjoint of the contact geometry of data.active (sim/contact.h): Jbar (3 rows (n, t1, t2) =
 // world (z, x, y) per active contact, at the foot's lowest point) and depthBar (one per active
 // contact; depth = radius - centre_z) -> bar, and the feet's body-frame offsets to offsetBar.

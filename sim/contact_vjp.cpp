@@ -2,6 +2,7 @@
 // solveContacts records (the impulse of each contact before its update and the s it used).
 #include "sim/adjoint.h"
 #include "sim/contact.h"
+#include "sim/workspace.h"
 
 namespace diffloco::sim {
 namespace {
@@ -46,17 +47,19 @@ void couplingVjp(int m, const double* __restrict g0, const double* __restrict g1
 }  // namespace
 
 void solveContactsVjp(const ContactOptions& opt, const Data& data, const VecX& impulseBar,
-                      MatX& Gbar, VecX& cbar, VecX& sigmaBar, double& muBar) {
+                      MatX& Gbar, VecX& cbar, VecX& sigmaBar, double& muBar,
+                      ContactVjpScratch& scratch) {
   const int nc = static_cast<int>(data.active.size());
   const int m = 3 * nc;
   const bool smooth = opt.model == ContactModel::Smoothed;
-  // Per-thread scratch. The couplings are applied to all contacts at once as products with
-  // G's 3-column blocks (G is symmetric: G_jk^T = G_kj), on contiguous vectors of length 3 nc, and
-  // G's adjoint is gathered transposed (GbT = Gbar^T) so that each update adds to 3 contiguous
-  // columns: both vectorise, where 3x3 blocks one by one did not.
-  thread_local MatX GbT;
-  thread_local VecX p, pb, w, pGs;
-  thread_local std::vector<Mat3> GinvBar;
+  // The caller's scratch (no allocation per call once sized). The couplings are applied to all
+  // contacts at once as products with G's 3-column blocks (G is symmetric: G_jk^T = G_kj), on
+  // contiguous vectors of length 3 nc, and G's adjoint is gathered transposed (GbT = Gbar^T) so
+  // that each update adds to 3 contiguous columns: both vectorise, where 3x3 blocks one by one did
+  // not.
+  MatX& GbT = scratch.GbT;
+  VecX &p = scratch.p, &pb = scratch.pb, &w = scratch.w, &pGs = scratch.pGs;
+  std::vector<Mat3>& GinvBar = scratch.GinvBar;
   GbT.setZero(m, m);
   GinvBar.assign(nc, Mat3::Zero());
   p = data.impulseRaw.head(m);  // after the sweeps, before the sigmoid scaling

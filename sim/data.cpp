@@ -1,5 +1,7 @@
 #include "sim/data.h"
 
+#include "sim/workspace.h"
+
 namespace diffloco::sim {
 
 Data::Data(const Model& model)
@@ -34,6 +36,15 @@ Data::Data(const Model& model)
   for (int i = 1; i < model.nbodies(); ++i)
     for (int j = i; j > 0; j = model.bodies[j].parent) ++chainLevels;
   crbaF.resize(chainLevels + model.nbodies() - 1);
+}
+
+Data::~Data() = default;
+Data::Data(Data&&) noexcept = default;
+Data& Data::operator=(Data&&) noexcept = default;
+
+Workspace& Data::workspace() {
+  if (!workspace_) workspace_ = std::make_unique<Workspace>();
+  return *workspace_;
 }
 
 }  // namespace diffloco::sim

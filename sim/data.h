@@ -3,14 +3,20 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "sim/model.h"
 
 namespace diffloco::sim {
 
+struct Workspace;  // sim/workspace.h
+
 struct Data {
   explicit Data(const Model& model);
+  ~Data();
+  Data(Data&&) noexcept;
+  Data& operator=(Data&&) noexcept;
 
   // kinematics: body poses at the configuration last given to forwardKinematics
   std::vector<Transform> X;  // parent -> body; X[0] is world -> base
@@ -75,6 +81,13 @@ struct Data {
     bool minStepHit = false;  // a step at minStep failed the error test and was accepted anyway
   } adaptive;
   long long adaptiveCapHits = 0;
+
+  // Scratch of the backward pass and of the adaptive integrator (sim/workspace.h), made on first
+  // use: owned here so that it is per world or pool worker, as Data is.
+  Workspace& workspace();
+
+ private:
+  std::unique_ptr<Workspace> workspace_;
 };
 
 }  // namespace diffloco::sim

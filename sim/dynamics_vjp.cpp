@@ -3,6 +3,7 @@
 // transposes of the spatial maps amount to:
 //   (X^T as a force map)^T = X as a motion map, and (X as a motion map)^T = X^T as a force map.
 #include "sim/adjoint.h"
+#include "sim/workspace.h"
 
 namespace diffloco::sim {
 namespace {
@@ -34,12 +35,14 @@ Vec3 skewVjp(const Mat3& S) {
 }  // namespace
 
 void biasForcesVjp(const Model& model, const Data& data, const Eigen::Ref<const VecX>& v,
-                   const Eigen::Ref<const VecX>& tauBar, KinematicsBar& bar,
-                   Eigen::Ref<VecX> vbar) {
+                   const Eigen::Ref<const VecX>& tauBar, KinematicsBar& bar, Eigen::Ref<VecX> vbar,
+                   DynamicsVjpScratch& scratch) {
   const int nb = model.nbodies();
   const Mat3& R0 = data.R[0];
-  thread_local std::vector<Force> fb;  // per-thread scratch: no allocation per call
-  thread_local std::vector<Motion> vb, ab;
+  // The caller's scratch: no allocation per call.
+  std::vector<Force>& fb = scratch.fb;
+  std::vector<Motion>& vb = scratch.vb;
+  std::vector<Motion>& ab = scratch.ab;
   fb.assign(nb, Force{});
   vb.assign(nb, Motion{});
   ab.assign(nb, Motion{});
@@ -104,9 +107,10 @@ void biasForcesVjp(const Model& model, const Data& data, const Eigen::Ref<const 
   vbar.segment<3>(3) += vb[0].w;
 }
 
-void crbaVjp(const Model& model, const Data& data, const MatX& Hbar, KinematicsBar& bar) {
+void crbaVjp(const Model& model, const Data& data, const MatX& Hbar, KinematicsBar& bar,
+             DynamicsVjpScratch& scratch) {
   const int nb = model.nbodies();
-  thread_local std::vector<InertiaBar> Icb;
+  std::vector<InertiaBar>& Icb = scratch.Icb;
   Icb.assign(nb, InertiaBar{});
   const Mat3& R0 = data.R[0];
 
@@ -122,7 +126,7 @@ void crbaVjp(const Model& model, const Data& data, const MatX& Hbar, KinematicsB
 
   // Columns: each column's force chain (kept by crba in data.crbaF), run backwards.
   const Force* chain = data.crbaF.data();
-  thread_local std::vector<int> path;  // per-thread scratch: body i and its ancestors but the base
+  std::vector<int>& path = scratch.path;  // body i and its ancestors but the base
   for (int i = nb - 1; i > 0; --i) {
     const int k = 5 + i;
     const Vec3& axis = model.bodies[i].axis;

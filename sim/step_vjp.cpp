@@ -10,30 +10,16 @@
 #include "sim/integrate.h"
 #include "sim/soft_contact.h"
 #include "sim/step.h"
+#include "sim/workspace.h"
 
 namespace diffloco::sim {
 namespace {
 
-using Mat3X = Eigen::Matrix<double, 3, Eigen::Dynamic>;
-
-// Scratch of the backward pass, kept per thread so that no step allocates.
-struct Scratch {
-  KinematicsBar bar;
-  MatX Hbar, Jbar, Gbar, Gsym;
-  Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> W, WG;
-  VecX lambda, cbar, sigmaBar, work, dvbar, qmidBar, pbar, qn, vn, vnBar, dv, depthBar;
-  // softVjp: the sub-steps' states, the running adjoints and a per-sub-step StepAdjoint.
-  std::vector<VecX> qs, vs;
-  VecX qBar, vBar, Fbar;
-  std::unique_ptr<StepAdjoint> local;
-  Mat3X Jw;
-  explicit Scratch(const Model& m) : bar(m), Jw(3, m.nv()) {}
-};
-
-Scratch& scratchFor(const Model& model) {
-  thread_local std::unique_ptr<Scratch> s;
+// The step's scratch in the caller's workspace, made for the model's sizes on first use.
+StepVjpScratch& scratchFor(const Model& model, Workspace& ws) {
+  std::unique_ptr<StepVjpScratch>& s = ws.stepVjp;
   if (!s || s->bar.R.size() != model.bodies.size() || s->Jw.cols() != model.nv())
-    s = std::make_unique<Scratch>(model);
+    s = std::make_unique<StepVjpScratch>(model);
   return *s;
 }
 
@@ -41,8 +27,9 @@ Scratch& scratchFor(const Model& model) {
 // gathered on H and on the kinematics at q_mid. Adds to out.
 void dynamicsVjp(const Model& model, const SimOptions& opt, Data& data,
                  const Eigen::Ref<const VecX>& q, const Eigen::Ref<const VecX>& v,
-                 const Eigen::Ref<const VecX>& qTarget, double h, const VecX& ubar, Scratch& S,
-                 StepAdjoint& out, bool lambdaReady = false) {
+                 const Eigen::Ref<const VecX>& qTarget, double h, const VecX& ubar,
+                 StepVjpScratch& S, DynamicsVjpScratch& dyn, StepAdjoint& out,
+                 bool lambdaReady = false) {
   const int nv = model.nv(), nj = model.nj();
   // u = v - h H^-1 b.
   out.v += ubar;
@@ -54,8 +41,8 @@ void dynamicsVjp(const Model& model, const SimOptions& opt, Data& data,
   S.work = -h * S.lambda;  // bbar
   // b = RNEA(q_mid, v) + damping v - tau.
   S.dvbar.setZero(nv);
-  biasForcesVjp(model, data, v, S.work, S.bar, out.v);
-  crbaVjp(model, data, S.Hbar, S.bar);
+  biasForcesVjp(model, data, v, S.work, S.bar, out.v, dyn);
+  crbaVjp(model, data, S.Hbar, S.bar, dyn);
   S.qmidBar.setZero(model.nq());
   forwardKinematicsVjp(model, data, data.qMid, S.bar, S.qmidBar);
   // q_mid = q (+) h/2 v.
@@ -86,7 +73,8 @@ void hardOrSmoothedVjp(const Model& model, const SimOptions& opt, Data& data,
                        const Eigen::Ref<const VecX>& gv, StepAdjoint& out) {
   const int nv = model.nv();
   const double h = opt.dt;
-  Scratch& S = scratchFor(model);
+  Workspace& ws = data.workspace();
+  StepVjpScratch& S = scratchFor(model, ws);
   S.bar.reset(model);
   S.Hbar.setZero(nv, nv);
 
@@ -118,7 +106,8 @@ void hardOrSmoothedVjp(const Model& model, const SimOptions& opt, Data& data,
     S.Hbar.noalias() -= S.lambda * S.dv.transpose();
     S.pbar.noalias() = J * S.lambda;
     // p = GaussSeidel(G, c, sigma).
-    solveContactsVjp(opt.contact, data, S.pbar, S.Gbar, S.cbar, S.sigmaBar, out.params.mu);
+    solveContactsVjp(opt.contact, data, S.pbar, S.Gbar, S.cbar, S.sigmaBar, out.params.mu,
+                     ws.contactVjp);
     // G = J W with W = H^-1 J^T = L^-1 D^-1 Y.
     // All columns at once, row by row (rows of W are contiguous: the updates vectorise).
     S.W = data.LD.diagonal().cwiseInverse().asDiagonal() * data.Y.leftCols(m);
@@ -171,10 +160,10 @@ void hardOrSmoothedVjp(const Model& model, const SimOptions& opt, Data& data,
     S.lambda = ubar;
     solve(model, data, S.lambda);
   }
-  dynamicsVjp(model, opt, data, q, v, qTarget, h, ubar, S, out, true);
+  dynamicsVjp(model, opt, data, q, v, qTarget, h, ubar, S, ws.dynamicsVjp, out, true);
 }
 
-void softVjp(const Model& model, const SimOptions& opt, Data& /*data*/,
+void softVjp(const Model& model, const SimOptions& opt, Data& stepData,
              const Eigen::Ref<const VecX>& q, const Eigen::Ref<const VecX>& v,
              const Eigen::Ref<const VecX>& qTarget, const Eigen::Ref<const VecX>& gq,
              const Eigen::Ref<const VecX>& gv, StepAdjoint& out) {
@@ -182,7 +171,9 @@ void softVjp(const Model& model, const SimOptions& opt, Data& /*data*/,
   const ContactOptions& c = opt.contact;
   const int n = std::max(1, c.softSubsteps);
   const double h = opt.dt / n;
-  Scratch& S = scratchFor(model);
+  // The scratch of the caller's Data (each sub-step's own Data below runs no backward).
+  Workspace& ws = stepData.workspace();
+  StepVjpScratch& S = scratchFor(model, ws);
 
   // Forward, one sub-step at a time with the sim's own code, each in its own scratch Data so that
   // the reverse sweep finds every sub-step's intermediate quantities without recomputing them
@@ -190,12 +181,12 @@ void softVjp(const Model& model, const SimOptions& opt, Data& /*data*/,
   SimOptions sub = opt;
   sub.dt = h;
   sub.contact.softSubsteps = 1;
-  thread_local std::vector<std::unique_ptr<Data>> tape;
+  std::vector<std::unique_ptr<Data>>& tape = ws.softTape;
   if (static_cast<int>(tape.size()) < n || tape[0]->H.rows() != nv) {
     tape.clear();
     for (int s = 0; s < n; ++s) tape.push_back(std::make_unique<Data>(model));
   }
-  // No heap allocation once the per-thread scratch has its sizes.
+  // No heap allocation once the workspace has its sizes.
   std::vector<VecX>& qs = S.qs;
   std::vector<VecX>& vs = S.vs;
   if (static_cast<int>(qs.size()) < n + 1) {
@@ -259,7 +250,7 @@ void softVjp(const Model& model, const SimOptions& opt, Data& /*data*/,
       local.v.noalias() += Ja.transpose().lazyProduct(vcb);
     }
     contactGeometryVjp(model, data, S.Jbar, depthBar, S.bar, local.params.footOffset, S.Jw);
-    dynamicsVjp(model, sub, data, qs0, vs0, qTarget, h, v1Bar, S, local,
+    dynamicsVjp(model, sub, data, qs0, vs0, qTarget, h, v1Bar, S, ws.dynamicsVjp, local,
                 true);  // u's adjoint is v1's
     qBar = local.q;
     vBar = local.v;

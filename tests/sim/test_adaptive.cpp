@@ -234,7 +234,7 @@ TEST(Adaptive, DynamicsVjpMatchesFiniteDifferences) {
     const std::uint64_t mode = softDynamics(m, c.opt, d, x, c.target, xdot);
     StepAdjoint adj(m);
     VecX xBar = VecX::Zero(nx);
-    softDynamicsVjp(m, c.opt, d, x, c.target, w, xBar, adj);
+    softDynamicsVjp(m, c.opt, d, x, c.target, w, xBar, adj, d.workspace());
     const double eps = 1e-7;
     VecX fd(nx), fdt(m.nj());
     auto L = [&](const VecX& xx, const VecX& t) {
