@@ -25,9 +25,18 @@ import subprocess
 
 
 def env_steps_by_iteration(run):
+    path = os.path.join(run, "metrics.csv")
     steps = {}
-    for row in csv.DictReader(open(os.path.join(run, "metrics.csv"))):
-        steps[int(row["iteration"])] = float(row["env_steps"])
+    try:
+        with open(path, newline="") as f:
+            for line, row in enumerate(csv.DictReader(f), start=2):
+                try:
+                    steps[int(row["iteration"])] = float(row["env_steps"])
+                except (KeyError, TypeError, ValueError):
+                    raise SystemExit(f"{path}:{line}: expected numbers in the columns "
+                                     "'iteration' and 'env_steps'")
+    except OSError as e:
+        raise SystemExit(f"{path}: cannot read ({e.strerror})")
     return steps
 
 
@@ -50,8 +59,14 @@ def evaluate(diffloco, path, episodes, envs, cache):
             return json.loads(open(key).read())
     cmd = [diffloco, "eval", path, "--contact", "hard", "--dt", "0.005", "--iterations", "50",
            "--episodes", str(episodes), "--envs", str(envs), "--seed", "0", "--json"]
-    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
-    result = json.loads(out.strip().splitlines()[-1])
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    try:
+        if done.returncode != 0:
+            raise ValueError
+        result = json.loads(done.stdout.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        said = (done.stderr.strip() or done.stdout.strip())[-500:]
+        raise SystemExit(f"{path}: `diffloco eval` failed (exit {done.returncode}): {said}")
     if key:
         with open(key + ".tmp", "w") as f:
             f.write(json.dumps(result))

@@ -231,6 +231,15 @@ void loadCheckpoint(const distributed::Communicator& comm, const std::string& pa
   loadState(path, a, algo, env);
 }
 
+// --trace-iteration N must name an iteration this session runs (after `done`, up to `total`):
+// otherwise nothing would be traced and nothing said.
+void checkTraceIteration(int n, int done, int total) {
+  if (n > 0 && (n <= done || n > total))
+    throw std::runtime_error("--trace-iteration " + std::to_string(n) +
+                             ": this session runs iterations " + std::to_string(done + 1) + " to " +
+                             std::to_string(total));
+}
+
 // Every rank must train the same problem: rank 0's settings are compared with each rank's, and a
 // difference is an error on every rank naming the first differing key.
 void checkSameConfigEverywhere(const distributed::Communicator& comm, const TrainConfig& cfg) {
@@ -373,10 +382,12 @@ TrainResult train(const TrainArgs& args) {
       cfg.name = before.name;
     }
     checkSameProblem(before, cfg);
+    checkTraceIteration(args.traceIteration, resumeIteration, cfg.iterations());
   } else {
     if (args.config.empty())
       throw std::runtime_error("train: give a config file (or --resume RUN)");
     cfg = loadTrainConfig(args.config, sets);
+    checkTraceIteration(args.traceIteration, 0, cfg.iterations());
     if (main) runDir = runs::createRunDir(args.out, cfg.name);
   }
   checkSameConfigEverywhere(comm, cfg);

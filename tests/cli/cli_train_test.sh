@@ -88,6 +88,11 @@ rc=0
 "$bin" train "$cfg" --trace-iteration 0 --out "$dir/traced" >"$dir/trace_bad.log" 2>&1 || rc=$?
 [ "$rc" -ne 0 ] && grep -q -- "--trace-iteration" "$dir/trace_bad.log" ||
   fail "--trace-iteration 0 must be refused naming the flag: $(cat "$dir/trace_bad.log")"
+rc=0
+"$bin" train "$cfg" --trace-iteration 3 --out "$dir/traced_late" >"$dir/trace_late.log" 2>&1 || rc=$?
+[ "$rc" -eq 1 ] && grep -q -- "--trace-iteration 3: this session runs iterations 1 to 2" "$dir/trace_late.log" ||
+  fail "an iteration beyond the run must be refused: $(cat "$dir/trace_late.log")"
+[ ! -d "$dir/traced_late" ] || fail "a refused --trace-iteration must not create a run folder"
 
 # eval: the tiny run's policy over 3 episodes on 2 envs, own contact and hard, JSON and table.
 "$bin" eval "$run" --episodes 3 --envs 2 --json >"$dir/eval.json" 2>"$dir/eval.err" ||

@@ -66,4 +66,22 @@ if "$python" "$repo/tools/learning_curves.py" --diffloco "$bin" --shac "$dir/emp
   fail "a run without checkpoints must fail"
 fi
 grep -q "empty: no checkpoints" "$dir/empty.log" || fail "the error must name the run"
+# A run folder without metrics.csv, and a checkpoint diffloco cannot evaluate: errors naming the file.
+mkdir -p "$dir/nometrics"
+if "$python" "$repo/tools/learning_curves.py" --diffloco "$bin" --shac "$dir/nometrics" \
+  --ppo "$ppo" --episodes 2 --envs 2 >"$dir/nometrics.log" 2>&1; then
+  fail "a run without metrics.csv must fail"
+fi
+grep -q "nometrics/metrics.csv: cannot read" "$dir/nometrics.log" ||
+  fail "the error must name metrics.csv: $(cat "$dir/nometrics.log")"
+mkdir -p "$dir/broken" && cp "$shac/metrics.csv" "$dir/broken/"
+it=$(ls "$shac" | sed -n 's/^model_\([0-9]*\)\.pt$/\1/p' | head -1)
+printf 'not a torch archive' >"$dir/broken/model_$it.pt"
+if "$python" "$repo/tools/learning_curves.py" --diffloco "$bin" --shac "$dir/broken" \
+  --ppo "$ppo" --episodes 2 --envs 2 >"$dir/broken.log" 2>&1; then
+  fail "a damaged checkpoint must fail"
+fi
+grep -q "broken/model_$it.pt: \`diffloco eval\` failed (exit 1): .*not a valid archive" "$dir/broken.log" ||
+  fail "the error must name the checkpoint: $(cat "$dir/broken.log")"
+grep -q "Traceback" "$dir/broken.log" "$dir/nometrics.log" && fail "no Python traceback expected"
 echo "learning curves ok"
