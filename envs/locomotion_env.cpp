@@ -3,11 +3,13 @@
 #include <spdlog/fmt/fmt.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cmath>
 #include <optional>
 #include <sstream>
 #include <stdexcept>
 
+#include "envs/did_you_mean.h"
 #include "envs/random_stream.h"
 #include "sim/kinematics.h"
 
@@ -193,6 +195,27 @@ void LocomotionEnv::resetEnvs(const Tensor& idsT) {
     }
     link_->setWorldParams(fr, rnd.addedMass ? dm : Tensor());
   }
+}
+
+namespace {
+std::size_t rewardIndex(const std::vector<std::string>& names, const std::string& name) {
+  const auto it = std::find(names.begin(), names.end(), name);
+  if (it == names.end())
+    throw std::runtime_error("reward term '" + name + "' is not among the task's rewards" +
+                             didYouMean(name, names));
+  return static_cast<std::size_t>(it - names.begin());
+}
+}  // namespace
+
+void LocomotionEnv::setRewardWeight(const std::string& name, double weight) {
+  const auto i = static_cast<std::int64_t>(rewardIndex(rewardNames_, name));
+  if (rewardWeights_[i].item<double>() == weight) return;
+  rewardWeights_ = rewardWeights_.clone();  // never modify a tensor a graph may hold
+  rewardWeights_[i] = weight;
+}
+
+double LocomotionEnv::rewardWeight(const std::string& name) const {
+  return rewardWeights_[static_cast<std::int64_t>(rewardIndex(rewardNames_, name))].item<double>();
 }
 
 void LocomotionEnv::sampleCommands(const std::vector<std::int64_t>& ids) {

@@ -87,6 +87,10 @@ class LocomotionEnv : public VecEnv {
   double commandScale() const { return commandScale_; }
   double resetNoiseScale() const { return resetNoiseScale_; }
   double commandResampleScale() const { return commandResampleScale_; }
+  // The weight of reward term `name` from the next step on (curriculum.rewards); throws naming
+  // the term when the task has no such term.
+  void setRewardWeight(const std::string& name, double weight);
+  double rewardWeight(const std::string& name) const;
 
   // Everything needed to continue exactly where the env is (checkpoints): state, last actions,
   // observations, episode counters and reward sums, commands, push schedule, per-world

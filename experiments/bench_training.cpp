@@ -41,7 +41,7 @@ void benchTraining(std::map<std::string, double>& out, double seconds) {
     eo.differentiable = true;
     eo.seed = 1;
     eo.printSummary = false;
-    envs::LocomotionEnv env(cfg.task, eo);
+    envs::LocomotionEnv env(train::trainedTask(cfg.curriculum, cfg.task), eo);
     train::applyCurriculum(cfg.curriculum, 0, env, true);
     algorithms::Shac shac(env, cfg.shac, cfg.policy, 1);
     std::vector<double> total, rollout, backward, critic;

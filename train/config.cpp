@@ -18,7 +18,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-[[noreturn]] void fail(const std::string& msg) { throw std::runtime_error(msg); }
+[[noreturn]] void fail(const std::string& msg) {
+  throw std::runtime_error(msg);
+}
 
 std::string fmtNumber(double x) {
   if (std::isinf(x)) return x > 0 ? "inf" : "-inf";
@@ -140,8 +142,8 @@ class Reader : public Checks {
   Reader(const YAML::Node& node, std::string path, const Source& src)
       : node_(node), path_(std::move(path)), src_(src) {
     if (node_ && !node_.IsMap() && !node_.IsNull())
-      fail(src_.where(path_, node_) + ": " + path_ + ": expected a section (key: value lines), got '" +
-           shortText(node_) + "'");
+      fail(src_.where(path_, node_) + ": " + path_ +
+           ": expected a section (key: value lines), got '" + shortText(node_) + "'");
   }
 
   template <class T>
@@ -155,6 +157,23 @@ class Reader : public Checks {
     Reader r(take(key), keyPath(key), src_);
     s.visit(r);
     r.finish();
+  }
+
+  // A map from names the user chooses to sections (curriculum.rewards.<term>).
+  template <class S>
+  void sections(const char* key, std::map<std::string, S>& m, const char* /*doc*/) {
+    const YAML::Node n = take(key);
+    const std::string p = keyPath(key);
+    m.clear();
+    if (!n || n.IsNull()) return;
+    if (!n.IsMap()) bad(n, p, "expected a map of names to sections, got '" + shortText(n) + "'");
+    for (auto it = n.begin(); it != n.end(); ++it) {
+      Reader r(it->second, p + "." + it->first.as<std::string>(), src_);
+      S s;
+      s.visit(r);
+      r.finish();
+      m[it->first.as<std::string>()] = s;
+    }
   }
 
   // Marks `key` as known and returns its node (undefined when absent).
@@ -188,12 +207,14 @@ class Reader : public Checks {
   const Source& source() const { return src_; }
 
  private:
-  [[noreturn]] void bad(const YAML::Node& n, const std::string& path, const std::string& what) const {
+  [[noreturn]] void bad(const YAML::Node& n, const std::string& path,
+                        const std::string& what) const {
     fail(src_.where(path, n) + ": " + path + ": " + what);
   }
   template <class T>
   T as(const YAML::Node& n, const std::string& path, const char* type) const {
-    if (!n.IsScalar()) bad(n, path, std::string("expected ") + type + ", got '" + shortText(n) + "'");
+    if (!n.IsScalar())
+      bad(n, path, std::string("expected ") + type + ", got '" + shortText(n) + "'");
     try {
       return n.as<T>();
     } catch (const YAML::Exception&) {
@@ -222,20 +243,19 @@ class Reader : public Checks {
   }
   void read(const YAML::Node& n, const std::string& p, std::string& v, const Check& c) {
     v = as<std::string>(n, p, "a string");
-    if (!c.choices.empty() &&
-        std::find(c.choices.begin(), c.choices.end(), v) == c.choices.end())
-      bad(n, p, "'" + v + "' is not one of: " + [&] {
-        std::string s;
-        for (const auto& k : c.choices) s += (s.empty() ? "" : ", ") + k;
-        return s;
-      }() + didYouMean(v, c.choices));
+    if (!c.choices.empty() && std::find(c.choices.begin(), c.choices.end(), v) == c.choices.end())
+      bad(
+          n, p, "'" + v + "' is not one of: " + [&] {
+            std::string s;
+            for (const auto& k : c.choices) s += (s.empty() ? "" : ", ") + k;
+            return s;
+          }() + didYouMean(v, c.choices));
   }
   template <class T>
   void read(const YAML::Node& n, const std::string& p, std::vector<T>& v, const Check& c) {
     if (!n.IsSequence()) bad(n, p, "expected a list like [1, 2], got '" + shortText(n) + "'");
     if (c.size >= 0 && static_cast<int>(n.size()) != c.size)
-      bad(n, p, "expected " + std::to_string(c.size) + " entries, got " +
-                    std::to_string(n.size()));
+      bad(n, p, "expected " + std::to_string(c.size) + " entries, got " + std::to_string(n.size()));
     if (c.size < 0 && n.size() == 0) bad(n, p, "expected at least one entry");
     v.clear();
     for (size_t i = 0; i < n.size(); ++i) {
@@ -251,11 +271,21 @@ class Reader : public Checks {
   std::vector<std::string> known_;
 };
 
-std::string text(double v) { return fmtNumber(v); }
-std::string text(int v) { return std::to_string(v); }
-std::string text(std::int64_t v) { return std::to_string(v); }
-std::string text(bool v) { return v ? "true" : "false"; }
-std::string text(const std::string& v) { return quoted(v); }
+std::string text(double v) {
+  return fmtNumber(v);
+}
+std::string text(int v) {
+  return std::to_string(v);
+}
+std::string text(std::int64_t v) {
+  return std::to_string(v);
+}
+std::string text(bool v) {
+  return v ? "true" : "false";
+}
+std::string text(const std::string& v) {
+  return quoted(v);
+}
 template <class T>
 std::string text(const std::vector<T>& v) {
   std::string s = "[";
@@ -277,6 +307,15 @@ class Writer : public Checks {
     Writer w(out_, static_cast<int>(pad_.size()) + 2);
     s.visit(w);
   }
+  template <class S>
+  void sections(const char* key, std::map<std::string, S>& m, const char* doc) {
+    out_ << pad_ << key << ":" << (m.empty() ? " {}" : "") << "  # " << doc << "\n";
+    for (auto& [name, s] : m) {
+      out_ << pad_ << "  " << name << ":\n";
+      Writer w(out_, static_cast<int>(pad_.size()) + 4);
+      s.visit(w);
+    }
+  }
 
  private:
   std::ostringstream& out_;
@@ -297,6 +336,13 @@ class Flattener : public Checks {
     Flattener f(out_, prefix_ + key + ".");
     s.visit(f);
   }
+  template <class S>
+  void sections(const char* key, std::map<std::string, S>& m, const char*) {
+    for (auto& [name, s] : m) {
+      Flattener f(out_, prefix_ + key + "." + name + ".");
+      s.visit(f);
+    }
+  }
 
  private:
   std::vector<std::pair<std::string, std::string>>& out_;
@@ -309,7 +355,8 @@ void flattenNode(const YAML::Node& n, const std::string& path,
     for (auto it = n.begin(); it != n.end(); ++it)
       flattenNode(it->second, path + "." + it->first.as<std::string>(), out);
   } else if (n.IsSequence()) {
-    for (size_t i = 0; i < n.size(); ++i) flattenNode(n[i], path + "[" + std::to_string(i) + "]", out);
+    for (size_t i = 0; i < n.size(); ++i)
+      flattenNode(n[i], path + "[" + std::to_string(i) + "]", out);
   } else {
     out.emplace_back(path, n.IsNull() ? "null" : n.Scalar());
   }
@@ -340,8 +387,7 @@ fs::path resolveTaskFile(const std::string& ref, const std::string& configFile) 
 // that --set argument, not the file; `prefix` is what the arguments' paths have before the task's
 // own keys ("task." on the training command line, "" for eval's).
 envs::TaskConfig parseTaskNamingSets(const YAML::Node& task, const std::string& source,
-                                     const std::vector<Override>& sets,
-                                     const std::string& prefix) {
+                                     const std::vector<Override>& sets, const std::string& prefix) {
   try {
     return envs::parseTaskConfig(task, source);
   } catch (const std::runtime_error& e) {
@@ -360,8 +406,8 @@ envs::TaskConfig parseTaskNamingSets(const YAML::Node& task, const std::string& 
       }
       if (named) {
         const size_t colon = msg.find(": ");
-        fail("--set " + o.text + ": task: " +
-             (colon == std::string::npos ? msg : msg.substr(colon + 2)));
+        fail("--set " + o.text +
+             ": task: " + (colon == std::string::npos ? msg : msg.substr(colon + 2)));
       }
     }
     throw;
@@ -427,8 +473,8 @@ TrainConfig parseRoot(YAML::Node root, const std::string& file,
   const YAML::Node o = r.take(other);
   if (o)
     fail(src.where(other, r.keyNode(other)) + ": section '" + other +
-         "' does not apply to algorithm '" +
-         c.algorithm + "' (set algorithm: " + other + " to use it)");
+         "' does not apply to algorithm '" + c.algorithm + "' (set algorithm: " + other +
+         " to use it)");
   if (c.algorithm == "shac")
     r.section("shac", c.shac);
   else
@@ -437,6 +483,21 @@ TrainConfig parseRoot(YAML::Node root, const std::string& file,
   r.section("curriculum", c.curriculum);
   r.section("run", c.run);
   r.finish();
+  // Curriculum reward weights name reward terms (the task need not have them).
+  std::vector<std::string> rewardTerms;
+  for (const auto& d : envs::termRegistry(envs::TermKind::Reward)) rewardTerms.push_back(d.name);
+  for (const auto& [name, ramp] : c.curriculum.rewards)
+    if (!envs::findTerm(envs::TermKind::Reward, name)) {
+      const std::string path = "curriculum.rewards." + name;
+      const YAML::Node& top = root;  // const: a lookup must not insert
+      YAML::Node at;
+      if (top["curriculum"] && top["curriculum"]["rewards"])
+        for (auto it = top["curriculum"]["rewards"].begin();
+             it != top["curriculum"]["rewards"].end(); ++it)
+          if (it->first.as<std::string>() == name) at = it->first;
+      fail(src.where(path, at) + ": " + path + ": unknown reward term '" + name + "'" +
+           didYouMean(name, rewardTerms));
+    }
   if (c.name.empty() || c.name.find_first_of("/\\ ") != std::string::npos)
     fail(src.where("name", root["name"]) + ": name: '" + c.name +
          "' must be non-empty, without spaces or slashes (it names the run folder)");

@@ -1,6 +1,11 @@
 #include "train/curriculum.h"
 
+#include <algorithm>
+#include <stdexcept>
+
+#include "envs/did_you_mean.h"
 #include "envs/locomotion_env.h"
+#include "envs/task_config.h"
 
 namespace diffloco::train {
 
@@ -10,7 +15,31 @@ void applyCurriculum(const CurriculumConfig& c, int iteration, envs::LocomotionE
   env.setResetNoiseScale(c.resetNoise.at(iteration));
   env.setEpisodeLengthScale(c.episodeLength.at(iteration));
   env.setCommandResampleScale(c.commandResample.at(iteration));
+  for (const auto& [name, weight] : c.rewards) env.setRewardWeight(name, weight.at(iteration));
   if (newRun && (env.commandScale() != 1 || env.resetNoiseScale() != 1)) env.reset();
+}
+
+envs::TaskConfig trainedTask(const CurriculumConfig& c, const envs::TaskConfig& task) {
+  envs::TaskConfig t = task;
+  for (const auto& [name, weight] : c.rewards) {
+    const auto has = [&](const envs::TermConfig& r) { return r.name == name; };
+    if (std::any_of(t.rewards.begin(), t.rewards.end(), has)) continue;
+    envs::TermConfig term;
+    term.name = name;
+    term.def = envs::findTerm(envs::TermKind::Reward, name);
+    if (!term.def) {
+      std::vector<std::string> known;
+      for (const auto& d : envs::termRegistry(envs::TermKind::Reward)) known.push_back(d.name);
+      throw std::runtime_error("curriculum.rewards." + name + ": unknown reward term '" + name +
+                               "'" + envs::didYouMean(name, known));
+    }
+    std::map<std::string, std::vector<double>> params;
+    for (const auto& p : term.def->params) params[p.name] = p.value;
+    term.params = envs::TermParams(std::move(params));
+    term.weight = weight.at(0);
+    t.rewards.push_back(term);
+  }
+  return t;
 }
 
 }  // namespace diffloco::train

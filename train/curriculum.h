@@ -7,6 +7,8 @@
 //     reset_noise: {final: 1.5, ramp_start: 600, ramp_iterations: 100}
 //     episode_length: {initial: 0.2, final: 1.0, ramp_iterations: 500}
 //     command_resample: {initial: 0.3, final: 0.3}                 # new commands every 3 s
+//     rewards:                                                     # reward weights
+//       lin_vel_tracking_l2: {initial: 0, final: 0.5, ramp_start: 1000, ramp_iterations: 500}
 //
 // Each factor is `initial` up to iteration `ramp_start`, then moves linearly to `final` over
 // `ramp_iterations` iterations and stays there. Factors scale the task's values: commands
@@ -16,11 +18,20 @@
 // only, so a resumed run continues the same schedule. Absent: 1 throughout (the task as written).
 // A policy file records the task as written; the trained envelope is the task x the final
 // factors (an exported file states both).
+//
+// `rewards` is a map from reward term name to a ramp of that term's *weight* (not a factor), as
+// Isaac Lab's modify_reward_weight: a shaping term switched on once a behaviour is learned. The
+// term need not be in the task: training then adds it (its parameters the term's defaults).
+// Evaluation and exported policies keep the task's own rewards.
 #pragma once
+
+#include <map>
+#include <string>
 
 namespace diffloco::envs {
 class LocomotionEnv;
-}
+struct TaskConfig;
+}  // namespace diffloco::envs
 
 namespace diffloco::train {
 
@@ -57,6 +68,8 @@ struct CurriculumConfig {
   // a change (most of the tracking error of an evaluation that resamples, docs/velocity_anymal.md)
   // are a larger part of what is trained on.
   Ramp commandResample;
+  // Reward term name -> its weight over the iterations (a weight, not a factor).
+  std::map<std::string, Ramp> rewards;
 
   template <class V>
   void visit(V& v) {
@@ -64,11 +77,19 @@ struct CurriculumConfig {
     v.section("reset_noise", resetNoise);
     v.section("episode_length", episodeLength);
     v.section("command_resample", commandResample);
+    v.sections("rewards", rewards,
+               "reward term name -> {initial, final, ramp_start, ramp_iterations} of its weight");
   }
 };
 
-// Sets the env's four factors for `iteration`. At iteration 0 of a new run, an env whose command
-// or reset-noise factor is not 1 is reset, so that its first draws follow the curriculum too
+// The task as trained: `task` with every reward term of `c.rewards` it lacks added (weight: the
+// ramp's initial value, parameters: the term's defaults). Throws naming the key for an unknown
+// term.
+envs::TaskConfig trainedTask(const CurriculumConfig& c, const envs::TaskConfig& task);
+
+// Sets the env's four factors and the curriculum's reward weights for `iteration`. At iteration 0
+// of a new run, an env whose command or reset-noise factor is not 1 is reset, so that its first
+// draws follow the curriculum too
 // (`newRun` false: a resumed env keeps its state).
 void applyCurriculum(const CurriculumConfig& c, int iteration, envs::LocomotionEnv& env,
                      bool newRun = false);

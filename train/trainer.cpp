@@ -429,7 +429,9 @@ TrainResult train(const TrainArgs& args) {
   eo.seed = algorithms::deriveSeed(cfg.seed, 2);
   eo.firstEnv = static_cast<std::int64_t>(comm.rank()) * cfg.numEnvs();
   eo.printSummary = main;
-  envs::LocomotionEnv env(cfg.task, eo);
+  // The task as trained: with the reward terms the curriculum adds (the policy file and its
+  // evaluation keep cfg.task).
+  envs::LocomotionEnv env(trainedTask(cfg.curriculum, cfg.task), eo);
   // The curriculum's factors are a function of the iteration (set before each one); a new run's
   // first draws already follow them.
   applyCurriculum(cfg.curriculum, 0, env, resumeFrom.empty());
@@ -472,6 +474,8 @@ TrainResult train(const TrainArgs& args) {
   columns.push_back("Curriculum/reset_noise_scale");
   columns.push_back("Curriculum/episode_length_s");
   columns.push_back("Curriculum/command_resample_scale");
+  for (const auto& [name, ramp] : cfg.curriculum.rewards)
+    columns.push_back("Curriculum/reward_weight_" + name);
   std::vector<std::string> episodeKeys;
   for (const auto& c : columns)
     if (c.rfind("Episode/", 0) == 0) episodeKeys.push_back(c);
@@ -549,6 +553,8 @@ TrainResult train(const TrainArgs& args) {
     m["Curriculum/reset_noise_scale"] = env.resetNoiseScale();
     m["Curriculum/episode_length_s"] = env.maxEpisodeLength() * env.envDt();
     m["Curriculum/command_resample_scale"] = env.commandResampleScale();
+    for (const auto& [name, ramp] : cfg.curriculum.rewards)
+      m["Curriculum/reward_weight_" + name] = env.rewardWeight(name);
     if (csv) csv->row(m);
     if (tb) {
       std::map<std::string, double> scalars;

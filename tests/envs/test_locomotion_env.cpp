@@ -107,6 +107,35 @@ TEST(LocomotionEnv, ResetStandsOnTheGround) {
   EXPECT_LT(std::get<0>(feet.min(1)).abs().max().item<double>(), 1e-12);
 }
 
+// curriculum.rewards sets a term's weight between iterations: the reward scales with it, a graph
+// recorded before keeps the weight it ran with, and an unknown term is an error naming it.
+TEST(LocomotionEnv, RewardWeightsCanBeChanged) {
+  LocomotionEnv a(loadTaskConfig("walk"), options(4, true));
+  LocomotionEnv b(loadTaskConfig("walk"), options(4, true));
+  EXPECT_EQ(a.rewardWeight("forward_velocity"), 1.0);
+  for (const auto& name : a.rewardNames()) {
+    a.setRewardWeight(name, name == "forward_velocity" ? 1.0 : 0.0);
+    b.setRewardWeight(name, name == "forward_velocity" ? 2.5 : 0.0);
+  }
+  EXPECT_EQ(b.rewardWeight("forward_velocity"), 2.5);
+  const Tensor act = (torch::rand({4, 12}, kF64) - 0.5).requires_grad_(true);
+  const Tensor ra = a.step(act).rewards, rb = b.step(act).rewards;
+  EXPECT_GT(ra.abs().min().item<double>(), 0);
+  EXPECT_TRUE(torch::equal(rb, 2.5 * ra));
+  b.setRewardWeight("forward_velocity", 0.0);  // after the step: its graph is not touched
+  rb.sum().backward();
+  EXPECT_GT(act.grad().abs().max().item<double>(), 0);
+  try {
+    a.setRewardWeight("forward_velocty", 1.0);
+    ADD_FAILURE() << "no error";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("reward term 'forward_velocty' is not among the task's "
+                                         "rewards (did you mean 'forward_velocity'?"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(LocomotionEnv, ModesAgree) {
   TaskConfig task = loadTaskConfig("velocity");
   LocomotionEnv a(task, options(3, false)), b(task, options(3, true));

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "config_errors.h"
+#include "envs/task_config.h"
 #include "train/config.h"
 #include "train/curriculum.h"
 
@@ -78,4 +79,53 @@ TEST(Curriculum, BadValuesNameFileLineAndKey) {
                   "unknown key 'curriculum.reset_nois'");
   EXPECT_CONTAINS(configError(kBase, {"curriculum.commands.final=lots"}),
                   "--set curriculum.commands.final=lots");
+}
+
+// curriculum.rewards: a ramp of a reward term's weight per term, read, written, flattened and set
+// like the other ramps; a term the task lacks is added to the task as trained.
+TEST(Curriculum, RewardWeights) {
+  const std::string cfg = std::string(kBase) +
+                          "  rewards:\n"
+                          "    lin_vel_tracking_l2: {initial: 0, final: 0.5, ramp_start: 100, "
+                          "ramp_iterations: 100}\n";
+  const TrainConfig c = parseTrainConfig(cfg, "cfg.yaml");
+  ASSERT_EQ(c.curriculum.rewards.size(), 1u);
+  EXPECT_DOUBLE_EQ(c.curriculum.rewards.at("lin_vel_tracking_l2").at(150), 0.25);
+  const TrainConfig back = parseTrainConfig(toYaml(c), "resolved.yaml");
+  EXPECT_EQ(flatten(back), flatten(c));
+  bool found = false;
+  for (const auto& [k, v] : flatten(c))
+    found |= k == "curriculum.rewards.lin_vel_tracking_l2.final" && v == "0.5";
+  EXPECT_TRUE(found);
+  // None: written as {} and read back as none.
+  EXPECT_TRUE(parseTrainConfig(toYaml(parseTrainConfig(kBase, "b.yaml")), "r.yaml")
+                  .curriculum.rewards.empty());
+  const TrainConfig s =
+      parseTrainConfig(cfg, "cfg.yaml", {"curriculum.rewards.action_exp={final: 0.1}"});
+  EXPECT_EQ(s.curriculum.rewards.size(), 2u);
+  EXPECT_DOUBLE_EQ(s.curriculum.rewards.at("action_exp").at(0), 0.1);
+
+  // The walk task has no lin_vel_tracking_l2: training adds it (weight: the ramp's initial value);
+  // action_exp, which it has, stays where it is.
+  const diffloco::envs::TaskConfig trained = trainedTask(s.curriculum, s.task);
+  ASSERT_EQ(trained.rewards.size(), s.task.rewards.size() + 1);
+  EXPECT_EQ(trained.rewards.back().name, "lin_vel_tracking_l2");
+  EXPECT_EQ(trained.rewards.back().weight, 0.0);
+  EXPECT_EQ(s.task.rewards.size(), 5u);  // the task itself is unchanged
+
+  EXPECT_CONTAINS(configError(cfg, {"curriculum.rewards.lin_vel_trakcing_l2={final: 1}"}),
+                  "--set curriculum.rewards.lin_vel_trakcing_l2={final: 1}: "
+                  "curriculum.rewards.lin_vel_trakcing_l2: unknown reward term "
+                  "'lin_vel_trakcing_l2' (did you mean 'lin_vel_tracking_l2'?");
+  std::string typo = cfg;
+  typo.replace(typo.find("    lin_vel_tracking_l2"), 23, "    foot_hieght_tracking");
+  EXPECT_CONTAINS(configError(typo),
+                  "cfg.yaml:10: curriculum.rewards.foot_hieght_tracking: "
+                  "unknown reward term");
+  std::string negative = cfg;
+  negative.replace(negative.find("final: 0.5"), 10, "final: -1");
+  EXPECT_CONTAINS(configError(negative),
+                  "cfg.yaml:10: curriculum.rewards.lin_vel_tracking_l2.final: -1 is out of range");
+  EXPECT_CONTAINS(configError(kBase, {"curriculum.rewards=[1]"}),
+                  "curriculum.rewards: expected a map of names to sections");
 }

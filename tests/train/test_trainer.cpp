@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -168,6 +169,10 @@ TEST(Trainer, CurriculumFollowsItsRamps) {
   a.sets.push_back("curriculum.reset_noise={initial: 0, final: 1, ramp_iterations: 4}");
   a.sets.push_back("curriculum.episode_length={initial: 0.4, final: 0.4}");
   a.sets.push_back("curriculum.command_resample={initial: 0.5, final: 0.5}");
+  // A reward term the walk task lacks, switched on over the run.
+  a.sets.push_back(
+      "curriculum.rewards={lin_vel_tracking_l2: {initial: 0, final: 0.3, "
+      "ramp_iterations: 3}}");
   const TrainResult r = runTraining(a);
   const Csv csv = readCsv((fs::path(r.runDir) / "metrics.csv").string());
   ASSERT_EQ(csv.rows.size(), 4u);
@@ -176,7 +181,16 @@ TEST(Trainer, CurriculumFollowsItsRamps) {
     EXPECT_DOUBLE_EQ(csv.rows[i][csv.column("Curriculum/command_scale")], 1.0);
     EXPECT_NEAR(csv.rows[i][csv.column("Curriculum/episode_length_s")], 0.02, 1e-12);
     EXPECT_DOUBLE_EQ(csv.rows[i][csv.column("Curriculum/command_resample_scale")], 0.5);
+    EXPECT_NEAR(csv.rows[i][csv.column("Curriculum/reward_weight_lin_vel_tracking_l2")],
+                0.1 * std::min(i, 3), 1e-12);
   }
+  // Logged like the task's own terms; zero while its weight is.
+  EXPECT_EQ(csv.rows[0][csv.column("Episode/rew_lin_vel_tracking_l2")], 0.0);
+  EXPECT_LT(csv.rows[3][csv.column("Episode/rew_lin_vel_tracking_l2")], 0.0);
+  // The policy file keeps the task as written.
+  const policies::LoadedPolicy p =
+      policies::loadPolicy((fs::path(r.runDir) / "policy.pt").string());
+  EXPECT_EQ(p.metadata.at("task_yaml").find("lin_vel_tracking_l2"), std::string::npos);
   const double len = csv.rows[3][csv.column("Episode/length_s")];
   EXPECT_NEAR(len, 0.02, 1e-12);
 }
