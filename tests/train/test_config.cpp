@@ -247,11 +247,15 @@ TEST(Config, ShippedConfigsCarryThePapersTables) {
   EXPECT_EQ(v.curriculum.commandResample.at(999), 1.0);  // the task's 10 s until tracking
   EXPECT_EQ(v.curriculum.commandResample.at(2000), 0.3);  // then every 3 s
   EXPECT_TRUE(v.curriculum.resetNoise.trivial());
+  // The quadratic tracking term, trained from iteration 1000 on; the task itself has none.
+  EXPECT_EQ(v.curriculum.rewards.at("lin_vel_tracking_l2").at(999), 0.0);
+  EXPECT_EQ(v.curriculum.rewards.at("lin_vel_tracking_l2").at(1500), 0.5);
   std::map<std::string, double> weights;
   for (const auto& t : v.task.rewards) weights[t.name] = t.weight;
   EXPECT_EQ(weights.at("lin_vel_tracking"), 1.0);
   EXPECT_EQ(weights.at("ang_vel_tracking"), 0.5);
   EXPECT_EQ(weights.at("foot_height_tracking"), 3.0);
+  EXPECT_EQ(weights.count("lin_vel_tracking_l2"), 0u);
 
   // PPO on the velocity task: legged_gym's flat-ANYmal settings (2048 envs here).
   const TrainConfig vp = loadTrainConfig(dir + "velocity_anymal_ppo.yaml");
