@@ -64,11 +64,15 @@ std::string printableArgument(const std::string& s) {
 
 namespace {
 
-// --set arguments: where each one landed, for messages.
+// --set arguments (and the keys of a task that extends another): where each one landed, for
+// messages.
 struct Override {
-  std::string path;  // a.b.c
-  std::string text;  // as typed
+  std::string path;    // a.b.c
+  std::string text;    // as typed
+  std::string origin;  // how messages name it; empty: "--set <text>"
   YAML::Node value;
+
+  std::string label() const { return origin.empty() ? "--set " + text : origin; }
 };
 
 struct Source {
@@ -79,7 +83,7 @@ struct Source {
   std::string where(const std::string& path, const YAML::Node& n) const {
     for (const auto& o : sets)
       if (o.path == path || path.rfind(o.path + ".", 0) == 0 || o.path.rfind(path + ".", 0) == 0)
-        return "--set " + o.text;
+        return o.label();
     if (!n || n.Mark().is_null()) return file;
     return file + ":" + std::to_string(n.Mark().line + 1);
   }
@@ -406,12 +410,34 @@ envs::TaskConfig parseTaskNamingSets(const YAML::Node& task, const std::string& 
       }
       if (named) {
         const size_t colon = msg.find(": ");
-        fail("--set " + o.text +
-             ": task: " + (colon == std::string::npos ? msg : msg.substr(colon + 2)));
+        fail(o.label() + ": task: " + (colon == std::string::npos ? msg : msg.substr(colon + 2)));
       }
     }
     throw;
   }
+}
+
+// The keys of a task that extends another (`task: {extends: walk, sim: {contact: hard}}`) as
+// overrides of it, one per value (a list or an empty map is one value), each naming its line.
+void extensionOverrides(const YAML::Node& n, const std::string& path, const std::string& file,
+                        std::vector<Override>& out) {
+  if (n.IsMap() && n.size() > 0) {
+    for (auto it = n.begin(); it != n.end(); ++it) {
+      const std::string key = it->first.as<std::string>();
+      if (path == "task" && key == "extends") continue;
+      if (key.empty() || key.find('.') != std::string::npos)
+        fail(file + ":" + std::to_string(it->first.Mark().line + 1) + ": " + path + ": '" +
+             printableArgument(key) + "' is not a key (empty or with a '.')");
+      extensionOverrides(it->second, path + "." + key, file, out);
+    }
+    return;
+  }
+  Override o;
+  o.path = o.text = path;
+  o.origin = file + (n.Mark().is_null() ? "" : ":" + std::to_string(n.Mark().line + 1)) + ": " +
+             path + " (extending the task)";
+  o.value = n;
+  out.push_back(o);
 }
 
 TrainConfig parseRoot(YAML::Node root, const std::string& file,
@@ -439,12 +465,28 @@ TrainConfig parseRoot(YAML::Node root, const std::string& file,
   YAML::Node task;
   if (!t)
     fail(file + ": missing key 'task' (a task name from " + configDir() +
-         "/tasks, a path to a task .yaml, or the task inline)");
-  if (t.IsScalar()) {
-    const fs::path path = resolveTaskFile(t.Scalar(), file);
+         "/tasks, a path to a task .yaml, {extends: NAME, <keys that change it>}, or the task "
+         "inline)");
+  // A map with `extends: NAME` is the named task with the map's other keys on top of it (as
+  // --set task.<key>=... would put them; the command line's task.* overrides still come last).
+  const bool extends = t.IsMap() && t["extends"];
+  if (extends) {
+    const YAML::Node base = t["extends"];
+    if (!base.IsScalar() || base.Scalar().empty())
+      fail(src.where("task.extends", base) +
+           ": task.extends: expected a task name or a path to a task .yaml");
+    std::vector<Override> own;
+    extensionOverrides(t, "task", file, own);
+    taskSets.insert(taskSets.begin(), own.begin(), own.end());
+  }
+  const YAML::Node ref = extends ? t["extends"] : t;
+  if (ref.IsScalar()) {
+    const std::string refKey = extends ? "task.extends" : "task";
+    const fs::path path = resolveTaskFile(ref.Scalar(), file);
     if (!io::exists(path))
-      fail(src.where("task", t) + ": task: '" + t.Scalar() + "' not found (looked for " +
-           path.string() + "; a task name from " + configDir() + "/tasks or a path to a .yaml)");
+      fail(src.where(refKey, ref) + ": " + refKey + ": '" + ref.Scalar() +
+           "' not found (looked for " + path.string() + "; a task name from " + configDir() +
+           "/tasks or a path to a .yaml)");
     try {
       task = YAML::LoadFile(path.string());
     } catch (const YAML::Exception& e) {
@@ -460,10 +502,11 @@ TrainConfig parseRoot(YAML::Node root, const std::string& file,
   for (const auto& o : taskSets) applySet(task, o, 1);
   // The robot's task defaults and a fitted actuator file become values in the resolved config
   // (config.yaml of a run).
-  envs::inlineRobotDefaults(task, t.IsScalar() ? c.taskSource : file);
-  envs::inlineActuatorFile(task, t.IsScalar() ? c.taskSource : file);
-  c.task = parseTaskNamingSets(task, t.IsScalar() ? c.taskSource : file, taskSets, "task.");
-  if (t.IsScalar()) c.task.name = fs::path(c.taskSource).stem().string();
+  const bool fromFile = ref.IsScalar();
+  envs::inlineRobotDefaults(task, fromFile ? c.taskSource : file);
+  envs::inlineActuatorFile(task, fromFile ? c.taskSource : file);
+  c.task = parseTaskNamingSets(task, fromFile ? c.taskSource : file, taskSets, "task.");
+  if (fromFile) c.task.name = fs::path(c.taskSource).stem().string();
   // The resolved task carries its name: a resumed run, its policy file and its checkpoints (which
   // hold the task inline) still say "velocity", not the name of the file they sit in.
   if (!task["name"]) task["name"] = c.task.name;

@@ -6,7 +6,9 @@
 //   algorithm: shac                  # shac | ppo: selects the section below
 //   seed: 0
 //   init_from: runs/<run>            # optional warm start (networks and normaliser)
-//   task: walk                       # a task name (configs/tasks/walk.yaml), a path, or inline
+//   task: walk                       # a task name (configs/tasks/walk.yaml), a path, inline,
+//                                    # or {extends: walk, sim: {contact: hard}}: a task with
+//                                    # keys changed (as --set task.sim.contact=hard would)
 //   shac: {...}                      # algorithms/config.h (only the selected algorithm's section)
 //   policy: {...}                    # policies/config.h
 //   curriculum: {...}                # train/curriculum.h (optional: none by default)

@@ -9,8 +9,8 @@
 #include <fstream>
 #include <map>
 
-#include "robots/robot.h"
 #include "config_errors.h"
+#include "robots/robot.h"
 #include "train/config.h"
 
 using namespace diffloco::train;
@@ -106,17 +106,15 @@ TEST(Config, OnlyTheSelectedAlgorithmsSection) {
   const TrainConfig p = parseTrainConfig(
       replace(replace(replace(kBase, "algorithm: shac", "algorithm: ppo"), "shac:", "ppo:"),
               "  horizon: 8\n", ""),
-      "cfg.yaml",
-      {"ppo.rollout=5"});
+      "cfg.yaml", {"ppo.rollout=5"});
   EXPECT_EQ(p.ppo.rollout, 5);
   EXPECT_EQ(p.ppo.numEnvs, 4);
 }
 
 TEST(Config, SetOverridesWithTheSameChecks) {
-  const TrainConfig c = parseTrainConfig(
-      kBase, "cfg.yaml",
-      {"shac.horizon=16", "policy.critic_hidden=[32, 32, 32]", "task.sim.contact=hard",
-       "run.verbose=true", "seed=7"});
+  const TrainConfig c = parseTrainConfig(kBase, "cfg.yaml",
+                                         {"shac.horizon=16", "policy.critic_hidden=[32, 32, 32]",
+                                          "task.sim.contact=hard", "run.verbose=true", "seed=7"});
   EXPECT_EQ(c.shac.horizon, 16);
   EXPECT_EQ(c.policy.criticHidden, (std::vector<int>{32, 32, 32}));
   EXPECT_EQ(c.task.sim.contact.model, diffloco::sim::ContactModel::Hard);
@@ -130,7 +128,8 @@ TEST(Config, SetOverridesWithTheSameChecks) {
                   "--set shac.horizon=abc: shac.horizon: expected an integer, got 'abc'");
   EXPECT_CONTAINS(configError(kBase, {"shac.gamma=2"}),
                   "--set shac.gamma=2: shac.gamma: 2 is out of range");
-  EXPECT_CONTAINS(configError(kBase, {"shac.horizon"}), "--set shac.horizon: expected key.path=value");
+  EXPECT_CONTAINS(configError(kBase, {"shac.horizon"}),
+                  "--set shac.horizon: expected key.path=value");
   EXPECT_CONTAINS(configError(kBase, {"=3"}), "expected key.path=value");
   EXPECT_CONTAINS(configError(kBase, {"shac..horizon=3"}), "is not a key path");
   EXPECT_CONTAINS(configError(kBase, {"shac.horizon.x=3"}),
@@ -141,7 +140,8 @@ TEST(Config, SetOverridesWithTheSameChecks) {
   const std::string task = configError(kBase, {"task.sim.kapa=100"});
   EXPECT_CONTAINS(task, "--set task.sim.kapa=100: task:");
   EXPECT_CONTAINS(task, "did you mean 'kappa'?");
-  EXPECT_CONTAINS(configError(kBase, {"task.sim.contact=squishy"}), "--set task.sim.contact=squishy");
+  EXPECT_CONTAINS(configError(kBase, {"task.sim.contact=squishy"}),
+                  "--set task.sim.contact=squishy");
   // Found by fuzz_train_config (tests/fuzz/regressions/train_config_control_character_in_set.yaml):
   // a carriage return and a NUL in a key. The message named the task file at line 0 (the task
   // parser saw the key, and matching its message to the argument failed), and the NUL cut it.
@@ -161,7 +161,8 @@ TEST(Config, SetOverridesWithTheSameChecks) {
 }
 
 TEST(Config, TaskByNamePathOrInline) {
-  EXPECT_CONTAINS(configError(replace(kBase, "task: walk", "task: wlak")), "cfg.yaml:4: task: 'wlak' not found");
+  EXPECT_CONTAINS(configError(replace(kBase, "task: walk", "task: wlak")),
+                  "cfg.yaml:4: task: 'wlak' not found");
   EXPECT_CONTAINS(configError(replace(kBase, "task: walk\n", "")), "missing key 'task'");
   const TrainConfig v = parseTrainConfig(kBase, "cfg.yaml", {"task=velocity"});
   EXPECT_EQ(v.task.robot, "anymal");
@@ -178,6 +179,45 @@ TEST(Config, TaskByNamePathOrInline) {
   // An error inside an inline task names the config file and the line.
   EXPECT_CONTAINS(configError(replace(inl, "  robot: quadruped", "  robot: quadruped\n  bogus: 1")),
                   "cfg.yaml:6: unknown key 'bogus'");
+}
+
+// `task: {extends: NAME, ...}`: the named task with the map's keys on top, as --set task.* would
+// put them; the command line still wins; errors name the config's line.
+TEST(Config, TaskExtendsANamedTask) {
+  const std::string cfg =
+      "algorithm: shac\n"
+      "task:\n"
+      "  extends: walk\n"
+      "  sim: {contact: hard, iterations: 20}\n"
+      "  reset: {joint_pos_noise: 0.3}\n"
+      "  randomization: {}\n";
+  const TrainConfig c = parseTrainConfig(cfg, "cfg.yaml");
+  const diffloco::envs::TaskConfig walk = loadTaskWithSets("walk", {});
+  EXPECT_EQ(c.task.name, "walk");
+  EXPECT_EQ(c.task.sim.contact.model, diffloco::sim::ContactModel::Hard);
+  EXPECT_EQ(c.task.sim.contact.iterations, 20);
+  EXPECT_EQ(c.task.sim.contact.kappa, walk.sim.contact.kappa);  // the rest is the task's
+  EXPECT_EQ(c.task.reset.jointPosNoise, 0.3);
+  EXPECT_EQ(c.task.reset.jointVelNoise, walk.reset.jointVelNoise);
+  EXPECT_EQ(c.task.rewards.size(), walk.rewards.size());
+  EXPECT_NE(c.taskSource.find("walk.yaml"), std::string::npos);
+  // The resolved config holds the task as extended and reads back the same.
+  EXPECT_EQ(flatten(parseTrainConfig(toYaml(c), "resolved.yaml")), flatten(c));
+  // The command line comes last.
+  EXPECT_EQ(parseTrainConfig(cfg, "cfg.yaml", {"task.sim.contact=soft"}).task.sim.contact.model,
+            diffloco::sim::ContactModel::Soft);
+  // Errors name the config file's line and the key.
+  std::string typo = cfg;
+  typo.replace(typo.find("iterations: 20"), 14, "iteratoins: 20");
+  EXPECT_CONTAINS(configError(typo), "cfg.yaml:4: task.sim.iteratoins (extending the task)");
+  std::string bad = cfg;
+  bad.replace(bad.find("joint_pos_noise: 0.3"), 20, "joint_pos_noise: x");
+  EXPECT_CONTAINS(configError(bad), "cfg.yaml:5: task.reset.joint_pos_noise (extending the task)");
+  std::string missing = cfg;
+  missing.replace(missing.find("extends: walk"), 13, "extends: wakl");
+  EXPECT_CONTAINS(configError(missing), "cfg.yaml:3: task.extends: 'wakl' not found");
+  missing.replace(missing.find("extends: wakl"), 13, "extends: [a]");
+  EXPECT_CONTAINS(configError(missing), "task.extends: expected a task name or a path");
 }
 
 TEST(Config, ResolvedConfigReadsBackTheSame) {
@@ -213,14 +253,19 @@ TEST(Config, ShippedConfigsCarryThePapersTables) {
   EXPECT_EQ(s.policy.actorHidden, (std::vector<int>{128, 64, 32}));
   EXPECT_EQ(s.policy.criticHidden, (std::vector<int>{64, 64}));
   EXPECT_EQ(s.policy.activation, "elu");
-  EXPECT_EQ(s.task.sim.contact.model, diffloco::sim::ContactModel::Smoothed);
+  // Trained in hard contact (the paper: smoothed, kappa 300, which the task file keeps).
+  EXPECT_EQ(s.task.name, "walk");
+  EXPECT_EQ(s.task.sim.contact.model, diffloco::sim::ContactModel::Hard);
+  EXPECT_EQ(loadTaskWithSets("walk", {}).sim.contact.model, diffloco::sim::ContactModel::Smoothed);
   EXPECT_EQ(s.curriculum.resetNoise.at(0), 1.5);  // start-ups trained harder than evaluated
   EXPECT_EQ(s.curriculum.episodeLength.at(999), 0.2);
   const TrainConfig plain = loadTrainConfig(
       dir + "walk_quadruped_shac.yaml",
       {"shac.iterations=1000", "shac.actor_lr_decay=0.995", "shac.critic_lr_decay=0.997",
-       "curriculum.reset_noise={}", "curriculum.episode_length={}"});  // Table 1's protocol
+       "curriculum.reset_noise={}", "curriculum.episode_length={}",
+       "task.sim.contact=smoothed"});  // Table 1's protocol
   EXPECT_EQ(plain.shac.iterations, 1000);
+  EXPECT_EQ(plain.task.sim.contact.model, diffloco::sim::ContactModel::Smoothed);
   EXPECT_TRUE(plain.curriculum.resetNoise.trivial());
   EXPECT_TRUE(plain.curriculum.episodeLength.trivial());
 
@@ -244,7 +289,7 @@ TEST(Config, ShippedConfigsCarryThePapersTables) {
   EXPECT_EQ(v.shac.horizon, 32);
   EXPECT_EQ(v.curriculum.commands.at(0), 1.25);
   EXPECT_EQ(v.curriculum.commands.at(4000), 1.25);
-  EXPECT_EQ(v.curriculum.commandResample.at(999), 1.0);  // the task's 10 s until tracking
+  EXPECT_EQ(v.curriculum.commandResample.at(999), 1.0);   // the task's 10 s until tracking
   EXPECT_EQ(v.curriculum.commandResample.at(2000), 0.3);  // then every 3 s
   EXPECT_TRUE(v.curriculum.resetNoise.trivial());
   // The quadratic tracking term, trained from iteration 1000 on; the task itself has none.
