@@ -316,6 +316,23 @@ TEST(Config, ShippedConfigsCarryThePapersTables) {
   EXPECT_EQ(v.shac.criticLrFinal, 1e-5);
 }
 
+// The foot-height reference of the velocity task is the robot's (its task_defaults): eq. 19's for
+// ANYmal, one scaled to the robot for go_like; the command line still wins.
+TEST(Config, FootHeightReferenceIsTheRobots) {
+  auto reference = [](const diffloco::envs::TaskConfig& t) {
+    for (const auto& r : t.rewards)
+      if (r.name == "foot_height_tracking")
+        return std::make_pair(r.params("height"), r.params("sigma"));
+    return std::make_pair(0.0, 0.0);
+  };
+  EXPECT_EQ(reference(loadTaskWithSets("velocity", {})), std::make_pair(0.1, 0.05));
+  EXPECT_EQ(reference(loadTaskWithSets("velocity", {"robot=go_like"})), std::make_pair(0.06, 0.01));
+  EXPECT_EQ(reference(loadTaskWithSets("velocity", {"robot=go_like",
+                                                    "rewards.foot_height_tracking.height=0.08"}))
+                .first,
+            0.08);
+}
+
 TEST(Config, EditDistanceAndHint) {
   EXPECT_EQ(editDistance("kitten", "sitting"), 3u);
   EXPECT_EQ(editDistance("", "abc"), 3u);
