@@ -167,7 +167,7 @@ PolicyMetadata makeMetadata(const train::TrainConfig& c, const Robot& robot,
   describeTask(c.task, robot, m);
   m.task = c.task.name;
   m.squash = actor->config().squash;
-  m.taskYaml = c.taskYaml;
+  m.taskYaml = envs::toYaml(c.task);
   if (m.numObs != actor->numObs())
     throw std::runtime_error("the task's observation terms make " + std::to_string(m.numObs) +
                              " values, the actor takes " + std::to_string(actor->numObs()) +
@@ -373,7 +373,6 @@ ExportResult exportPolicy(const std::string& run, const std::string& out,
   // training config when there is one.
   train::TrainConfig c = p.config.value_or(train::TrainConfig{});
   c.task = envs::parseTaskConfig(YAML::Load(p.taskYaml), p.taskSource);
-  c.taskYaml = p.taskYaml;
   if (!p.config) {
     const auto algo = p.metadata.find("algorithm");
     c.algorithm = algo == p.metadata.end() ? "" : algo->second;

@@ -107,7 +107,7 @@ OpenedPolicy openPolicy(const std::string& path, const std::string& configPath) 
     out.taskYaml = recorded->second;
     out.taskSource = out.file + " (task_yaml)";
   } else if (out.config) {
-    out.taskYaml = out.config->taskYaml;
+    out.taskYaml = envs::toYaml(out.config->task);
     out.taskSource = out.configFile + " (task)";
   }
   const auto name = out.metadata.find("task");

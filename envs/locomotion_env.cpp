@@ -9,7 +9,7 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "envs/did_you_mean.h"
+#include "config/did_you_mean.h"
 #include "envs/random_stream.h"
 #include "sim/kinematics.h"
 
@@ -202,7 +202,7 @@ std::size_t rewardIndex(const std::vector<std::string>& names, const std::string
   const auto it = std::find(names.begin(), names.end(), name);
   if (it == names.end())
     throw std::runtime_error("reward term '" + name + "' is not among the task's rewards" +
-                             didYouMean(name, names));
+                             config::didYouMean(name, names));
   return static_cast<std::size_t>(it - names.begin());
 }
 }  // namespace

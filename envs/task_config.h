@@ -1,12 +1,16 @@
 // A locomotion task as written in configs/tasks/<name>.yaml: robot, time steps, simulator and
 // actuator settings, action mapping, commands, the named observation / reward / termination terms
-// with their parameters, randomisation and reset distribution. Parsing is strict: an unknown key
-// is an error naming the file, the line and the key (with a suggestion when one is close).
+// with their parameters, randomisation and reset distribution. Read, written and flattened by the
+// config archive (config/archive.h; the keys and their documentation: task_config.cpp's
+// visitTask): an unknown key, a value of the wrong type or out of its range is an error naming
+// the file and line (or the --set argument), the key and what was expected.
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "config/range.h"
 #include "envs/terms.h"
 #include "sim/options.h"
 
@@ -14,12 +18,13 @@ namespace YAML {
 class Node;
 }
 
+namespace diffloco::config {
+struct Source;
+}
+
 namespace diffloco::envs {
 
-struct Range {
-  double lo = 0, hi = 0;
-  double width() const { return hi - lo; }
-};
+using Range = config::Range;
 
 struct TermConfig {
   std::string name;
@@ -104,5 +109,15 @@ void inlineActuatorFile(YAML::Node& task, const std::string& source);
 void inlineRobotDefaults(YAML::Node& task, const std::string& source);
 // Parses a task from a YAML node; `source` names it in error messages.
 TaskConfig parseTaskConfig(const YAML::Node& node, const std::string& source);
+// The same with overrides applied to `node` beforehand: a message about an overridden key names
+// the override, not the file. `keyPrefix`: the task's own key path where it sits in a larger
+// config ("task" in a training config), which the overrides' paths and the messages start with.
+TaskConfig parseTaskConfig(const YAML::Node& node, const config::Source& source,
+                           const std::string& keyPrefix = "");
+// The task as YAML, every key with its documentation as a comment; parseTaskConfig reads it back
+// to the same task. What a run's config.yaml, checkpoints and exported policies carry.
+std::string toYaml(const TaskConfig& task);
+// (key path, value) of every setting, in order: for comparing tasks.
+std::vector<std::pair<std::string, std::string>> flatten(const TaskConfig& task);
 
 }  // namespace diffloco::envs

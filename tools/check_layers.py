@@ -12,7 +12,7 @@ import re
 import sys
 import tempfile
 
-LAYERS = ["io", "sim", "robots", "mujoco", "ident", "envs", "policies", "distributed", "algorithms",
+LAYERS = ["io", "config", "sim", "robots", "mujoco", "ident", "envs", "policies", "distributed", "algorithms",
           "runs", "viz", "train", "deploy", "experiments", "cli"]
 INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]+"([^"/]+)/[^"]+"', re.M)
 

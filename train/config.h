@@ -1,6 +1,7 @@
-// The training configuration: one typed tree read strictly from YAML (Drake style: every struct
-// lists its fields once in a visit(); readers, the writer of the resolved config and the
-// flattener are visitors), with command-line overrides `--set a.b.c=value`.
+// The training configuration: one typed tree read strictly from YAML by the config archive
+// (config/archive.h: every struct lists its fields once in a visit(); the reader, the writer of
+// the resolved config and the flattener are visitors), with command-line overrides
+// `--set a.b.c=value`.
 //
 //   name: walk_quadruped_shac        # run name (the run folder's suffix)
 //   algorithm: shac                  # shac | ppo: selects the section below
@@ -26,51 +27,11 @@
 #include <vector>
 
 #include "algorithms/config.h"
-#include "envs/did_you_mean.h"
 #include "envs/task_config.h"
 #include "policies/config.h"
 #include "train/curriculum.h"
 
 namespace diffloco::train {
-
-// A constraint on a field: numeric range (also per entry of a list), list size, or choices.
-struct Check {
-  double lo = -std::numeric_limits<double>::infinity();
-  double hi = std::numeric_limits<double>::infinity();
-  bool loOpen = false, hiOpen = false;
-  int size = -1;  // lists: required number of entries
-  std::vector<std::string> choices;
-
-  Check sized(int n) const {
-    Check c = *this;
-    c.size = n;
-    return c;
-  }
-  bool accepts(double x) const {
-    return (loOpen ? x > lo : x >= lo) && (hiOpen ? x < hi : x <= hi);
-  }
-  std::string describe() const;  // "must be >= 1", "must be in [0, 1)", ...
-};
-
-// The constraint vocabulary of the visit() functions (V::atLeast(1), ...).
-struct Checks {
-  static Check range(double lo, double hi, bool loOpen, bool hiOpen) {
-    Check c;
-    c.lo = lo, c.hi = hi, c.loOpen = loOpen, c.hiOpen = hiOpen;
-    return c;
-  }
-  static Check atLeast(double lo) { return range(lo, Check().hi, false, false); }
-  static Check greater(double lo) { return range(lo, Check().hi, true, false); }
-  static Check between(double lo, double hi) { return range(lo, hi, false, false); }
-  static Check openLow(double lo, double hi) { return range(lo, hi, true, false); }
-  static Check halfOpen(double lo, double hi) { return range(lo, hi, false, true); }
-  static Check positive() { return greater(0); }
-  static Check oneOf(std::vector<std::string> choices) {
-    Check c;
-    c.choices = std::move(choices);
-    return c;
-  }
-};
 
 // Settings of the run itself (not of the learning problem).
 struct RunConfig {
@@ -87,8 +48,7 @@ struct RunConfig {
 
   template <class V>
   void visit(V& v) {
-    v.field("checkpoint_every", checkpointEvery, "iterations between checkpoints",
-            V::atLeast(1));
+    v.field("checkpoint_every", checkpointEvery, "iterations between checkpoints", V::atLeast(1));
     v.field("verbose", verbose, "print per-term rewards and losses every iteration");
     v.field("torch_threads", torchThreads, "torch intra-op threads", V::between(1, 256));
     v.field("sim_threads", simThreads, "simulator worker threads", V::between(1, 256));
@@ -100,13 +60,12 @@ struct RunConfig {
 };
 
 struct TrainConfig {
-  std::string name;               // default: the config file's stem
+  std::string name;                // default: the config file's stem
   std::string algorithm = "shac";  // shac | ppo
   std::int64_t seed = 0;
   // Warm start (fine-tuning, curricula): a run folder or a checkpoint file; empty: none.
   std::string initFrom;
-  envs::TaskConfig task;
-  std::string taskYaml;    // the task as resolved (overrides applied), YAML text
+  envs::TaskConfig task;   // as resolved (overrides applied); envs::toYaml writes it
   std::string taskSource;  // where it came from (file, or "inline in <config>")
   algorithms::ShacConfig shac;
   algorithms::PpoConfig ppo;
@@ -117,10 +76,6 @@ struct TrainConfig {
   int iterations() const { return algorithm == "shac" ? shac.iterations : ppo.iterations; }
   int numEnvs() const { return algorithm == "shac" ? shac.numEnvs : ppo.numEnvs; }
 };
-
-// A command-line argument as messages show it: control characters as \xHH (a NUL would end the
-// message, a carriage return overwrite it).
-std::string printableArgument(const std::string& s);
 
 // Reads a training config file and applies `sets` ("a.b.c=value", YAML values) on top.
 TrainConfig loadTrainConfig(const std::string& path, const std::vector<std::string>& sets = {});
@@ -143,8 +98,5 @@ envs::TaskConfig loadTaskWithSets(const std::string& nameOrPath,
 std::string toYaml(const TrainConfig& c);
 // (key path, value) of every setting, task included, in order: for comparing configs.
 std::vector<std::pair<std::string, std::string>> flatten(const TrainConfig& c);
-
-using envs::didYouMean;  // envs/did_you_mean.h, shared with the task reader
-using envs::editDistance;
 
 }  // namespace diffloco::train

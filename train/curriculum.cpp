@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include "envs/did_you_mean.h"
+#include "config/did_you_mean.h"
 #include "envs/locomotion_env.h"
 #include "envs/task_config.h"
 
@@ -31,7 +31,7 @@ envs::TaskConfig trainedTask(const CurriculumConfig& c, const envs::TaskConfig& 
       std::vector<std::string> known;
       for (const auto& d : envs::termRegistry(envs::TermKind::Reward)) known.push_back(d.name);
       throw std::runtime_error("curriculum.rewards." + name + ": unknown reward term '" + name +
-                               "'" + envs::didYouMean(name, known));
+                               "'" + config::didYouMean(name, known));
     }
     std::map<std::string, std::vector<double>> params;
     for (const auto& p : term.def->params) params[p.name] = p.value;

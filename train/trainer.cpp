@@ -95,7 +95,7 @@ std::map<std::string, std::string> policyMetadata(const TrainConfig& c, envs::Lo
     layout += (layout.empty() ? "" : ",") + name + ":" + std::to_string(dim);
   for (const auto& j : env.robot().model.joints) joints += (joints.empty() ? "" : ",") + j.name;
   m["task"] = c.task.name;
-  m["task_yaml"] = c.taskYaml;  // the whole task as trained: evaluation and export rebuild it
+  m["task_yaml"] = envs::toYaml(c.task);  // the whole task as trained: evaluation and export rebuild it
   m["robot"] = c.task.robot;
   m["observations"] = layout;
   m["joints"] = joints;

@@ -132,7 +132,7 @@ python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); sys.exit(d["leng
   "$dir/eval_set.json" || fail "eval --set episode_length_s=0.2 not applied: $(cat "$dir/eval_set.json")"
 rc=0
 "$bin" eval "$run" --set episode_lenght_s=1 >"$dir/eval_set_bad.txt" 2>&1 || rc=$?
-[ "$rc" -eq 1 ] && grep -q -- "--set episode_lenght_s=1: task: unknown key 'episode_lenght_s' (did you mean 'episode_length_s'?)" "$dir/eval_set_bad.txt" ||
+[ "$rc" -eq 1 ] && grep -q -- "--set episode_lenght_s=1: unknown key 'episode_lenght_s' (did you mean 'episode_length_s'?)" "$dir/eval_set_bad.txt" ||
   fail "a misspelt eval --set key must be a clear error: $(cat "$dir/eval_set_bad.txt")"
 # --task: the run was trained on walk itself, so --task walk evaluates alike; another robot's task
 # is refused.

@@ -305,7 +305,7 @@ TEST(Export, PolicyFileAloneUsesItsTaskYaml) {
   FakeRun run = makeRun("alone", "walk_quadruped_shac.yaml", {});
   // As diffloco train writes it: the resolved task inside the policy file, no config.yaml.
   policies::savePolicy((run.dir / "policy.pt").string(), run.actor,
-                       {{"task", "walk"}, {"task_yaml", run.cfg.taskYaml}, {"algorithm", "shac"}});
+                       {{"task", "walk"}, {"task_yaml", envs::toYaml(run.cfg.task)}, {"algorithm", "shac"}});
   fs::remove(run.dir / "config.yaml");
   const ExportResult r =
       exportPolicy((run.dir / "policy.pt").string(), (run.dir / "a.pt").string());
@@ -344,10 +344,10 @@ TEST(OpenPolicy, TheFilesOwnTaskWinsAndTheConfigGivesTheTraining) {
       train::loadTrainConfig(configDir() + "/walk_quadruped_shac.yaml", {"task.actuator.kp=33"});
   ASSERT_NE(run.cfg.task.sim.actuator.kp, 33);
   policies::savePolicy((run.dir / "policy.pt").string(), run.actor,
-                       {{"task", "walk"}, {"task_yaml", variant.taskYaml}});
+                       {{"task", "walk"}, {"task_yaml", envs::toYaml(variant.task)}});
   OpenedPolicy p = openPolicy(run.dir.string());
   EXPECT_EQ(p.kind, OpenedPolicy::Kind::kPolicyFile);
-  EXPECT_EQ(p.taskYaml, variant.taskYaml);
+  EXPECT_EQ(p.taskYaml, envs::toYaml(variant.task));
   EXPECT_NE(p.taskSource.find("policy.pt (task_yaml)"), std::string::npos) << p.taskSource;
   ASSERT_TRUE(p.config.has_value());
   EXPECT_EQ(p.config->seed, 11);
@@ -358,7 +358,7 @@ TEST(OpenPolicy, TheFilesOwnTaskWinsAndTheConfigGivesTheTraining) {
   // No task in the file: config.yaml's.
   policies::savePolicy((run.dir / "policy.pt").string(), run.actor, {{"task", "walk"}});
   p = openPolicy((run.dir / "policy.pt").string());
-  EXPECT_EQ(p.taskYaml, run.cfg.taskYaml);
+  EXPECT_EQ(p.taskYaml, envs::toYaml(run.cfg.task));
   EXPECT_NE(p.taskSource.find("config.yaml (task)"), std::string::npos) << p.taskSource;
   EXPECT_DOUBLE_EQ(exportPolicy(run.dir.string(), (run.dir / "e.pt").string()).metadata.kp,
                    run.cfg.task.sim.actuator.kp);

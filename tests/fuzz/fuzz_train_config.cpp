@@ -20,7 +20,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string path = diffloco::fuzz::writeInput(reinterpret_cast<const uint8_t*>(text.data()),
                                                       text.size(), "train.yaml");
   std::vector<std::string> shown;  // as messages show them (control characters escaped)
-  for (const auto& s : sets) shown.push_back(diffloco::train::printableArgument(s));
+  for (const auto& s : sets) shown.push_back(diffloco::config::printable(s));
   diffloco::fuzz::expectNamedErrors(
       path, [&] { diffloco::train::loadTrainConfig(path, sets); }, shown);
   return 0;
