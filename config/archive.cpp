@@ -131,8 +131,9 @@ std::string Source::where(const std::string& path, const YAML::Node& n) const {
 // ---------------------------------------------------------------------------------------------
 // Reader
 
-Reader::Reader(const YAML::Node& node, std::string path, const Source& src, const YAML::Node& at)
-    : node_(node), path_(std::move(path)), src_(src), at_(at) {
+Reader::Reader(const YAML::Node& node, std::string path, const Source& src, const YAML::Node& at,
+               ReadOptions options)
+    : node_(node), path_(std::move(path)), src_(src), at_(at), options_(options) {
   if (node_ && !node_.IsMap() && !node_.IsNull())
     fail(src_.where(path_, node_) + ": " + (path_.empty() ? "" : path_ + ": ") +
          "expected a section (key: value lines), got '" + shortText(node_) + "'");
@@ -142,6 +143,15 @@ YAML::Node Reader::take(const std::string& key) {
   if (std::find(known_.begin(), known_.end(), key) == known_.end()) known_.push_back(key);
   if (!node_ || !node_.IsMap()) return YAML::Node(YAML::NodeType::Undefined);
   return node_[key];
+}
+
+YAML::Node Reader::required(const std::string& key) {
+  const YAML::Node n = take(key);
+  if (!n && options_.requireAll) {
+    const std::string p = keyPath(key);
+    fail(located(src_.file, node_ && node_.IsMap() ? at_ : node_) + ": " + p + ": missing key");
+  }
+  return n;
 }
 
 YAML::Node Reader::keyNode(const std::string& key) const {
@@ -160,7 +170,7 @@ void Reader::finish() const {
     if (std::find(seen.begin(), seen.end(), k) != seen.end())
       fail(src_.where(p, it->first) + ": '" + p + "' given twice");
     seen.push_back(k);
-    if (std::find(known_.begin(), known_.end(), k) == known_.end())
+    if (!options_.ignoreUnknown && std::find(known_.begin(), known_.end(), k) == known_.end())
       fail(src_.where(p, it->first) + ": unknown key '" + p + "'" + didYouMean(k, known_));
   }
 }
@@ -222,12 +232,33 @@ void Reader::read(const YAML::Node& n, const std::string& p, Range& r, const Che
     bad(n, p, "low > high (" + formatNumber(r.lo) + " > " + formatNumber(r.hi) + ")");
 }
 
+void Reader::read(const YAML::Node& n, const std::string& p,
+                  std::map<std::string, std::vector<double>>& v, const Check& c) const {
+  if (!n.IsMap())
+    bad(n, p, "expected a map of names to lists of numbers, got '" + shortText(n) + "'");
+  v.clear();
+  for (auto it = n.begin(); it != n.end(); ++it) {
+    const std::string k = keyName(it->first, src_.file);
+    if (v.count(k)) bad(it->first, p, "'" + k + "' given twice");
+    Check entries = c;
+    entries.size = it->second.IsScalar() ? 1 : -1;  // one number without brackets
+    read(it->second, p + "." + k, v[k], entries);
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Writer
 
+// Always with a '.' or an exponent's ".0" (20.0, 1.0e-06): YAML 1.1 readers (PyYAML) see a float.
 std::string text(double v) {
   if (std::isinf(v)) return v > 0 ? ".inf" : "-.inf";
-  return formatNumber(v);
+  if (std::isnan(v)) return ".nan";
+  std::string s = formatNumber(v);
+  if (s.find('.') == std::string::npos) {
+    const size_t e = s.find('e');
+    s.insert(e == std::string::npos ? s.size() : e, ".0");
+  }
+  return s;
 }
 std::string text(int v) {
   return std::to_string(v);
@@ -238,13 +269,18 @@ std::string text(std::int64_t v) {
 std::string text(bool v) {
   return v ? "true" : "false";
 }
+// JSON's double-quoted string, which YAML reads too: every value the Writer puts is then JSON
+// (but for .inf), whatever the string holds.
 std::string text(const std::string& v) {
-  YAML::Emitter e;
-  e << v;
-  return e.c_str();
+  return json(v);
 }
 std::string text(const Range& v) {
   return "[" + text(v.lo) + ", " + text(v.hi) + "]";
+}
+std::string text(const std::map<std::string, std::vector<double>>& v) {
+  std::string s = "{";
+  for (const auto& [k, x] : v) s += (s.size() > 1 ? ", " : "") + json(k) + ": " + text(x);
+  return s + "}";
 }
 
 namespace {
@@ -261,6 +297,60 @@ void Writer::line(const std::string& key, const std::string& value, const std::s
 
 void Writer::nested(const std::string& key, const std::string& doc, const std::string& body) {
   out_ << pad_ << key << ":" << (body.empty() ? " {}" : "") << comment(doc) << "\n" << body;
+}
+
+std::string Writer::entry(const std::string& body) const {
+  const std::string inner = pad_ + "    ";
+  if (body.empty()) return pad_ + "  - {}\n";
+  return pad_ + "  - " + body.substr(std::min(body.size(), inner.size()));
+}
+
+// ---------------------------------------------------------------------------------------------
+// JSON
+
+std::string json(double v) {
+  if (!std::isfinite(v)) fail("JSON has no non-finite numbers (got " + formatNumber(v) + ")");
+  return text(v);
+}
+std::string json(int v) {
+  return std::to_string(v);
+}
+std::string json(std::int64_t v) {
+  return std::to_string(v);
+}
+std::string json(bool v) {
+  return v ? "true" : "false";
+}
+std::string json(const std::string& s) {
+  std::string o = "\"";
+  for (const char c : s) {
+    if (c == '"' || c == '\\') {
+      o += '\\';
+      o += c;
+    } else if (c == '\n') {
+      o += "\\n";
+    } else if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+      char b[8];
+      std::snprintf(b, sizeof b, "\\u%04x", static_cast<unsigned char>(c));
+      o += b;
+    } else {
+      o += c;
+    }
+  }
+  return o + "\"";
+}
+std::string json(const Range& v) {
+  return "[" + json(v.lo) + ", " + json(v.hi) + "]";
+}
+std::string json(const std::map<std::string, std::vector<double>>& v) {
+  std::string s = "{";
+  for (const auto& [k, x] : v) s += (s.size() > 1 ? ", " : "") + json(k) + ": " + json(x);
+  return s + "}";
+}
+
+void JsonWriter::member(const std::string& key, const std::string& value) {
+  if (!out_.empty()) out_ += depth_ == 0 ? ",\n " : ", ";
+  out_ += json(key) + ": " + value;
 }
 
 }  // namespace diffloco::config

@@ -16,8 +16,11 @@
 //
 // Beyond field() and section(): optionalField (a key whose presence switches something on),
 // group/optionalGroup (a section visited by a callable, for structs that have no visit()),
-// sections (a map from names the user chooses to sections), list (named entries in YAML order,
-// as a task's terms), check (a condition across fields, reported at a key).
+// nullableGroup (a section or null: std::optional), sections (a map from names the user chooses
+// to sections), list (named entries in YAML order, as a task's terms), sequence (a YAML list of
+// sections), check (a condition across fields, reported at a key). Field types: numbers, bool,
+// string, Range, std::optional (null: none), lists of them, and maps from names to lists of
+// numbers. JsonWriter writes the same tree as JSON (exported-policy metadata).
 #pragma once
 
 #include <yaml-cpp/yaml.h>
@@ -25,6 +28,7 @@
 #include <cstdint>
 #include <limits>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -41,8 +45,9 @@ struct Check {
   double lo = -std::numeric_limits<double>::infinity();
   double hi = std::numeric_limits<double>::infinity();
   bool loOpen = false, hiOpen = false;
-  bool infinite = false;  // numbers: +-inf (YAML .inf) accepted
-  int size = -1;          // lists: required number of entries
+  bool infinite = false;    // numbers: +-inf (YAML .inf) accepted
+  int size = -1;            // lists: required number of entries
+  bool allowEmpty = false;  // lists of any size: [] too
   std::vector<std::string> choices;
 
   Check sized(int n) const {
@@ -121,16 +126,23 @@ struct Source {
 
 [[noreturn]] void fail(const std::string& msg);
 
+// How strict a Reader is beyond types and ranges.
+struct ReadOptions {
+  bool requireAll = false;     // every field and section must be given (file formats)
+  bool ignoreUnknown = false;  // keys no visit asks for are skipped (older file formats)
+};
+
 // Strict reader of one YAML map into a struct with visit(): every key must be a field.
 class Reader : public Checks {
  public:
   // `at`: the key naming this section (where messages about the section as a whole point).
   Reader(const YAML::Node& node, std::string path, const Source& src,
-         const YAML::Node& at = YAML::Node(YAML::NodeType::Undefined));
+         const YAML::Node& at = YAML::Node(YAML::NodeType::Undefined),
+         ReadOptions options = ReadOptions());
 
   template <class T>
   void field(const char* key, T& value, const char* /*doc*/, const Check& check = Check()) {
-    const YAML::Node n = take(key);
+    const YAML::Node n = required(key);
     if (n) read(n, keyPath(key), value, check);
   }
   // A key whose presence means something (`friction: [0.5, 1.2]` switches friction
@@ -138,26 +150,40 @@ class Reader : public Checks {
   template <class T>
   void optionalField(const char* key, bool& present, T& value, const char* doc,
                      const Check& check = Check()) {
-    present = static_cast<bool>(take(key));
-    field(key, value, doc, check);
+    const YAML::Node n = take(key);
+    present = static_cast<bool>(n);
+    if (n) read(n, keyPath(key), value, check);
   }
 
   template <class S>
   void section(const char* key, S& s) {
-    Reader r(take(key), keyPath(key), src_, keyNode(key));
-    s.visit(r);
-    r.finish();
+    group(key, "", [&](Reader& r) { s.visit(r); });
   }
   template <class F>
   void group(const char* key, const char* /*doc*/, F&& visitBody) {
-    Reader r(take(key), keyPath(key), src_, keyNode(key));
+    Reader r(required(key), keyPath(key), src_, keyNode(key), options_);
     visitBody(r);
     r.finish();
+  }
+  // A section or null (std::optional: none).
+  template <class S, class F>
+  void nullableGroup(const char* key, const char* doc, std::optional<S>& value, F&& visitBody) {
+    const YAML::Node n = required(key);
+    if (!n || n.IsNull()) {
+      if (n) value.reset();
+      return;
+    }
+    S s = value.value_or(S());
+    group(key, doc, [&](Reader& r) { visitBody(r, s); });
+    value = s;
   }
   template <class F>
   void optionalGroup(const char* key, const char* doc, bool& present, F&& visitBody) {
     present = static_cast<bool>(take(key));
-    group(key, doc, std::forward<F>(visitBody));
+    if (!present) return;
+    Reader r(take(key), keyPath(key), src_, keyNode(key), options_);
+    visitBody(r);
+    r.finish();
   }
 
   // A map from names the user chooses to sections (curriculum.rewards.<term>).
@@ -170,7 +196,7 @@ class Reader : public Checks {
     if (!n.IsMap()) bad(n, p, "expected a map of names to sections, got '" + shortText(n) + "'");
     for (auto it = n.begin(); it != n.end(); ++it) {
       const std::string name = keyName(it->first, src_.file);
-      Reader r(it->second, p + "." + name, src_, it->first);
+      Reader r(it->second, p + "." + name, src_, it->first, options_);
       S s;
       s.visit(r);
       r.finish();
@@ -193,7 +219,26 @@ class Reader : public Checks {
       item.name = keyName(it->first, src_.file);
       for (const auto& prev : items)
         if (prev.name == item.name) bad(it->first, p, "'" + item.name + "' given twice");
-      Reader r(it->second, p + "." + item.name, src_, it->first);
+      Reader r(it->second, p + "." + item.name, src_, it->first, options_);
+      visitItem(r, item);
+      r.finish();
+      items.push_back(std::move(item));
+    }
+  }
+
+  // A YAML list of sections (`terms: [{name: a, size: 3}, ...]`); visitItem(V&, T&).
+  template <class T, class F>
+  void sequence(const char* key, std::vector<T>& items, const char* /*doc*/, F&& visitItem) {
+    const YAML::Node n = required(key);
+    const std::string p = keyPath(key);
+    if (!n) return;
+    items.clear();
+    if (n.IsNull()) return;
+    if (!n.IsSequence()) bad(n, p, "expected a list of sections, got '" + shortText(n) + "'");
+    for (size_t i = 0; i < n.size(); ++i) {
+      const YAML::Node e = n[i];
+      T item;
+      Reader r(e, p + "[" + std::to_string(i) + "]", src_, e, options_);
       visitItem(r, item);
       r.finish();
       items.push_back(std::move(item));
@@ -205,6 +250,8 @@ class Reader : public Checks {
 
   // Marks `key` as known and returns its node (undefined when absent).
   YAML::Node take(const std::string& key);
+  // take(), and with ReadOptions::requireAll an error when the key is absent.
+  YAML::Node required(const std::string& key);
   // The key node of `key` (for its line), or an undefined node.
   YAML::Node keyNode(const std::string& key) const;
   // Throws for the first key that no visit asked for.
@@ -236,6 +283,18 @@ class Reader : public Checks {
   void read(const YAML::Node& n, const std::string& p, bool& v, const Check& c) const;
   void read(const YAML::Node& n, const std::string& p, std::string& v, const Check& c) const;
   void read(const YAML::Node& n, const std::string& p, Range& v, const Check& c) const;
+  void read(const YAML::Node& n, const std::string& p,
+            std::map<std::string, std::vector<double>>& v, const Check& c) const;
+  template <class T>
+  void read(const YAML::Node& n, const std::string& p, std::optional<T>& v, const Check& c) const {
+    if (n.IsNull()) {
+      v.reset();
+      return;
+    }
+    T x;
+    read(n, p, x, c);
+    v = x;
+  }
   template <class T>
   void read(const YAML::Node& n, const std::string& p, std::vector<T>& v, const Check& c) const {
     if (n.IsScalar() && c.size == 1) {  // one value may be written without brackets
@@ -247,7 +306,7 @@ class Reader : public Checks {
     if (!n.IsSequence()) bad(n, p, "expected a list like [1, 2], got '" + shortText(n) + "'");
     if (c.size >= 0 && static_cast<int>(n.size()) != c.size)
       bad(n, p, "expected " + std::to_string(c.size) + " entries, got " + std::to_string(n.size()));
-    if (c.size < 0 && n.size() == 0) bad(n, p, "expected at least one entry");
+    if (c.size < 0 && n.size() == 0 && !c.allowEmpty) bad(n, p, "expected at least one entry");
     v.clear();
     for (size_t i = 0; i < n.size(); ++i) {
       T x;
@@ -260,10 +319,12 @@ class Reader : public Checks {
   std::string path_;
   const Source& src_;
   YAML::Node at_;
+  ReadOptions options_;
   std::vector<std::string> known_;
 };
 
-// YAML text of one value, as the Writer puts it (reads back exactly; infinities as .inf).
+// YAML text of one value, as the Writer puts it: JSON (strings double-quoted, numbers with a
+// '.' so that YAML 1.1 readers see floats) but for infinities (.inf); reads back exactly.
 std::string text(double v);
 std::string text(int v);
 std::string text(std::int64_t v);
@@ -275,6 +336,11 @@ std::string text(const std::vector<T>& v) {
   std::string s = "[";
   for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + text(v[i]);
   return s + "]";
+}
+std::string text(const std::map<std::string, std::vector<double>>& v);
+template <class T>
+std::string text(const std::optional<T>& v) {
+  return v ? text(*v) : "null";
 }
 
 // Writes a struct as YAML lines, each field with its documentation as a comment.
@@ -312,6 +378,27 @@ class Writer : public Checks {
   void optionalGroup(const char* key, const char* doc, const bool& present, F&& visitBody) {
     if (present) group(key, doc, std::forward<F>(visitBody));
   }
+  template <class S, class F>
+  void nullableGroup(const char* key, const char* doc, std::optional<S>& value, F&& visitBody) {
+    if (value)
+      group(key, doc, [&](Writer& w) { visitBody(w, *value); });
+    else
+      line(key, "null", doc);
+  }
+  template <class T, class F>
+  void sequence(const char* key, std::vector<T>& items, const char* doc, F&& visitItem) {
+    std::string body;
+    for (auto& item : items) {
+      std::ostringstream one;
+      Writer w(one, static_cast<int>(pad_.size()) + 4);
+      visitItem(w, item);
+      body += entry(one.str());
+    }
+    if (items.empty())
+      line(key, "[]", doc);
+    else
+      nested(key, doc, body);
+  }
   template <class S>
   void sections(const char* key, std::map<std::string, S>& m, const char* doc) {
     group(key, doc, [&](Writer& w) {
@@ -330,6 +417,7 @@ class Writer : public Checks {
  private:
   void line(const std::string& key, const std::string& value, const std::string& doc);
   void nested(const std::string& key, const std::string& doc, const std::string& body);
+  std::string entry(const std::string& body) const;  // a section's lines as a list entry "- ..."
 
   std::ostringstream& out_;
   std::string pad_;
@@ -364,6 +452,23 @@ class Flattener : public Checks {
   void optionalGroup(const char* key, const char* doc, const bool& present, F&& visitBody) {
     if (present) group(key, doc, std::forward<F>(visitBody));
   }
+  template <class S, class F>
+  void nullableGroup(const char* key, const char*, std::optional<S>& value, F&& visitBody) {
+    if (!value) {
+      out_.emplace_back(prefix_ + key, "null");
+      return;
+    }
+    Flattener f(out_, prefix_ + key + ".");
+    visitBody(f, *value);
+  }
+  template <class T, class F>
+  void sequence(const char* key, std::vector<T>& items, const char*, F&& visitItem) {
+    out_.emplace_back(prefix_ + key, std::to_string(items.size()) + " entries");
+    for (size_t i = 0; i < items.size(); ++i) {
+      Flattener f(out_, prefix_ + key + "[" + std::to_string(i) + "].");
+      visitItem(f, items[i]);
+    }
+  }
   template <class S>
   void sections(const char* key, std::map<std::string, S>& m, const char*) {
     for (auto& [name, s] : m) {
@@ -386,6 +491,93 @@ class Flattener : public Checks {
  private:
   std::vector<std::pair<std::string, std::string>>& out_;
   std::string prefix_;
+};
+
+// JSON text of one value (numbers shortest-exact; a non-finite number is an error, JSON has none).
+std::string json(double v);
+std::string json(int v);
+std::string json(std::int64_t v);
+std::string json(bool v);
+std::string json(const std::string& v);
+std::string json(const Range& v);
+template <class T>
+std::string json(const std::vector<T>& v) {
+  std::string s = "[";
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + json(v[i]);
+  return s + "]";
+}
+std::string json(const std::map<std::string, std::vector<double>>& v);
+template <class T>
+std::string json(const std::optional<T>& v) {
+  return v ? json(*v) : "null";
+}
+
+// Writes the tree as one JSON object (members in visiting order, documentation left out).
+class JsonWriter : public Checks {
+ public:
+  explicit JsonWriter(std::string& out, int depth = 0) : out_(out), depth_(depth) {}
+
+  template <class T>
+  void field(const char* key, const T& value, const char*, const Check& = Check()) {
+    member(key, json(value));
+  }
+  template <class T>
+  void optionalField(const char* key, const bool& present, const T& value, const char* doc,
+                     const Check& check = Check()) {
+    if (present) field(key, value, doc, check);
+  }
+  template <class S>
+  void section(const char* key, S& s) {
+    group(key, "", [&](JsonWriter& w) { s.visit(w); });
+  }
+  template <class F>
+  void group(const char* key, const char*, F&& visitBody) {
+    member(key, object([&](JsonWriter& w) { visitBody(w); }));
+  }
+  template <class F>
+  void optionalGroup(const char* key, const char* doc, const bool& present, F&& visitBody) {
+    if (present) group(key, doc, std::forward<F>(visitBody));
+  }
+  template <class S, class F>
+  void nullableGroup(const char* key, const char*, std::optional<S>& value, F&& visitBody) {
+    member(key, value ? object([&](JsonWriter& w) { visitBody(w, *value); }) : "null");
+  }
+  template <class S>
+  void sections(const char* key, std::map<std::string, S>& m, const char*) {
+    member(key, object([&](JsonWriter& w) {
+             for (auto& [name, s] : m) w.section(name.c_str(), s);
+           }));
+  }
+  template <class T, class F>
+  void list(const char* key, std::vector<T>& items, const char*, F&& visitItem) {
+    member(key, object([&](JsonWriter& w) {
+             for (auto& item : items)
+               w.group(item.name.c_str(), "", [&](JsonWriter& e) { visitItem(e, item); });
+           }));
+  }
+  template <class T, class F>
+  void sequence(const char* key, std::vector<T>& items, const char*, F&& visitItem) {
+    std::string s = "[";
+    for (size_t i = 0; i < items.size(); ++i)
+      s += (i ? ",\n   " : "") + object([&](JsonWriter& w) { visitItem(w, items[i]); });
+    member(key, s + "]");
+  }
+  void check(bool, const std::string&, const std::string&) const {}
+
+  // The members a visit writes, as a JSON object.
+  template <class F>
+  std::string object(F&& visitBody) {
+    std::string body;
+    JsonWriter w(body, depth_ + 1);
+    visitBody(w);
+    return "{" + body + "}";
+  }
+
+ private:
+  void member(const std::string& key, const std::string& value);
+
+  std::string& out_;
+  int depth_;
 };
 
 }  // namespace diffloco::config

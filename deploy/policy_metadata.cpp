@@ -3,503 +3,268 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
-#include <cmath>
-#include <cstdio>
-#include <cstdlib>
-#include <set>
 #include <sstream>
 #include <stdexcept>
+
+#include "config/archive.h"
 
 namespace diffloco::deploy {
 
 namespace {
 
-// Every field of format 2 once: section, key, value. The writers, the reader and the comparison
-// are visitors, so a field added here is written, read and compared.
-template <class V, class M>
-void visitMetadata(M& m, V& v) {
-  v.section("format", "");
-  v("format", m.format);
-  v("task", m.task);
-  v.section("robot",
-            "the robot trained on: URDF text (sha256 of its bytes), free-floating base link, the "
-            "links carrying the foot spheres (the only colliding bodies: spheres against the "
-            "ground plane z = 0, no self-collision), gravity [m/s^2] in world axes (z up); a link "
-            "without <inertial> is massless");
-  v("name", m.robot);
-  v("base_link", m.baseLink);
-  v("feet", m.feet);
-  v("foot_radius", m.footRadius);
-  v("gravity", m.gravity);
-  v("urdf_sha256", m.urdfSha256);
-  v("urdf", m.urdf);
-  v.section("joints",
-            "joints in the policy's action and observation order; lower/upper: the URDF's limits "
-            "(not enforced by the training simulator)");
-  v("names", m.jointNames);
-  v("default_pos", m.defaultJointPos);
-  v("lower", m.jointLower);
-  v("upper", m.jointUpper);
-  v("default_base_height", m.defaultBaseHeight);
-  v.section("action",
-            "q* = offset + scale * clip(a, -clip, clip), offset = joints.default_pos; forward() "
-            "returns a (squash applied)");
-  v("scale", m.actionScale);
-  v("clip", m.actionClip);
-  v("offset", m.defaultJointPos);
-  v("squash", m.squash);
-  v.section("observation",
-            "terms in order, each multiplied by its scale, with its definition (formula, frame, "
-            "units, conventions); noise: training only, when noise_enabled");
-  v.terms("terms", m.observations);
-  v("size", m.numObs);
-  v("noise_enabled", m.observationNoise);
-  v.section("timing", "control_dt: policy period, sim_dt: simulator step [s]");
-  v("control_dt", m.controlDt);
-  v("sim_dt", m.simDt);
-  v("decimation", m.decimation);
-  v("episode_length_s", m.episodeLengthS);
-  v.section(
-      "actuator",
-      "at every simulator step (sim_dt), q* held over control_dt: tau = clip(kp (q* - q) - kd "
-      "qd, max(saturation (-1 - qd / velocity_limit), -effort), min(saturation (1 - qd / "
-      "velocity_limit), effort)); saturation, velocity_limit null: tau = clip(kp (q* - q) - "
-      "kd qd, -effort, effort); armature [kg m^2] added to every joint's inertia");
-  v("kp", m.kp);
-  v("kd", m.kd);
-  v("effort", m.effort);
-  v("saturation", m.saturation);
-  v("velocity_limit", m.velocityLimit);
-  v("armature", m.armature);
-  v("source", m.actuatorSource);
-  v.section("commands", "uniform ranges trained with, base frame [m/s, m/s, rad/s]");
-  v("enabled", m.commandsEnabled);
-  v("lin_vel_x", m.linVelX);
-  v("lin_vel_y", m.linVelY);
-  v("ang_vel_z", m.angVelZ);
-  v("resample_s", m.commandResampleS);
-  v.section("simulation",
-            "contact model trained with (docs/simulator.md): friction of feet and ground, "
-            "Gauss-Seidel iterations, smoothed model's kappa [1/m] and cutoff [m] (null: none), "
-            "soft model's penalty contact");
-  v("contact", m.contactModel);
-  v("kappa", m.kappa);
-  v("friction", m.friction);
-  v("solver_iterations", m.solverIterations);
-  v("cutoff", m.contactCutoff);
-  v("soft_kp", m.softKp);
-  v("soft_kd", m.softKd);
-  v("soft_kf", m.softKf);
-  v("soft_substeps", m.softSubsteps);
-  v("soft_integrator", m.softIntegrator);
-  v.section(
-      "reset",
-      "each episode: default pose at default_base_height, level; joints + U(-joint_pos_noise, "
-      "+), base x, y + U(-base_pos_noise, +), yaw U(-random_yaw, +) then a tilt "
-      "U(-base_rot_noise, +) about a random horizontal axis, velocities + U(-x, +) per "
-      "component (linear: world axes, angular: base axes); then the base height is set so "
-      "that the lowest foot sphere is foot_clearance above z = 0");
-  v("joint_pos_noise", m.resetJointPosNoise);
-  v("joint_vel_noise", m.resetJointVelNoise);
-  v("base_pos_noise", m.resetBasePosNoise);
-  v("base_rot_noise", m.resetBaseRotNoise);
-  v("random_yaw", m.resetRandomYaw);
-  v("base_lin_vel_noise", m.resetBaseLinVelNoise);
-  v("base_ang_vel_noise", m.resetBaseAngVelNoise);
-  v("foot_clearance", m.resetFootClearance);
-  v.section(
-      "randomization",
-      "per episode, null: off: friction U(lo, hi), mass added to the base U(lo, hi) [kg] (its "
-      "inertia scaled with it), "
-      "pushes (base x, y velocity + U(-push_velocity, +) [m/s]) every U(lo, hi) s");
-  v("friction", m.frictionRange);
-  v("added_mass", m.addedMassRange);
-  v("push_interval_s", m.pushIntervalS);
-  v("push_velocity", m.pushVelocity);
-  v.section("terminations", "trained with (null: none); the controller's default safety limits");
-  v("base_tilt_above", m.terminationTilt);
-  v("base_height_below", m.terminationHeight);
-  v.section(
-      "provenance",
-      "how the policy was made (null or empty: unknown): seed, iterations, warm-start chain "
-      "(init_from, newest first), sha256 of the run's config.yaml (the resolved training config) "
-      "as read at export, final curriculum "
-      "factors (null: no curriculum)");
-  v("diffloco_version", m.difflocoVersion);
-  v("git_commit", m.gitCommit);
-  v("algorithm", m.algorithm);
-  v("source", m.source);
-  v("config_sha256", m.configSha256);
-  v("seed", m.seed);
-  v("iterations", m.iterations);
-  v("warm_start", m.warmStart);
-  v.curriculum("curriculum", m.curriculum);
-  v.section("task", "the task as trained (YAML text, diffloco's configs/tasks format)");
-  v("yaml", m.taskYaml);
-  v.end();
+using config::Check;
+
+// Metadata lists may be empty (no warm start, a format-1 file's feet); values are any finite
+// number (a missing limit is null).
+const Check kAny = [] {
+  Check c;
+  c.allowEmpty = true;
+  return c;
+}();
+
+// One observation term: name, size, scale, its training noise, its parameters and (format 2) its
+// definition (formula, frame, units, conventions).
+template <class V>
+void visitTerm(V& v, ObservationTerm& t, int format) {
+  v.field("name", t.name, "", kAny);
+  v.field("size", t.size, "", V::atLeast(0));
+  v.field("scale", t.scale, "", kAny);
+  if (format >= 2) v.field("noise", t.noise, "", kAny);
+  bool hasParams = true;  // optional in both formats when read
+  v.optionalField("params", hasParams, t.params, "", kAny);
+  if (format >= 2)
+    v.group("definition", "", [&](auto& d) {
+      d.field("formula", t.definition.formula, "", kAny);
+      d.field("frame", t.definition.frame, "", kAny);
+      d.field("units", t.definition.units, "", kAny);
+      d.field("conventions", t.definition.conventions, "", kAny);
+    });
+}
+
+template <class V>
+void visitCurriculum(V& v, CurriculumFactors& c) {
+  v.field("commands", c.commands, "", kAny);
+  v.field("reset_noise", c.resetNoise, "", kAny);
+  v.field("episode_length", c.episodeLength, "", kAny);
+  bool hasResample = true;  // came after the first format-2 files: absent means 1
+  v.optionalField("command_resample", hasResample, c.commandResample, "", kAny);
+}
+
+// Every field of format 2 once, in sections: the writers (YAML, JSON), the reader and the
+// comparison are the config archive's visitors (config/archive.h), so a field added here is
+// written, read and compared.
+template <class V>
+void visitMetadata(PolicyMetadata& m, V& v) {
+  v.group("format", "", [&](auto& s) {
+    s.field("format", m.format, "", kAny);
+    s.field("task", m.task, "", kAny);
+  });
+  v.group("robot",
+          "the robot trained on: URDF text (sha256 of its bytes), free-floating base link, the "
+          "links carrying the foot spheres (the only colliding bodies: spheres against the ground "
+          "plane z = 0, no self-collision), gravity [m/s^2] in world axes (z up); a link without "
+          "<inertial> is massless",
+          [&](auto& s) {
+            s.field("name", m.robot, "", kAny);
+            s.field("base_link", m.baseLink, "", kAny);
+            s.field("feet", m.feet, "", kAny);
+            s.field("foot_radius", m.footRadius, "", kAny);
+            s.field("gravity", m.gravity, "", kAny);
+            s.field("urdf_sha256", m.urdfSha256, "", kAny);
+            s.field("urdf", m.urdf, "", kAny);
+          });
+  v.group("joints",
+          "joints in the policy's action and observation order; lower/upper: the URDF's limits "
+          "(not enforced by the training simulator)",
+          [&](auto& s) {
+            s.field("names", m.jointNames, "", kAny);
+            s.field("default_pos", m.defaultJointPos, "", kAny);
+            s.field("lower", m.jointLower, "", kAny);
+            s.field("upper", m.jointUpper, "", kAny);
+            s.field("default_base_height", m.defaultBaseHeight, "", kAny);
+          });
+  v.group("action",
+          "q* = offset + scale * clip(a, -clip, clip), offset = joints.default_pos; forward() "
+          "returns a (squash applied)",
+          [&](auto& s) {
+            s.field("scale", m.actionScale, "", kAny);
+            s.field("clip", m.actionClip, "", kAny);
+            s.field("offset", m.defaultJointPos, "", kAny);
+            s.field("squash", m.squash, "", kAny);
+          });
+  v.group("observation",
+          "terms in order, each multiplied by its scale, with its definition (formula, frame, "
+          "units, conventions); noise: training only, when noise_enabled",
+          [&](auto& s) {
+            s.sequence("terms", m.observations, "",
+                       [&](auto& t, ObservationTerm& x) { visitTerm(t, x, 2); });
+            s.field("size", m.numObs, "", kAny);
+            s.field("noise_enabled", m.observationNoise, "", kAny);
+          });
+  v.group("timing", "control_dt: policy period, sim_dt: simulator step [s]", [&](auto& s) {
+    s.field("control_dt", m.controlDt, "", kAny);
+    s.field("sim_dt", m.simDt, "", kAny);
+    s.field("decimation", m.decimation, "", kAny);
+    s.field("episode_length_s", m.episodeLengthS, "", kAny);
+  });
+  v.group("actuator",
+          "at every simulator step (sim_dt), q* held over control_dt: tau = clip(kp (q* - q) - kd "
+          "qd, max(saturation (-1 - qd / velocity_limit), -effort), min(saturation (1 - qd / "
+          "velocity_limit), effort)); saturation, velocity_limit null: tau = clip(kp (q* - q) - kd "
+          "qd, -effort, effort); armature [kg m^2] added to every joint's inertia",
+          [&](auto& s) {
+            s.field("kp", m.kp, "", kAny);
+            s.field("kd", m.kd, "", kAny);
+            s.field("effort", m.effort, "", kAny);
+            s.field("saturation", m.saturation, "", kAny);
+            s.field("velocity_limit", m.velocityLimit, "", kAny);
+            s.field("armature", m.armature, "", kAny);
+            s.field("source", m.actuatorSource, "", kAny);
+          });
+  v.group("commands", "uniform ranges trained with, base frame [m/s, m/s, rad/s]", [&](auto& s) {
+    s.field("enabled", m.commandsEnabled, "", kAny);
+    s.field("lin_vel_x", m.linVelX, "", kAny);
+    s.field("lin_vel_y", m.linVelY, "", kAny);
+    s.field("ang_vel_z", m.angVelZ, "", kAny);
+    s.field("resample_s", m.commandResampleS, "", kAny);
+  });
+  v.group("simulation",
+          "contact model trained with (docs/simulator.md): friction of feet and ground, "
+          "Gauss-Seidel iterations, smoothed model's kappa [1/m] and cutoff [m] (null: none), soft "
+          "model's penalty contact",
+          [&](auto& s) {
+            s.field("contact", m.contactModel, "", kAny);
+            s.field("kappa", m.kappa, "", kAny);
+            s.field("friction", m.friction, "", kAny);
+            s.field("solver_iterations", m.solverIterations, "", kAny);
+            s.field("cutoff", m.contactCutoff, "", kAny);
+            s.field("soft_kp", m.softKp, "", kAny);
+            s.field("soft_kd", m.softKd, "", kAny);
+            s.field("soft_kf", m.softKf, "", kAny);
+            s.field("soft_substeps", m.softSubsteps, "", kAny);
+            s.field("soft_integrator", m.softIntegrator, "", kAny);
+          });
+  v.group("reset",
+          "each episode: default pose at default_base_height, level; joints + U(-joint_pos_noise, "
+          "+), base x, y + U(-base_pos_noise, +), yaw U(-random_yaw, +) then a tilt "
+          "U(-base_rot_noise, +) about a random horizontal axis, velocities + U(-x, +) per "
+          "component (linear: world axes, angular: base axes); then the base height is set so that "
+          "the lowest foot sphere is foot_clearance above z = 0",
+          [&](auto& s) {
+            s.field("joint_pos_noise", m.resetJointPosNoise, "", kAny);
+            s.field("joint_vel_noise", m.resetJointVelNoise, "", kAny);
+            s.field("base_pos_noise", m.resetBasePosNoise, "", kAny);
+            s.field("base_rot_noise", m.resetBaseRotNoise, "", kAny);
+            s.field("random_yaw", m.resetRandomYaw, "", kAny);
+            s.field("base_lin_vel_noise", m.resetBaseLinVelNoise, "", kAny);
+            s.field("base_ang_vel_noise", m.resetBaseAngVelNoise, "", kAny);
+            s.field("foot_clearance", m.resetFootClearance, "", kAny);
+          });
+  v.group("randomization",
+          "per episode, null: off: friction U(lo, hi), mass added to the base U(lo, hi) [kg] (its "
+          "inertia scaled with it), pushes (base x, y velocity + U(-push_velocity, +) [m/s]) every "
+          "U(lo, hi) s",
+          [&](auto& s) {
+            s.field("friction", m.frictionRange, "", kAny);
+            s.field("added_mass", m.addedMassRange, "", kAny);
+            s.field("push_interval_s", m.pushIntervalS, "", kAny);
+            s.field("push_velocity", m.pushVelocity, "", kAny);
+          });
+  v.group("terminations", "trained with (null: none); the controller's default safety limits",
+          [&](auto& s) {
+            s.field("base_tilt_above", m.terminationTilt, "", kAny);
+            s.field("base_height_below", m.terminationHeight, "", kAny);
+          });
+  v.group("provenance",
+          "how the policy was made (null or empty: unknown): seed, iterations, warm-start chain "
+          "(init_from, newest first), sha256 of the run's config.yaml (the resolved training "
+          "config) as read at export, final curriculum factors (null: no curriculum)",
+          [&](auto& s) {
+            s.field("diffloco_version", m.difflocoVersion, "", kAny);
+            s.field("git_commit", m.gitCommit, "", kAny);
+            s.field("algorithm", m.algorithm, "", kAny);
+            s.field("source", m.source, "", kAny);
+            s.field("config_sha256", m.configSha256, "", kAny);
+            s.field("seed", m.seed, "", kAny);
+            s.field("iterations", m.iterations, "", kAny);
+            s.field("warm_start", m.warmStart, "", kAny);
+            s.nullableGroup("curriculum", "", m.curriculum,
+                            [](auto& c, CurriculumFactors& x) { visitCurriculum(c, x); });
+          });
+  v.group("task", "the task as trained (YAML text, diffloco's configs/tasks format)",
+          [&](auto& s) { s.field("yaml", m.taskYaml, "", kAny); });
 }
 
 // Format 1 (read only): the layout before the contract.
 template <class V>
 void visitMetadataV1(PolicyMetadata& m, V& v) {
-  v.section("format", "");
-  v("format", m.format);
-  v("diffloco_version", m.difflocoVersion);
-  v("git_commit", m.gitCommit);
-  v("task", m.task);
-  v("robot", m.robot);
-  v("algorithm", m.algorithm);
-  v("source", m.source);
-  v.section("joints", "");
-  v("names", m.jointNames);
-  v("default_pos", m.defaultJointPos);
-  v("lower", m.jointLower);
-  v("upper", m.jointUpper);
-  v("default_base_height", m.defaultBaseHeight);
-  v.section("action", "");
-  v("scale", m.actionScale);
-  v("clip", m.actionClip);
-  v("offset", m.defaultJointPos);
-  v("squash", m.squash);
-  v.section("observation", "");
-  v.terms("terms", m.observations);
-  v("size", m.numObs);
-  v.section("timing", "");
-  v("control_dt", m.controlDt);
-  v("sim_dt", m.simDt);
-  v("decimation", m.decimation);
-  v("episode_length_s", m.episodeLengthS);
-  v.section("actuator",
-            "at every simulator step (sim_dt), q* held over control_dt: tau = clip(kp (q* - q) - "
-            "kd qd, lo, hi), hi = min(saturation (1 - w), effort), lo = max(saturation (-1 - w), "
-            "-effort), w = clip(qd, -vmax, vmax) / velocity_limit, vmax = velocity_limit (1 + "
-            "effort / saturation); saturation or velocity_limit null: infinite (both null: a "
-            "plain clip at +-effort); armature [kg m^2] added to every joint's inertia");
-  v("kp", m.kp);
-  v("kd", m.kd);
-  v("effort", m.effort);
-  v("saturation", m.saturation);
-  v("velocity_limit", m.velocityLimit);
-  v("armature", m.armature);
-  v("source", m.actuatorSource);
-  v.section("commands", "");
-  v("enabled", m.commandsEnabled);
-  v("lin_vel_x", m.linVelX);
-  v("lin_vel_y", m.linVelY);
-  v("ang_vel_z", m.angVelZ);
-  v("resample_s", m.commandResampleS);
-  v.section("simulation", "");
-  v("contact", m.contactModel);
-  v("kappa", m.kappa);
-  v("friction", m.friction);
-  v("solver_iterations", m.solverIterations);
-  v.section("terminations", "");
-  v("base_tilt_above", m.terminationTilt);
-  v("base_height_below", m.terminationHeight);
-  v.section("task", "");
-  v("yaml", m.taskYaml);
-  v.end();
+  v.group("format", "", [&](auto& s) {
+    s.field("format", m.format, "", kAny);
+    s.field("diffloco_version", m.difflocoVersion, "", kAny);
+    s.field("git_commit", m.gitCommit, "", kAny);
+    s.field("task", m.task, "", kAny);
+    s.field("robot", m.robot, "", kAny);
+    s.field("algorithm", m.algorithm, "", kAny);
+    s.field("source", m.source, "", kAny);
+  });
+  v.group("joints", "", [&](auto& s) {
+    s.field("names", m.jointNames, "", kAny);
+    s.field("default_pos", m.defaultJointPos, "", kAny);
+    s.field("lower", m.jointLower, "", kAny);
+    s.field("upper", m.jointUpper, "", kAny);
+    s.field("default_base_height", m.defaultBaseHeight, "", kAny);
+  });
+  v.group("action", "", [&](auto& s) {
+    s.field("scale", m.actionScale, "", kAny);
+    s.field("clip", m.actionClip, "", kAny);
+    s.field("offset", m.defaultJointPos, "", kAny);
+    s.field("squash", m.squash, "", kAny);
+  });
+  v.group("observation", "", [&](auto& s) {
+    s.sequence("terms", m.observations, "",
+               [&](auto& t, ObservationTerm& x) { visitTerm(t, x, 1); });
+    s.field("size", m.numObs, "", kAny);
+  });
+  v.group("timing", "", [&](auto& s) {
+    s.field("control_dt", m.controlDt, "", kAny);
+    s.field("sim_dt", m.simDt, "", kAny);
+    s.field("decimation", m.decimation, "", kAny);
+    s.field("episode_length_s", m.episodeLengthS, "", kAny);
+  });
+  v.group("actuator",
+          "at every simulator step (sim_dt), q* held over control_dt: tau = clip(kp (q* - q) - kd "
+          "qd, lo, hi), hi = min(saturation (1 - w), effort), lo = max(saturation (-1 - w), "
+          "-effort), w = clip(qd, -vmax, vmax) / velocity_limit, vmax = velocity_limit (1 + effort "
+          "/ saturation); saturation or velocity_limit null: infinite (both null: a plain clip at "
+          "+-effort); armature [kg m^2] added to every joint's inertia",
+          [&](auto& s) {
+            s.field("kp", m.kp, "", kAny);
+            s.field("kd", m.kd, "", kAny);
+            s.field("effort", m.effort, "", kAny);
+            s.field("saturation", m.saturation, "", kAny);
+            s.field("velocity_limit", m.velocityLimit, "", kAny);
+            s.field("armature", m.armature, "", kAny);
+            s.field("source", m.actuatorSource, "", kAny);
+          });
+  v.group("commands", "", [&](auto& s) {
+    s.field("enabled", m.commandsEnabled, "", kAny);
+    s.field("lin_vel_x", m.linVelX, "", kAny);
+    s.field("lin_vel_y", m.linVelY, "", kAny);
+    s.field("ang_vel_z", m.angVelZ, "", kAny);
+    s.field("resample_s", m.commandResampleS, "", kAny);
+  });
+  v.group("simulation", "", [&](auto& s) {
+    s.field("contact", m.contactModel, "", kAny);
+    s.field("kappa", m.kappa, "", kAny);
+    s.field("friction", m.friction, "", kAny);
+    s.field("solver_iterations", m.solverIterations, "", kAny);
+  });
+  v.group("terminations", "", [&](auto& s) {
+    s.field("base_tilt_above", m.terminationTilt, "", kAny);
+    s.field("base_height_below", m.terminationHeight, "", kAny);
+  });
+  v.group("task", "", [&](auto& s) { s.field("yaml", m.taskYaml, "", kAny); });
 }
-
-// Shortest decimal that reads back to the same double; always with a '.' or an exponent sign so
-// that YAML 1.1 readers (PyYAML) see a float.
-std::string number(double x) {
-  if (!std::isfinite(x)) throw std::runtime_error("metadata: non-finite number");
-  char buf[64];
-  for (int p = 15; p <= 17; ++p) {
-    std::snprintf(buf, sizeof buf, "%.*g", p, x);
-    if (std::strtod(buf, nullptr) == x) break;
-  }
-  std::string s = buf;
-  const size_t e = s.find('e');
-  if (s.find('.') == std::string::npos) {
-    if (e == std::string::npos)
-      s += ".0";
-    else
-      s.insert(e, ".0");
-  }
-  return s;
-}
-
-std::string quote(const std::string& s) {
-  std::string o = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\')
-      o += '\\', o += c;
-    else if (c == '\n')
-      o += "\\n";
-    else if (static_cast<unsigned char>(c) < 0x20) {
-      char b[8];
-      std::snprintf(b, sizeof b, "\\u%04x", c);
-      o += b;
-    } else
-      o += c;
-  }
-  return o + "\"";
-}
-
-// JSON text of one value (YAML flow style reads it too).
-std::string value(const std::string& v) {
-  return quote(v);
-}
-std::string value(double v) {
-  return number(v);
-}
-std::string value(int v) {
-  return std::to_string(v);
-}
-std::string value(std::int64_t v) {
-  return std::to_string(v);
-}
-std::string value(bool v) {
-  return v ? "true" : "false";
-}
-template <class T>
-std::string value(const std::vector<T>& v) {
-  std::string s = "[";
-  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + value(v[i]);
-  return s + "]";
-}
-template <class T>
-std::string value(const std::optional<T>& v) {
-  return v ? value(*v) : "null";
-}
-std::string value(const std::map<std::string, std::vector<double>>& params) {
-  std::string s = "{";
-  for (const auto& [k, v] : params) s += (s.size() > 1 ? ", " : "") + quote(k) + ": " + value(v);
-  return s + "}";
-}
-std::string value(const ObservationDefinition& d) {
-  return "{\"formula\": " + quote(d.formula) + ", \"frame\": " + quote(d.frame) +
-         ", \"units\": " + quote(d.units) + ", \"conventions\": " + quote(d.conventions) + "}";
-}
-std::string value(const std::optional<CurriculumFactors>& c) {
-  if (!c) return "null";
-  return "{\"commands\": " + number(c->commands) + ", \"reset_noise\": " + number(c->resetNoise) +
-         ", \"episode_length\": " + number(c->episodeLength) +
-         ", \"command_resample\": " + number(c->commandResample) + "}";
-}
-
-struct JsonWriter {
-  std::ostringstream out;
-  bool firstSection = true, firstKey = true;
-  void section(const std::string& name, const std::string&) {
-    if (!firstSection) out << "},\n";
-    firstSection = false;
-    firstKey = true;
-    out << " " << quote(name) << ": {";
-  }
-  void key(const std::string& k) {
-    out << (firstKey ? "" : ", ") << quote(k) << ": ";
-    firstKey = false;
-  }
-  template <class T>
-  void operator()(const std::string& k, const T& v) {
-    key(k), out << value(v);
-  }
-  void terms(const std::string& k, const std::vector<ObservationTerm>& ts) {
-    key(k);
-    out << "[";
-    for (size_t i = 0; i < ts.size(); ++i) {
-      const auto& t = ts[i];
-      out << (i ? ",\n   " : "") << "{\"name\": " << quote(t.name) << ", \"size\": " << t.size
-          << ", \"scale\": " << number(t.scale) << ", \"noise\": " << number(t.noise)
-          << ", \"params\": " << value(t.params) << ", \"definition\": " << value(t.definition)
-          << "}";
-    }
-    out << "]";
-  }
-  void curriculum(const std::string& k, const std::optional<CurriculumFactors>& c) {
-    key(k), out << value(c);
-  }
-  void end() { out << "}"; }
-};
-
-// Block YAML: the JSON values (flow style for lists), with a comment per section.
-struct YamlWriter {
-  std::ostringstream out;
-  void section(const std::string& name, const std::string& doc) {
-    if (!doc.empty()) out << "# " << doc << "\n";
-    out << name << ":\n";
-  }
-  template <class T>
-  void operator()(const std::string& k, const T& v) {
-    out << "  " << k << ": " << value(v) << "\n";
-  }
-  void terms(const std::string& k, const std::vector<ObservationTerm>& ts) {
-    out << "  " << k << ":\n";
-    for (const auto& t : ts) {
-      out << "    - name: " << t.name << "\n"
-          << "      size: " << t.size << "\n"
-          << "      scale: " << number(t.scale) << "\n"
-          << "      noise: " << number(t.noise) << "\n"
-          << "      params: " << value(t.params) << "\n"
-          << "      definition:\n"
-          << "        formula: " << quote(t.definition.formula) << "\n"
-          << "        frame: " << quote(t.definition.frame) << "\n"
-          << "        units: " << quote(t.definition.units) << "\n"
-          << "        conventions: " << quote(t.definition.conventions) << "\n";
-    }
-  }
-  void curriculum(const std::string& k, const std::optional<CurriculumFactors>& c) {
-    out << "  " << k << ": " << value(c) << "\n";
-  }
-  void end() {}
-};
-
-// Every value as its JSON text, keyed section.key: two metadata are equal when these are.
-struct Flattener {
-  std::vector<std::pair<std::string, std::string>> items;
-  std::string sec;
-  void section(const std::string& name, const std::string&) { sec = name; }
-  template <class T>
-  void operator()(const std::string& k, const T& v) {
-    items.emplace_back(sec + "." + k, value(v));
-  }
-  void terms(const std::string& k, const std::vector<ObservationTerm>& ts) {
-    for (size_t i = 0; i < ts.size(); ++i) {
-      const std::string p = sec + "." + k + "[" + std::to_string(i) + "].";
-      items.emplace_back(p + "name", ts[i].name);
-      items.emplace_back(p + "size", value(ts[i].size));
-      items.emplace_back(p + "scale", value(ts[i].scale));
-      items.emplace_back(p + "noise", value(ts[i].noise));
-      items.emplace_back(p + "params", value(ts[i].params));
-      items.emplace_back(p + "definition", value(ts[i].definition));
-    }
-    items.emplace_back(sec + "." + k + ".count", std::to_string(ts.size()));
-  }
-  void curriculum(const std::string& k, const std::optional<CurriculumFactors>& c) {
-    items.emplace_back(sec + "." + k, value(c));
-  }
-  void end() {}
-};
-
-// Reads sections and keys in visiting order. Strict: a missing key, a value of the wrong type and
-// (format 2) a key or section the format does not have are errors naming source, line and key.
-struct Reader {
-  Reader(const YAML::Node& r, const std::string& s, bool isStrict)
-      : root(r), source(s), strict(isStrict) {}
-  const YAML::Node root;
-  const std::string& source;
-  bool strict;
-  YAML::Node sec;
-  std::string secName;
-  std::set<std::string> seen, sectionsSeen;
-
-  [[noreturn]] void fail(const YAML::Node& n, const std::string& k, const std::string& msg) {
-    const int line = n && n.Mark().line >= 0 ? n.Mark().line + 1 : 0;
-    throw std::runtime_error(source + (line > 0 ? ":" + std::to_string(line) : "") + ": " +
-                             secName + (k.empty() ? "" : "." + k) + ": " + msg);
-  }
-  void closeSection() {
-    if (!strict || !sec) return;
-    for (auto it = sec.begin(); it != sec.end(); ++it) {
-      const std::string k = it->first.as<std::string>();
-      if (!seen.count(k))
-        fail(it->first, k, "unknown key (not in format " + std::string(kMetadataFormat) + ")");
-    }
-  }
-  void section(const std::string& name, const std::string&) {
-    closeSection();
-    secName = name;
-    sectionsSeen.insert(name);
-    seen.clear();
-    sec = root[name];
-    if (!sec || !sec.IsMap())
-      throw std::runtime_error(source + ": missing section '" + name + "' (expected a map)");
-  }
-  YAML::Node get(const std::string& k) {
-    seen.insert(k);
-    const YAML::Node n = sec[k];
-    if (!n) fail(sec, k, "missing key");
-    return n;
-  }
-  template <class T>
-  void read(const YAML::Node& n, const std::string& k, T& v, const char* expected) {
-    try {
-      v = n.as<T>();
-    } catch (const YAML::Exception&) {
-      fail(n, k, std::string("expected ") + expected + ", got '" + YAML::Dump(n) + "'");
-    }
-  }
-  void operator()(const std::string& k, std::string& v) { read(get(k), k, v, "a string"); }
-  void operator()(const std::string& k, double& v) { read(get(k), k, v, "a number"); }
-  void operator()(const std::string& k, int& v) { read(get(k), k, v, "an integer"); }
-  void operator()(const std::string& k, bool& v) { read(get(k), k, v, "true or false"); }
-  void operator()(const std::string& k, std::vector<double>& v) {
-    read(get(k), k, v, "a list of numbers");
-  }
-  void operator()(const std::string& k, std::vector<std::string>& v) {
-    read(get(k), k, v, "a list of strings");
-  }
-  template <class T>
-  void operator()(const std::string& k, std::optional<T>& v) {
-    const YAML::Node n = get(k);
-    if (n.IsNull()) {
-      v.reset();
-      return;
-    }
-    T x;
-    read(n, k, x, "a value or null");
-    v = x;
-  }
-  void terms(const std::string& k, std::vector<ObservationTerm>& ts) {
-    const YAML::Node n = get(k);
-    if (!n.IsSequence()) fail(n, k, "expected a list of terms");
-    ts.clear();
-    const char* expected =
-        strict ? "each term needs name, size, scale, noise, params: {name: [values]} and "
-                 "definition: {formula, frame, units, conventions}"
-               : "each term needs name, size, scale (and params: {name: [values]})";
-    for (const auto& e : n) {
-      ObservationTerm t;
-      try {
-        t.name = e["name"].as<std::string>();
-        t.size = e["size"].as<int>();
-        t.scale = e["scale"].as<double>();
-        if (e["params"])
-          for (auto it = e["params"].begin(); it != e["params"].end(); ++it)
-            t.params[it->first.as<std::string>()] = it->second.as<std::vector<double>>();
-        if (strict) {
-          t.noise = e["noise"].as<double>();
-          const YAML::Node d = e["definition"];
-          t.definition = {d["formula"].as<std::string>(), d["frame"].as<std::string>(),
-                          d["units"].as<std::string>(), d["conventions"].as<std::string>()};
-        }
-      } catch (const YAML::Exception&) {
-        fail(e, k, expected);
-      }
-      ts.push_back(t);
-    }
-  }
-  void curriculum(const std::string& k, std::optional<CurriculumFactors>& c) {
-    const YAML::Node n = get(k);
-    if (n.IsNull()) {
-      c.reset();
-      return;
-    }
-    try {
-      // command_resample came after the first format-2 files: absent means 1.
-      c = CurriculumFactors{n["commands"].as<double>(), n["reset_noise"].as<double>(),
-                            n["episode_length"].as<double>(),
-                            n["command_resample"] ? n["command_resample"].as<double>() : 1.0};
-    } catch (const YAML::Exception&) {
-      fail(n, k,
-           "expected null or {commands, reset_noise, episode_length, command_resample} (numbers)");
-    }
-  }
-  void end() {
-    closeSection();
-    if (!strict) return;
-    for (auto it = root.begin(); it != root.end(); ++it) {
-      const std::string name = it->first.as<std::string>();
-      if (!sectionsSeen.count(name)) {
-        secName = name;
-        fail(it->first, "", "unknown section (not in format " + std::string(kMetadataFormat) + ")");
-      }
-    }
-  }
-};
 
 void checkSizes(const PolicyMetadata& m, const std::string& source) {
   const size_t nj = m.jointNames.size();
@@ -546,20 +311,22 @@ int PolicyMetadata::jointIndex(const std::string& name) const {
 }
 
 std::string toJson(const PolicyMetadata& m) {
-  JsonWriter w;
-  w.out << "{";
-  visitMetadata(m, w);
-  w.out << "}";
-  return w.out.str();
+  PolicyMetadata c = m;
+  std::string body;
+  config::JsonWriter w(body);
+  visitMetadata(c, w);
+  return "{" + body + "}";
 }
 
 std::string toYaml(const PolicyMetadata& m) {
-  YamlWriter w;
-  w.out << "# Exported diffloco policy: metadata (the same as the TorchScript file's "
-           "metadata_json and the ONNX file's metadata_props). docs/deploy.md explains every "
-           "section.\n";
-  visitMetadata(m, w);
-  return w.out.str();
+  PolicyMetadata c = m;
+  std::ostringstream out;
+  out << "# Exported diffloco policy: metadata (the same as the TorchScript file's "
+         "metadata_json and the ONNX file's metadata_props). docs/deploy.md explains every "
+         "section.\n";
+  config::Writer w(out, 0);
+  visitMetadata(c, w);
+  return out.str();
 }
 
 PolicyMetadata parsePolicyMetadata(const std::string& text, const std::string& source) {
@@ -578,12 +345,15 @@ PolicyMetadata parsePolicyMetadata(const std::string& text, const std::string& s
                              std::string(kMetadataFormat) + "')");
   }
   PolicyMetadata m;
+  const config::Source src{source, {}};
   try {
     if (format == kMetadataFormat) {
-      Reader r(root, source, true);
+      config::Reader r(root, "", src, YAML::Node(), config::ReadOptions{true, false});
       visitMetadata(m, r);
+      r.finish();
     } else if (format == kMetadataFormatV1) {
-      Reader r(root, source, false);  // format 1: no unknown-key checks
+      // Format 1: its keys, others skipped.
+      config::Reader r(root, "", src, YAML::Node(), config::ReadOptions{true, true});
       visitMetadataV1(m, r);
       upgradeV1Values(m);
     } else {
@@ -591,8 +361,8 @@ PolicyMetadata parsePolicyMetadata(const std::string& text, const std::string& s
                                kMetadataFormat + "' (or the older '" + kMetadataFormatV1 + "')");
     }
   } catch (const YAML::Exception& e) {
-    // What the reader's own checks do not name (a key that is not text, a node of an unexpected
-    // kind deep inside a section): yaml-cpp's message, with the file and line.
+    // What the reader's own checks do not name (a node of an unexpected kind deep inside a
+    // section): yaml-cpp's message, with the file and line.
     throw std::runtime_error(source +
                              (e.mark.is_null() ? "" : ":" + std::to_string(e.mark.line + 1)) +
                              ": metadata: " + e.msg);
@@ -602,16 +372,18 @@ PolicyMetadata parsePolicyMetadata(const std::string& text, const std::string& s
 }
 
 std::vector<std::string> metadataDifferences(const PolicyMetadata& a, const PolicyMetadata& b) {
-  Flattener fa, fb;
-  visitMetadata(a, fa);
-  visitMetadata(b, fb);
+  PolicyMetadata ca = a, cb = b;
+  std::vector<std::pair<std::string, std::string>> fa, fb;
+  config::Flattener flatA(fa, ""), flatB(fb, "");
+  visitMetadata(ca, flatA);
+  visitMetadata(cb, flatB);
   std::vector<std::string> diff;
-  const size_t n = std::max(fa.items.size(), fb.items.size());
+  const size_t n = std::max(fa.size(), fb.size());
   for (size_t i = 0; i < n; ++i) {
-    if (i >= fa.items.size() || i >= fb.items.size()) {
-      diff.push_back((i < fa.items.size() ? fa.items[i] : fb.items[i]).first);
-    } else if (fa.items[i] != fb.items[i]) {
-      diff.push_back(fa.items[i].first);
+    if (i >= fa.size() || i >= fb.size()) {
+      diff.push_back((i < fa.size() ? fa[i] : fb[i]).first);
+    } else if (fa[i] != fb[i]) {
+      diff.push_back(fa[i].first);
     }
   }
   return diff;

@@ -124,8 +124,10 @@ struct PolicyMetadata {
   int jointIndex(const std::string& name) const;  // -1 if absent
 };
 
+// Written, read and compared with the config archive (config/archive.h): one visit lists every
+// section and key of the format.
 std::string toJson(const PolicyMetadata& m);  // compact-ish JSON, numbers round-trip exactly
-std::string toYaml(const PolicyMetadata& m);  // the same content, block YAML with comments
+std::string toYaml(const PolicyMetadata& m);  // the same content, block YAML whose values are JSON
 // Parses JSON or YAML text of either format; `source` names it in errors (missing or mistyped
 // keys with the expected type, sizes that disagree with the joint count).
 PolicyMetadata parsePolicyMetadata(const std::string& text, const std::string& source);

@@ -21,7 +21,8 @@ void applyCurriculum(const CurriculumConfig& c, int iteration, envs::LocomotionE
 
 envs::TaskConfig trainedTask(const CurriculumConfig& c, const envs::TaskConfig& task) {
   envs::TaskConfig t = task;
-  for (const auto& [name, weight] : c.rewards) {
+  for (const auto& entry : c.rewards) {
+    const std::string& name = entry.first;  // (a lambda cannot capture a structured binding)
     const auto has = [&](const envs::TermConfig& r) { return r.name == name; };
     if (std::any_of(t.rewards.begin(), t.rewards.end(), has)) continue;
     envs::TermConfig term;
@@ -36,7 +37,7 @@ envs::TaskConfig trainedTask(const CurriculumConfig& c, const envs::TaskConfig& 
     std::map<std::string, std::vector<double>> params;
     for (const auto& p : term.def->params) params[p.name] = p.value;
     term.params = envs::TermParams(std::move(params));
-    term.weight = weight.at(0);
+    term.weight = entry.second.at(0);
     t.rewards.push_back(term);
   }
   return t;

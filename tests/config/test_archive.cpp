@@ -109,7 +109,7 @@ TEST(ConfigArchive, WrittenConfigReadsBackToTheSameValues) {
   EXPECT_EQ(s.entries[1].weight, 1);
   const std::string text = write(s);
   EXPECT_CONTAINS(text, "gain: 0.1  # a gain\n");
-  EXPECT_CONTAINS(text, "  z:\n    weight: -2  # its weight\n");
+  EXPECT_CONTAINS(text, "  z:\n    weight: -2.0  # its weight\n");
   const Sample back = read(text);
   EXPECT_EQ(flat(back), flat(s));
   EXPECT_EQ(back.seed, 12345678901);
@@ -132,7 +132,7 @@ TEST(ConfigArchive, FlattenedConfigsDifferWhereTheyDiffer) {
   EXPECT_NE(a, b);  // the order of entries matters (terms are concatenated in order)
   std::map<std::string, std::string> m(a.begin(), a.end());
   EXPECT_EQ(m["entries"], "[x, y]");
-  EXPECT_EQ(m["entries.x.weight"], "1");
+  EXPECT_EQ(m["entries.x.weight"], "1.0");
   EXPECT_EQ(m.count("push_interval"), 0u);
 }
 

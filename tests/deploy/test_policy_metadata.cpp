@@ -101,7 +101,7 @@ TEST(PolicyMetadata, NullsAndCurriculumRoundTrip) {
   PolicyMetadata other = back;
   other.observations[0].definition.units = "ft";
   EXPECT_EQ(metadataDifferences(m, other),
-            std::vector<std::string>{"observation.terms[0].definition"});
+            std::vector<std::string>{"observation.terms[0].definition.units"});
 }
 
 TEST(PolicyMetadata, ReadsFormatOneWithNullsForItsSentinels) {
@@ -145,7 +145,7 @@ TEST(PolicyMetadata, BadInputNamesFileLineKeyAndExpectation) {
   bad.replace(bad.find("  kd: "), 6, "  kdd: ");
   EXPECT_NE(errorOf(bad).find("actuator.kd: missing key"), std::string::npos) << errorOf(bad);
   bad = good + "extras:\n  x: 1\n";
-  EXPECT_NE(errorOf(bad).find("extras: unknown section"), std::string::npos) << errorOf(bad);
+  EXPECT_NE(errorOf(bad).find("unknown key 'extras'"), std::string::npos) << errorOf(bad);
   bad = good;
   bad.replace(bad.find("diffloco-exported-policy-2"), 26, "diffloco-exported-policy-9");
   EXPECT_NE(errorOf(bad).find("expected 'diffloco-exported-policy-2'"), std::string::npos)

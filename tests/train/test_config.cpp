@@ -176,8 +176,9 @@ TEST(Config, TaskByNamePathOrInline) {
   EXPECT_EQ(i.task.sim.contact.kappa, 123);
   EXPECT_EQ(i.task.observations.size(), c.task.observations.size());
   // An error inside an inline task names the config file and the line.
-  EXPECT_CONTAINS(configError(replace(inl, "  robot: quadruped", "  robot: quadruped\n  bogus: 1")),
-                  "cfg.yaml:7: unknown key 'task.bogus'");
+  EXPECT_CONTAINS(
+      configError(replace(inl, "  robot: \"quadruped\"", "  robot: quadruped\n  bogus: 1")),
+      "cfg.yaml:7: unknown key 'task.bogus'");
 }
 
 // `task: {extends: NAME, ...}`: the named task with the map's keys on top, as --set task.* would
@@ -331,4 +332,3 @@ TEST(Config, FootHeightReferenceIsTheRobots) {
                 .first,
             0.08);
 }
-

@@ -260,7 +260,7 @@ TEST(Trainer, WhatAResumeMayChange) {
   } catch (const std::runtime_error& e) {
     const std::string m = e.what();
     EXPECT_NE(m.find("shac.horizon: 4 -> 8"), std::string::npos) << m;
-    EXPECT_NE(m.find("task.sim.contact: smoothed -> hard"), std::string::npos) << m;
+    EXPECT_NE(m.find("task.sim.contact: \"smoothed\" -> \"hard\""), std::string::npos) << m;
   }
   TrainArgs longer;
   longer.resume = part.runDir;
