@@ -308,19 +308,6 @@ std::string Writer::entry(const std::string& body) const {
 // ---------------------------------------------------------------------------------------------
 // JSON
 
-std::string json(double v) {
-  if (!std::isfinite(v)) fail("JSON has no non-finite numbers (got " + formatNumber(v) + ")");
-  return text(v);
-}
-std::string json(int v) {
-  return std::to_string(v);
-}
-std::string json(std::int64_t v) {
-  return std::to_string(v);
-}
-std::string json(bool v) {
-  return v ? "true" : "false";
-}
 std::string json(const std::string& s) {
   std::string o = "\"";
   for (const char c : s) {
@@ -339,15 +326,6 @@ std::string json(const std::string& s) {
   }
   return o + "\"";
 }
-std::string json(const Range& v) {
-  return "[" + json(v.lo) + ", " + json(v.hi) + "]";
-}
-std::string json(const std::map<std::string, std::vector<double>>& v) {
-  std::string s = "{";
-  for (const auto& [k, x] : v) s += (s.size() > 1 ? ", " : "") + json(k) + ": " + json(x);
-  return s + "}";
-}
-
 void JsonWriter::member(const std::string& key, const std::string& value) {
   if (!out_.empty()) out_ += depth_ == 0 ? ",\n " : ", ";
   out_ += json(key) + ": " + value;

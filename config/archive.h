@@ -493,23 +493,33 @@ class Flattener : public Checks {
   std::string prefix_;
 };
 
-// JSON text of one value (numbers shortest-exact; a non-finite number is an error, JSON has none).
-std::string json(double v);
-std::string json(int v);
-std::string json(std::int64_t v);
-std::string json(bool v);
+// A JSON string: double quotes, backslash escapes.
 std::string json(const std::string& v);
-std::string json(const Range& v);
-template <class T>
-std::string json(const std::vector<T>& v) {
-  std::string s = "[";
-  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + json(v[i]);
-  return s + "]";
+// Whether every number in a value is finite (JSON has no infinities).
+inline bool finite(double v) {
+  return v - v == 0;
 }
-std::string json(const std::map<std::string, std::vector<double>>& v);
 template <class T>
-std::string json(const std::optional<T>& v) {
-  return v ? json(*v) : "null";
+bool finite(const T&) {
+  return true;
+}
+template <class T>
+bool finite(const std::vector<T>& v) {
+  for (const auto& x : v)
+    if (!finite(x)) return false;
+  return true;
+}
+template <class T>
+bool finite(const std::optional<T>& v) {
+  return !v || finite(*v);
+}
+inline bool finite(const Range& v) {
+  return finite(v.lo) && finite(v.hi);
+}
+inline bool finite(const std::map<std::string, std::vector<double>>& v) {
+  for (const auto& [k, x] : v)
+    if (!finite(x)) return false;
+  return true;
 }
 
 // Writes the tree as one JSON object (members in visiting order, documentation left out).
@@ -517,9 +527,11 @@ class JsonWriter : public Checks {
  public:
   explicit JsonWriter(std::string& out, int depth = 0) : out_(out), depth_(depth) {}
 
+  // The Writer's text of each value, which is JSON for finite numbers.
   template <class T>
   void field(const char* key, const T& value, const char*, const Check& = Check()) {
-    member(key, json(value));
+    if (!finite(value)) fail(std::string(key) + ": JSON has no non-finite numbers");
+    member(key, text(value));
   }
   template <class T>
   void optionalField(const char* key, const bool& present, const T& value, const char* doc,

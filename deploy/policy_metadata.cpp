@@ -52,27 +52,37 @@ void visitCurriculum(V& v, CurriculumFactors& c) {
 
 // Every field of format 2 once, in sections: the writers (YAML, JSON), the reader and the
 // comparison are the config archive's visitors (config/archive.h), so a field added here is
-// written, read and compared.
+// written, read and compared. `format` 1: the layout before the contract (read only): its
+// provenance in the format section, no robot, reset, randomization or provenance sections.
 template <class V>
-void visitMetadata(PolicyMetadata& m, V& v) {
+void visitMetadata(PolicyMetadata& m, V& v, int format = 2) {
+  const bool v2 = format >= 2;
   v.group("format", "", [&](auto& s) {
     s.field("format", m.format, "", kAny);
     s.field("task", m.task, "", kAny);
+    if (v2) return;
+    s.field("diffloco_version", m.difflocoVersion, "", kAny);
+    s.field("git_commit", m.gitCommit, "", kAny);
+    s.field("robot", m.robot, "", kAny);
+    s.field("algorithm", m.algorithm, "", kAny);
+    s.field("source", m.source, "", kAny);
   });
-  v.group("robot",
-          "the robot trained on: URDF text (sha256 of its bytes), free-floating base link, the "
-          "links carrying the foot spheres (the only colliding bodies: spheres against the ground "
-          "plane z = 0, no self-collision), gravity [m/s^2] in world axes (z up); a link without "
-          "<inertial> is massless",
-          [&](auto& s) {
-            s.field("name", m.robot, "", kAny);
-            s.field("base_link", m.baseLink, "", kAny);
-            s.field("feet", m.feet, "", kAny);
-            s.field("foot_radius", m.footRadius, "", kAny);
-            s.field("gravity", m.gravity, "", kAny);
-            s.field("urdf_sha256", m.urdfSha256, "", kAny);
-            s.field("urdf", m.urdf, "", kAny);
-          });
+  if (v2)
+    v.group(
+        "robot",
+        "the robot trained on: URDF text (sha256 of its bytes), free-floating base link, the "
+        "links carrying the foot spheres (the only colliding bodies: spheres against the ground "
+        "plane z = 0, no self-collision), gravity [m/s^2] in world axes (z up); a link without "
+        "<inertial> is massless",
+        [&](auto& s) {
+          s.field("name", m.robot, "", kAny);
+          s.field("base_link", m.baseLink, "", kAny);
+          s.field("feet", m.feet, "", kAny);
+          s.field("foot_radius", m.footRadius, "", kAny);
+          s.field("gravity", m.gravity, "", kAny);
+          s.field("urdf_sha256", m.urdfSha256, "", kAny);
+          s.field("urdf", m.urdf, "", kAny);
+        });
   v.group("joints",
           "joints in the policy's action and observation order; lower/upper: the URDF's limits "
           "(not enforced by the training simulator)",
@@ -97,9 +107,9 @@ void visitMetadata(PolicyMetadata& m, V& v) {
           "units, conventions); noise: training only, when noise_enabled",
           [&](auto& s) {
             s.sequence("terms", m.observations, "",
-                       [&](auto& t, ObservationTerm& x) { visitTerm(t, x, 2); });
+                       [&](auto& t, ObservationTerm& x) { visitTerm(t, x, format); });
             s.field("size", m.numObs, "", kAny);
-            s.field("noise_enabled", m.observationNoise, "", kAny);
+            if (v2) s.field("noise_enabled", m.observationNoise, "", kAny);
           });
   v.group("timing", "control_dt: policy period, sim_dt: simulator step [s]", [&](auto& s) {
     s.field("control_dt", m.controlDt, "", kAny);
@@ -137,6 +147,7 @@ void visitMetadata(PolicyMetadata& m, V& v) {
             s.field("kappa", m.kappa, "", kAny);
             s.field("friction", m.friction, "", kAny);
             s.field("solver_iterations", m.solverIterations, "", kAny);
+            if (!v2) return;
             s.field("cutoff", m.contactCutoff, "", kAny);
             s.field("soft_kp", m.softKp, "", kAny);
             s.field("soft_kd", m.softKd, "", kAny);
@@ -144,126 +155,60 @@ void visitMetadata(PolicyMetadata& m, V& v) {
             s.field("soft_substeps", m.softSubsteps, "", kAny);
             s.field("soft_integrator", m.softIntegrator, "", kAny);
           });
-  v.group("reset",
-          "each episode: default pose at default_base_height, level; joints + U(-joint_pos_noise, "
-          "+), base x, y + U(-base_pos_noise, +), yaw U(-random_yaw, +) then a tilt "
-          "U(-base_rot_noise, +) about a random horizontal axis, velocities + U(-x, +) per "
-          "component (linear: world axes, angular: base axes); then the base height is set so that "
-          "the lowest foot sphere is foot_clearance above z = 0",
-          [&](auto& s) {
-            s.field("joint_pos_noise", m.resetJointPosNoise, "", kAny);
-            s.field("joint_vel_noise", m.resetJointVelNoise, "", kAny);
-            s.field("base_pos_noise", m.resetBasePosNoise, "", kAny);
-            s.field("base_rot_noise", m.resetBaseRotNoise, "", kAny);
-            s.field("random_yaw", m.resetRandomYaw, "", kAny);
-            s.field("base_lin_vel_noise", m.resetBaseLinVelNoise, "", kAny);
-            s.field("base_ang_vel_noise", m.resetBaseAngVelNoise, "", kAny);
-            s.field("foot_clearance", m.resetFootClearance, "", kAny);
-          });
-  v.group("randomization",
-          "per episode, null: off: friction U(lo, hi), mass added to the base U(lo, hi) [kg] (its "
-          "inertia scaled with it), pushes (base x, y velocity + U(-push_velocity, +) [m/s]) every "
-          "U(lo, hi) s",
-          [&](auto& s) {
-            s.field("friction", m.frictionRange, "", kAny);
-            s.field("added_mass", m.addedMassRange, "", kAny);
-            s.field("push_interval_s", m.pushIntervalS, "", kAny);
-            s.field("push_velocity", m.pushVelocity, "", kAny);
-          });
+  if (v2)
+    v.group(
+        "reset",
+        "each episode: default pose at default_base_height, level; joints + U(-joint_pos_noise, "
+        "+), base x, y + U(-base_pos_noise, +), yaw U(-random_yaw, +) then a tilt "
+        "U(-base_rot_noise, +) about a random horizontal axis, velocities + U(-x, +) per "
+        "component (linear: world axes, angular: base axes); then the base height is set so that "
+        "the lowest foot sphere is foot_clearance above z = 0",
+        [&](auto& s) {
+          s.field("joint_pos_noise", m.resetJointPosNoise, "", kAny);
+          s.field("joint_vel_noise", m.resetJointVelNoise, "", kAny);
+          s.field("base_pos_noise", m.resetBasePosNoise, "", kAny);
+          s.field("base_rot_noise", m.resetBaseRotNoise, "", kAny);
+          s.field("random_yaw", m.resetRandomYaw, "", kAny);
+          s.field("base_lin_vel_noise", m.resetBaseLinVelNoise, "", kAny);
+          s.field("base_ang_vel_noise", m.resetBaseAngVelNoise, "", kAny);
+          s.field("foot_clearance", m.resetFootClearance, "", kAny);
+        });
+  if (v2)
+    v.group(
+        "randomization",
+        "per episode, null: off: friction U(lo, hi), mass added to the base U(lo, hi) [kg] (its "
+        "inertia scaled with it), pushes (base x, y velocity + U(-push_velocity, +) [m/s]) every "
+        "U(lo, hi) s",
+        [&](auto& s) {
+          s.field("friction", m.frictionRange, "", kAny);
+          s.field("added_mass", m.addedMassRange, "", kAny);
+          s.field("push_interval_s", m.pushIntervalS, "", kAny);
+          s.field("push_velocity", m.pushVelocity, "", kAny);
+        });
   v.group("terminations", "trained with (null: none); the controller's default safety limits",
           [&](auto& s) {
             s.field("base_tilt_above", m.terminationTilt, "", kAny);
             s.field("base_height_below", m.terminationHeight, "", kAny);
           });
-  v.group("provenance",
-          "how the policy was made (null or empty: unknown): seed, iterations, warm-start chain "
-          "(init_from, newest first), sha256 of the run's config.yaml (the resolved training "
-          "config) as read at export, final curriculum factors (null: no curriculum)",
-          [&](auto& s) {
-            s.field("diffloco_version", m.difflocoVersion, "", kAny);
-            s.field("git_commit", m.gitCommit, "", kAny);
-            s.field("algorithm", m.algorithm, "", kAny);
-            s.field("source", m.source, "", kAny);
-            s.field("config_sha256", m.configSha256, "", kAny);
-            s.field("seed", m.seed, "", kAny);
-            s.field("iterations", m.iterations, "", kAny);
-            s.field("warm_start", m.warmStart, "", kAny);
-            s.nullableGroup("curriculum", "", m.curriculum,
-                            [](auto& c, CurriculumFactors& x) { visitCurriculum(c, x); });
-          });
+  if (v2)
+    v.group("provenance",
+            "how the policy was made (null or empty: unknown): seed, iterations, warm-start chain "
+            "(init_from, newest first), sha256 of the run's config.yaml (the resolved training "
+            "config) as read at export, final curriculum factors (null: no curriculum)",
+            [&](auto& s) {
+              s.field("diffloco_version", m.difflocoVersion, "", kAny);
+              s.field("git_commit", m.gitCommit, "", kAny);
+              s.field("algorithm", m.algorithm, "", kAny);
+              s.field("source", m.source, "", kAny);
+              s.field("config_sha256", m.configSha256, "", kAny);
+              s.field("seed", m.seed, "", kAny);
+              s.field("iterations", m.iterations, "", kAny);
+              s.field("warm_start", m.warmStart, "", kAny);
+              s.nullableGroup("curriculum", "", m.curriculum,
+                              [](auto& c, CurriculumFactors& x) { visitCurriculum(c, x); });
+            });
   v.group("task", "the task as trained (YAML text, diffloco's configs/tasks format)",
           [&](auto& s) { s.field("yaml", m.taskYaml, "", kAny); });
-}
-
-// Format 1 (read only): the layout before the contract.
-template <class V>
-void visitMetadataV1(PolicyMetadata& m, V& v) {
-  v.group("format", "", [&](auto& s) {
-    s.field("format", m.format, "", kAny);
-    s.field("diffloco_version", m.difflocoVersion, "", kAny);
-    s.field("git_commit", m.gitCommit, "", kAny);
-    s.field("task", m.task, "", kAny);
-    s.field("robot", m.robot, "", kAny);
-    s.field("algorithm", m.algorithm, "", kAny);
-    s.field("source", m.source, "", kAny);
-  });
-  v.group("joints", "", [&](auto& s) {
-    s.field("names", m.jointNames, "", kAny);
-    s.field("default_pos", m.defaultJointPos, "", kAny);
-    s.field("lower", m.jointLower, "", kAny);
-    s.field("upper", m.jointUpper, "", kAny);
-    s.field("default_base_height", m.defaultBaseHeight, "", kAny);
-  });
-  v.group("action", "", [&](auto& s) {
-    s.field("scale", m.actionScale, "", kAny);
-    s.field("clip", m.actionClip, "", kAny);
-    s.field("offset", m.defaultJointPos, "", kAny);
-    s.field("squash", m.squash, "", kAny);
-  });
-  v.group("observation", "", [&](auto& s) {
-    s.sequence("terms", m.observations, "",
-               [&](auto& t, ObservationTerm& x) { visitTerm(t, x, 1); });
-    s.field("size", m.numObs, "", kAny);
-  });
-  v.group("timing", "", [&](auto& s) {
-    s.field("control_dt", m.controlDt, "", kAny);
-    s.field("sim_dt", m.simDt, "", kAny);
-    s.field("decimation", m.decimation, "", kAny);
-    s.field("episode_length_s", m.episodeLengthS, "", kAny);
-  });
-  v.group("actuator",
-          "at every simulator step (sim_dt), q* held over control_dt: tau = clip(kp (q* - q) - kd "
-          "qd, lo, hi), hi = min(saturation (1 - w), effort), lo = max(saturation (-1 - w), "
-          "-effort), w = clip(qd, -vmax, vmax) / velocity_limit, vmax = velocity_limit (1 + effort "
-          "/ saturation); saturation or velocity_limit null: infinite (both null: a plain clip at "
-          "+-effort); armature [kg m^2] added to every joint's inertia",
-          [&](auto& s) {
-            s.field("kp", m.kp, "", kAny);
-            s.field("kd", m.kd, "", kAny);
-            s.field("effort", m.effort, "", kAny);
-            s.field("saturation", m.saturation, "", kAny);
-            s.field("velocity_limit", m.velocityLimit, "", kAny);
-            s.field("armature", m.armature, "", kAny);
-            s.field("source", m.actuatorSource, "", kAny);
-          });
-  v.group("commands", "", [&](auto& s) {
-    s.field("enabled", m.commandsEnabled, "", kAny);
-    s.field("lin_vel_x", m.linVelX, "", kAny);
-    s.field("lin_vel_y", m.linVelY, "", kAny);
-    s.field("ang_vel_z", m.angVelZ, "", kAny);
-    s.field("resample_s", m.commandResampleS, "", kAny);
-  });
-  v.group("simulation", "", [&](auto& s) {
-    s.field("contact", m.contactModel, "", kAny);
-    s.field("kappa", m.kappa, "", kAny);
-    s.field("friction", m.friction, "", kAny);
-    s.field("solver_iterations", m.solverIterations, "", kAny);
-  });
-  v.group("terminations", "", [&](auto& s) {
-    s.field("base_tilt_above", m.terminationTilt, "", kAny);
-    s.field("base_height_below", m.terminationHeight, "", kAny);
-  });
-  v.group("task", "", [&](auto& s) { s.field("yaml", m.taskYaml, "", kAny); });
 }
 
 void checkSizes(const PolicyMetadata& m, const std::string& source) {
@@ -354,7 +299,7 @@ PolicyMetadata parsePolicyMetadata(const std::string& text, const std::string& s
     } else if (format == kMetadataFormatV1) {
       // Format 1: its keys, others skipped.
       config::Reader r(root, "", src, YAML::Node(), config::ReadOptions{true, true});
-      visitMetadataV1(m, r);
+      visitMetadata(m, r, 1);
       upgradeV1Values(m);
     } else {
       throw std::runtime_error(source + ": format.format: '" + format + "', expected '" +

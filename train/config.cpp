@@ -36,6 +36,18 @@ void visitTop(V& v, TrainConfig& c) {
           "optimisers, iteration counter and schedules start fresh. Empty: random initialisation");
 }
 
+// The sections after the task: the selected algorithm's, policy, curriculum, run.
+template <class V>
+void visitSections(V& v, TrainConfig& c) {
+  if (c.algorithm == "shac")
+    v.section("shac", c.shac);
+  else
+    v.section("ppo", c.ppo);
+  v.section("policy", c.policy);
+  v.section("curriculum", c.curriculum);
+  v.section("run", c.run);
+}
+
 fs::path resolveTaskFile(const std::string& ref, const std::string& configFile) {
   fs::path p = ref;
   if (p.extension() != ".yaml") return fs::path(configDir()) / "tasks" / (ref + ".yaml");
@@ -150,13 +162,7 @@ TrainConfig parseRoot(YAML::Node root, const std::string& file,
     fail(src.where(other, r.keyNode(other)) + ": section '" + other +
          "' does not apply to algorithm '" + c.algorithm + "' (set algorithm: " + other +
          " to use it)");
-  if (c.algorithm == "shac")
-    r.section("shac", c.shac);
-  else
-    r.section("ppo", c.ppo);
-  r.section("policy", c.policy);
-  r.section("curriculum", c.curriculum);
-  r.section("run", c.run);
+  visitSections(r, c);
   r.finish();
   // Curriculum reward weights name reward terms (the task need not have them).
   std::vector<std::string> rewardTerms;
@@ -207,13 +213,7 @@ std::string toYaml(const TrainConfig& c0) {
          "# `diffloco train`. `diffloco train <this file>` trains the same again.\n";
   config::Writer w(out, 0);
   visitTop(w, c);
-  if (c.algorithm == "shac")
-    w.section("shac", c.shac);
-  else
-    w.section("ppo", c.ppo);
-  w.section("policy", c.policy);
-  w.section("curriculum", c.curriculum);
-  w.section("run", c.run);
+  visitSections(w, c);
   out << "# task from " << c.taskSource << "\ntask:\n";
   std::istringstream task(envs::toYaml(c.task));
   for (std::string line; std::getline(task, line);) out << "  " << line << "\n";
@@ -225,13 +225,7 @@ std::vector<std::pair<std::string, std::string>> flatten(const TrainConfig& c0) 
   std::vector<std::pair<std::string, std::string>> out;
   config::Flattener f(out, "");
   visitTop(f, c);
-  if (c.algorithm == "shac")
-    f.section("shac", c.shac);
-  else
-    f.section("ppo", c.ppo);
-  f.section("policy", c.policy);
-  f.section("curriculum", c.curriculum);
-  f.section("run", c.run);
+  visitSections(f, c);
   for (const auto& [key, value] : envs::flatten(c.task)) out.emplace_back("task." + key, value);
   return out;
 }

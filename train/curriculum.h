@@ -54,9 +54,25 @@ struct Ramp {
   void visit(V& v) {
     v.field("initial", initial, "factor before the ramp", V::between(0, 10));
     v.field("final", final, "factor after the ramp", V::between(0, 10));
+    visitSchedule(v);
+  }
+
+ protected:
+  template <class V>
+  void visitSchedule(V& v) {
     v.field("ramp_start", rampStart, "iteration at which the ramp begins", V::between(0, 1e8));
     v.field("ramp_iterations", rampIterations,
             "iterations from initial to final (0: a step at ramp_start)", V::between(0, 1e8));
+  }
+};
+
+// The same ramp of a reward term's weight (curriculum.rewards.<term>).
+struct WeightRamp : Ramp {
+  template <class V>
+  void visit(V& v) {
+    v.field("initial", initial, "the term's weight before the ramp", V::between(0, 1000));
+    v.field("final", final, "the term's weight after the ramp", V::between(0, 1000));
+    visitSchedule(v);
   }
 };
 
@@ -68,8 +84,8 @@ struct CurriculumConfig {
   // a change (most of the tracking error of an evaluation that resamples, docs/velocity_anymal.md)
   // are a larger part of what is trained on.
   Ramp commandResample;
-  // Reward term name -> its weight over the iterations (a weight, not a factor).
-  std::map<std::string, Ramp> rewards;
+  // Reward term name -> its weight over the iterations.
+  std::map<std::string, WeightRamp> rewards;
 
   template <class V>
   void visit(V& v) {

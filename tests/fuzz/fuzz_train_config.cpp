@@ -4,6 +4,7 @@
 #include <sstream>
 #include <vector>
 
+#include "config/archive.h"
 #include "tests/fuzz/fuzz_input.h"
 #include "train/config.h"
 
