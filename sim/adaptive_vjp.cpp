@@ -102,16 +102,7 @@ void softDynamicsVjp(const Model& model, const SimOptions& opt, const Data& data
     actuatorTorqueVjp(opt.actuator, model.joints[j].effort, qTarget[j], qn[7 + j], v[6 + j], -bb,
                       out.qTarget[j], S.qnBar[7 + j], vBar[6 + j], out.params.kp, out.params.kd);
   }
-  // Masses: each body's inertia scales with its mass, dI/dm = I/m.
-  for (int i = 0; i < model.nbodies(); ++i) {
-    const Inertia& I = model.bodies[i].inertia;
-    const InertiaBar& Ib = S.bar.inertia[i];
-    if (I.m > 0)
-      out.params.mass[i] += (Ib.m * I.m + Ib.h.dot(I.h) + Ib.Io.cwiseProduct(I.Io).sum()) / I.m;
-    out.params.inertia[i].m += Ib.m;
-    out.params.inertia[i].h += Ib.h;
-    out.params.inertia[i].Io += Ib.Io;
-  }
+  out.params.addInertia(model, S.bar.inertia);
   // qn = q with its quaternion normalised.
   qBar.head<3>() += S.qnBar.head<3>();
   qBar.tail(nj) += S.qnBar.tail(nj);

@@ -13,6 +13,17 @@
 #include "sim/workspace.h"
 
 namespace diffloco::sim {
+
+void ParamGrad::addInertia(const Model& model, const std::vector<InertiaBar>& bar) {
+  for (int i = 0; i < model.nbodies(); ++i) {
+    const Inertia& I = model.bodies[i].inertia;
+    const InertiaBar& Ib = bar[i];
+    if (I.m > 0) mass[i] += (Ib.m * I.m + Ib.h.dot(I.h) + Ib.Io.cwiseProduct(I.Io).sum()) / I.m;
+    inertia[i].m += Ib.m;
+    inertia[i].h += Ib.h;
+    inertia[i].Io += Ib.Io;
+  }
+}
 namespace {
 
 // The step's scratch in the caller's workspace, made for the model's sizes on first use.
@@ -55,16 +66,7 @@ void dynamicsVjp(const Model& model, const SimOptions& opt, Data& data,
     actuatorTorqueVjp(opt.actuator, model.joints[j].effort, qTarget[j], q[7 + j], v[6 + j], -bb,
                       out.qTarget[j], out.q[7 + j], out.v[6 + j], out.params.kp, out.params.kd);
   }
-  // Masses: each body's inertia scales with its mass, dI/dm = I/m.
-  for (int i = 0; i < model.nbodies(); ++i) {
-    const Inertia& I = model.bodies[i].inertia;
-    const InertiaBar& Ib = S.bar.inertia[i];
-    if (I.m > 0)
-      out.params.mass[i] += (Ib.m * I.m + Ib.h.dot(I.h) + Ib.Io.cwiseProduct(I.Io).sum()) / I.m;
-    out.params.inertia[i].m += Ib.m;
-    out.params.inertia[i].h += Ib.h;
-    out.params.inertia[i].Io += Ib.Io;
-  }
+  out.params.addInertia(model, S.bar.inertia);
 }
 
 void hardOrSmoothedVjp(const Model& model, const SimOptions& opt, Data& data,

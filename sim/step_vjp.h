@@ -39,6 +39,9 @@ struct ParamGrad {
     footOffset.assign(model.nfeet(), Vec3::Zero());
     inertia.assign(model.nbodies(), InertiaBar{});
   }
+  // Adds the adjoint of the bodies' inertias (KinematicsBar::inertia) as is to `inertia` and,
+  // since each body's inertia scales with its mass (dI/dm = I/m), contracted to `mass`.
+  void addInertia(const Model& model, const std::vector<InertiaBar>& bar);
   ParamGrad& operator+=(const ParamGrad& o) {
     mass += o.mass;
     mu += o.mu, kappa += o.kappa, kp += o.kp, kd += o.kd;
