@@ -14,6 +14,7 @@
 #include "envs/locomotion_env.h"
 #include "io/atomic_file.h"
 #include "policies/actor_critic.h"
+#include "runs/gnuplot.h"
 
 namespace diffloco::experiments {
 
@@ -136,10 +137,7 @@ std::string writeGradNormCsv(const GradNormResult& r, const std::string& dir) {
 }
 
 std::string plotGradNorm(const GradNormResult& r, const std::string& dir) {
-  if (std::system("command -v gnuplot >/dev/null 2>&1") != 0)
-    throw std::runtime_error(
-        "gnuplot not found: install it (Debian: apt-get install gnuplot-nox, as .ci/install-deps "
-        "does) to draw grad_norm.png; the CSV was written");
+  runs::requireGnuplot("to draw grad_norm.png; the CSV was written");
   const auto base = std::filesystem::path(dir);
   std::filesystem::create_directories(base);
   const std::string gp = (base / "grad_norm.gp").string();
@@ -188,8 +186,7 @@ std::string plotGradNorm(const GradNormResult& r, const std::string& dir) {
   }
   g << "unset multiplot\n";
   g.close();
-  const std::string cmd = "cd '" + base.string() + "' && gnuplot grad_norm.gp";
-  if (std::system(cmd.c_str()) != 0) throw std::runtime_error("gnuplot failed on " + gp);
+  runs::runGnuplot(base.string(), "grad_norm.gp");
   return (base / "grad_norm.png").string();
 }
 

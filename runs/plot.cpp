@@ -6,6 +6,7 @@
 #include <fstream>
 #include <stdexcept>
 
+#include "runs/gnuplot.h"
 #include "runs/run_dir.h"
 
 namespace diffloco::runs {
@@ -16,8 +17,10 @@ namespace {
 std::string quote(const std::string& s) {  // a gnuplot single-quoted string
   std::string out = "'";
   for (char c : s) {
-    if (c == '\'') out += "''";
-    else out += c;
+    if (c == '\'')
+      out += "''";
+    else
+      out += c;
   }
   return out + "'";
 }
@@ -33,10 +36,7 @@ std::string csvOf(const std::string& run) {
 std::string plotRuns(const std::vector<std::string>& runs, std::string png,
                      const std::string& metric) {
   if (runs.empty()) throw std::runtime_error("plot: give at least one run folder");
-  if (std::system("command -v gnuplot >/dev/null 2>&1") != 0)
-    throw std::runtime_error(
-        "gnuplot not found: install it (Debian: apt-get install gnuplot-nox, as .ci/install-deps "
-        "does)");
+  requireGnuplot("to draw learning curves");
   struct Series {
     std::string csv, title;
     int iter, steps, value;
@@ -45,9 +45,8 @@ std::string plotRuns(const std::vector<std::string>& runs, std::string png,
   for (const auto& run : runs) {
     const std::string csv = csvOf(run);
     const Csv c = readCsv(csv);
-    Series s{fs::absolute(csv).string(),
-             fs::path(csv).parent_path().filename().string(), c.column("iteration"),
-             c.column("env_steps"), c.column(metric)};
+    Series s{fs::absolute(csv).string(), fs::path(csv).parent_path().filename().string(),
+             c.column("iteration"), c.column("env_steps"), c.column(metric)};
     if (s.iter < 0 || s.steps < 0 || s.value < 0)
       throw std::runtime_error(csv + ": needs the columns iteration, env_steps and " + metric);
     if (c.rows.empty()) throw std::runtime_error(csv + ": no rows yet");

@@ -11,6 +11,7 @@
 #include <stdexcept>
 
 #include "io/atomic_file.h"
+#include "runs/gnuplot.h"
 #include "sim/contact.h"
 
 namespace diffloco::toys {
@@ -371,10 +372,7 @@ std::string writeBilliardCsv(const BilliardSweep& s, const std::string& dir) {
 }
 
 std::string plotBilliard(const BilliardSweep& s, const std::string& dir) {
-  if (std::system("command -v gnuplot >/dev/null 2>&1") != 0)
-    throw std::runtime_error(
-        "gnuplot not found: install it (Debian: apt-get install gnuplot-nox, as .ci/install-deps "
-        "does) to draw billiard.png; the CSV was written");
+  runs::requireGnuplot("to draw billiard.png; the CSV was written");
   std::filesystem::create_directories(dir);
   const auto base = std::filesystem::path(dir);
   const std::string png = (base / "billiard.png").string();
@@ -525,10 +523,7 @@ std::string plotBilliard(const BilliardSweep& s, const std::string& dir) {
   }
   g << "unset multiplot\n";
   g.close();
-  const std::string cmd = "cd '" + base.string() + "' && gnuplot billiard.gp";
-  const int rc = std::system(cmd.c_str());
-  if (rc != 0)
-    throw std::runtime_error("`" + cmd + "` failed (exit status " + std::to_string(rc) + ")");
+  runs::runGnuplot(base.string(), "billiard.gp");
   std::filesystem::rename(png + ".tmp", png);
   return png;
 }

@@ -11,6 +11,7 @@
 #include <stdexcept>
 
 #include "io/atomic_file.h"
+#include "runs/gnuplot.h"
 #include "sim/step.h"
 #include "sim/step_vjp.h"
 #include "sim/urdf.h"
@@ -240,10 +241,7 @@ std::string writeFallingMassCsv(const FallingMassSweep& s, const std::string& di
 }
 
 std::string plotFallingMass(const FallingMassSweep& s, const std::string& dir) {
-  if (std::system("command -v gnuplot >/dev/null 2>&1") != 0)
-    throw std::runtime_error(
-        "gnuplot not found: install it (Debian: apt-get install gnuplot-nox, as .ci/install-deps "
-        "does) to draw falling_mass.png; the CSV was written");
+  runs::requireGnuplot("to draw falling_mass.png; the CSV was written");
   std::filesystem::create_directories(dir);
   const auto base = std::filesystem::path(dir);
   const std::string png = (base / "falling_mass.png").string();
@@ -339,10 +337,7 @@ std::string plotFallingMass(const FallingMassSweep& s, const std::string& dir) {
   }
   g << "unset multiplot\n";
   g.close();
-  const std::string cmd = "cd '" + base.string() + "' && gnuplot falling_mass.gp";
-  const int rc = std::system(cmd.c_str());
-  if (rc != 0)
-    throw std::runtime_error("`" + cmd + "` failed (exit status " + std::to_string(rc) + ")");
+  runs::runGnuplot(base.string(), "falling_mass.gp");
   return png;
 }
 

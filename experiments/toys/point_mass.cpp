@@ -11,6 +11,7 @@
 
 #include "experiments/toys/falling_mass.h"
 #include "io/atomic_file.h"
+#include "runs/gnuplot.h"
 #include "sim/step.h"
 #include "sim/step_vjp.h"
 
@@ -128,17 +129,17 @@ PointMassSweep runPointMass(const PointMassOptions& o) {
   for (int n : o.substeps) {
     sim::SimOptions opt = base;
     opt.contact.softSubsteps = n;
-    s.curves.push_back(sweep(opt, "fixed_n" + std::to_string(n),
-                             "fixed step h = " + fmt(1e3 * o.dt / n) + " ms"));
+    s.curves.push_back(
+        sweep(opt, "fixed_n" + std::to_string(n), "fixed step h = " + fmt(1e3 * o.dt / n) + " ms"));
   }
   {
     sim::SimOptions opt = base;
     opt.contact.integrator = sim::Integrator::Adaptive;
     opt.contact.adaptive.rtol = o.rtol;
     opt.contact.adaptive.atol = o.atol;
-    s.curves.push_back(sweep(opt, "adaptive",
-                             "adaptive Dormand-Prince 5(4), rtol " + fmt(o.rtol) + ", atol " +
-                                 fmt(o.atol)));
+    s.curves.push_back(
+        sweep(opt, "adaptive",
+              "adaptive Dormand-Prince 5(4), rtol " + fmt(o.rtol) + ", atol " + fmt(o.atol)));
   }
   {
     // Reference: the first-order fixed scheme at h and 2h, Richardson-extrapolated.
@@ -149,7 +150,10 @@ PointMassSweep runPointMass(const PointMassOptions& o) {
     PointMassCurve ref{"reference",
                        "fine fixed step h = " + fmt(1e6 * o.dt / o.refSubsteps) +
                            " us, Richardson-extrapolated with 2h",
-                       {}, {}, {}, a.seconds + b.seconds};
+                       {},
+                       {},
+                       {},
+                       a.seconds + b.seconds};
     for (int i = 0; i < o.points; ++i) {
       ref.z.push_back(2 * a.z[i] - b.z[i]);
       ref.dz.push_back(2 * a.dz[i] - b.dz[i]);
@@ -171,12 +175,14 @@ std::string writePointMassCsv(const PointMassSweep& s, const std::string& dir) {
   std::ostringstream out;
   {
     out << "h0";
-    for (const auto& c : s.curves) out << "," << c.name << "_z," << c.name << "_dz," << c.name << "_evals";
+    for (const auto& c : s.curves)
+      out << "," << c.name << "_z," << c.name << "_dz," << c.name << "_evals";
     if (!s.exactZ.empty()) out << ",exact_z,exact_dz";
     out << "\n" << std::setprecision(12);
     for (size_t i = 0; i < s.h0.size(); ++i) {
       out << s.h0[i];
-      for (const auto& c : s.curves) out << "," << c.z[i] << "," << c.dz[i] << "," << c.evaluations[i];
+      for (const auto& c : s.curves)
+        out << "," << c.z[i] << "," << c.dz[i] << "," << c.evaluations[i];
       if (!s.exactZ.empty()) out << "," << s.exactZ[i] << "," << s.exactDz[i];
       out << "\n";
     }
@@ -186,10 +192,7 @@ std::string writePointMassCsv(const PointMassSweep& s, const std::string& dir) {
 }
 
 std::string plotPointMass(const PointMassSweep& s, const std::string& dir) {
-  if (std::system("command -v gnuplot >/dev/null 2>&1") != 0)
-    throw std::runtime_error(
-        "gnuplot not found: install it (Debian: apt-get install gnuplot-nox) to draw "
-        "point_mass.png; the CSV was written");
+  runs::requireGnuplot("to draw point_mass.png; the CSV was written");
   std::filesystem::create_directories(dir);
   const auto base = std::filesystem::path(dir);
   const std::string png = (base / "point_mass.png").string();
@@ -226,11 +229,12 @@ std::string plotPointMass(const PointMassSweep& s, const std::string& dir) {
     << "set grid lc rgb '#dddddd'\n"
     << "set xlabel 'initial height h_0 of the sphere centre [m]'\n"
     << "set xrange [" << o.h0Min << ":" << o.h0Max << "]\n";
-  g << "set multiplot layout 2,2 title \"Point mass (m = " << o.mass << " kg) thrown at v_0 = "
-    << o.v0 << " m/s onto a penalty wall k = " << o.kp << " N/m, k_d = " << o.kd
-    << ", g = " << o.gravity << "; loss L = z_T after T = " << o.duration << " s (env step "
-    << o.dt << " s)\\nDiffMJX Figure 4: fixed-step gradients oscillate near contact, the adaptive "
-                "integrator's track the reference\" font ',14'\n";
+  g << "set multiplot layout 2,2 title \"Point mass (m = " << o.mass
+    << " kg) thrown at v_0 = " << o.v0 << " m/s onto a penalty wall k = " << o.kp
+    << " N/m, k_d = " << o.kd << ", g = " << o.gravity << "; loss L = z_T after T = " << o.duration
+    << " s (env step " << o.dt
+    << " s)\\nDiffMJX Figure 4: fixed-step gradients oscillate near contact, the adaptive "
+       "integrator's track the reference\" font ',14'\n";
   auto plotAll = [&](int q, bool withExact) {
     g << "plot ";
     for (int c = 0; c < nCurves; ++c)
@@ -273,10 +277,7 @@ std::string plotPointMass(const PointMassSweep& s, const std::string& dir) {
   g << "NaN notitle\n";
   g << "unset multiplot\n";
   g.close();
-  const std::string cmd = "cd '" + base.string() + "' && gnuplot point_mass.gp";
-  const int rc = std::system(cmd.c_str());
-  if (rc != 0)
-    throw std::runtime_error("`" + cmd + "` failed (exit status " + std::to_string(rc) + ")");
+  runs::runGnuplot(base.string(), "point_mass.gp");
   std::filesystem::rename(png + ".tmp", png);
   return png;
 }
