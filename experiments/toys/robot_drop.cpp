@@ -9,12 +9,13 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "experiments/gradcheck.h"
+#include "io/atomic_file.h"
 #include "robots/robot.h"
 #include "sim/adaptive.h"
 #include "sim/kinematics.h"
 #include "sim/rollout.h"
 #include "sim/step.h"
-#include "experiments/gradcheck.h"
 
 namespace diffloco::toys {
 using sim::MatX;
@@ -118,8 +119,9 @@ Run run(const Scenario& s, const sim::SimOptions& opt, int repeats) {
     r.maxAccepted = 0;
     data.adaptiveCapHits = 0;
     for (int t = 0; t < H; ++t) {
-      ro.finite = sim::step(m, opt, data, ro.q[t], ro.v[t], s.targets.col(t), ro.q[t + 1],
-                            ro.v[t + 1]) && ro.finite;
+      ro.finite =
+          sim::step(m, opt, data, ro.q[t], ro.v[t], s.targets.col(t), ro.q[t + 1], ro.v[t + 1]) &&
+          ro.finite;
       if (opt.contact.integrator == sim::Integrator::Adaptive) {
         r.evals += data.adaptive.evaluations;
         r.rejected += data.adaptive.rejected;
@@ -264,39 +266,33 @@ void printRobotDrop(const RobotDropReport& r) {
       r.fineVsTight, r.tightDirectional, r.tightDirectionalFd,
       std::abs(r.tightDirectional - r.tightDirectionalFd) /
           std::max(std::abs(r.tightDirectionalFd), 1e-300));
-  std::printf("%-9s %-17s %10s %10s %10s %9s %9s %9s %8s %8s %8s %8s %5s\n", "", "",
-              "grad err", "grad err", "state err", "ms", "ms", "evals", "rejected", "events",
-              "bwd KB", "ckpt KB", "caps");
+  std::printf("%-9s %-17s %10s %10s %10s %9s %9s %9s %8s %8s %8s %8s %5s\n", "", "", "grad err",
+              "grad err", "state err", "ms", "ms", "evals", "rejected", "events", "bwd KB",
+              "ckpt KB", "caps");
   std::printf("%-9s %-17s %10s %10s %10s %9s %9s %9s %8s %8s %8s %8s %5s\n", "integrator",
               "setting", "vs fine", "vs tight", "vs tight", "fwd+bwd", "fwd", "/step", "/step",
               "/step", "/step", "/step", "");
   for (const auto& w : r.rows)
-    std::printf(
-        "%-9s %-17s %10.2e %10.2e %10.2e %9.2f %9.2f %9.1f %8.2f %8.2f %8.1f %8.2f %5lld\n",
-        w.integrator.c_str(), w.setting.c_str(), w.gradErrorFine, w.gradErrorTight, w.stateError,
-        w.ms, w.forwardMs, w.evalsPerEnvStep, w.rejectedPerEnvStep, w.eventsPerEnvStep,
-        w.backwardBytes / 1024, w.checkpointBytes / 1024, w.capHits);
+    std::printf("%-9s %-17s %10.2e %10.2e %10.2e %9.2f %9.2f %9.1f %8.2f %8.2f %8.1f %8.2f %5lld\n",
+                w.integrator.c_str(), w.setting.c_str(), w.gradErrorFine, w.gradErrorTight,
+                w.stateError, w.ms, w.forwardMs, w.evalsPerEnvStep, w.rejectedPerEnvStep,
+                w.eventsPerEnvStep, w.backwardBytes / 1024, w.checkpointBytes / 1024, w.capHits);
 }
 
 std::string writeRobotDropCsv(const RobotDropReport& r, const std::string& path) {
   const auto dir = std::filesystem::path(path).parent_path();
   if (!dir.empty()) std::filesystem::create_directories(dir);
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp);
-    if (!out) throw std::runtime_error(tmp + ": cannot write");
-    out << "integrator,setting,grad_error_vs_fine,grad_error_vs_tight,state_error,ms,forward_ms,"
-           "evals_per_step,rejected_per_step,events_per_step,backward_bytes_per_step,"
-           "checkpoint_bytes_per_step,cap_hits\n";
-    out.precision(8);
-    for (const auto& w : r.rows)
-      out << w.integrator << "," << w.setting << "," << w.gradErrorFine << "," << w.gradErrorTight
-          << "," << w.stateError << "," << w.ms << "," << w.forwardMs << "," << w.evalsPerEnvStep
-          << "," << w.rejectedPerEnvStep << "," << w.eventsPerEnvStep << "," << w.backwardBytes
-          << "," << w.checkpointBytes << "," << w.capHits << "\n";
-    if (!out) throw std::runtime_error(tmp + ": write failed");
-  }
-  std::filesystem::rename(tmp, path);
+  std::ostringstream out;
+  out << "integrator,setting,grad_error_vs_fine,grad_error_vs_tight,state_error,ms,forward_ms,"
+         "evals_per_step,rejected_per_step,events_per_step,backward_bytes_per_step,"
+         "checkpoint_bytes_per_step,cap_hits\n";
+  out.precision(8);
+  for (const auto& w : r.rows)
+    out << w.integrator << "," << w.setting << "," << w.gradErrorFine << "," << w.gradErrorTight
+        << "," << w.stateError << "," << w.ms << "," << w.forwardMs << "," << w.evalsPerEnvStep
+        << "," << w.rejectedPerEnvStep << "," << w.eventsPerEnvStep << "," << w.backwardBytes << ","
+        << w.checkpointBytes << "," << w.capHits << "\n";
+  io::writeFileAtomic(path, out.str());
   return path;
 }
 
