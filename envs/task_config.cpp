@@ -273,10 +273,29 @@ TaskConfig parseTask(const YAML::Node& taskNode, const config::Source& src, bool
   visitTask(r, t, partial);
   r.finish();
   if (partial) return t;
-  if (t.robot.empty()) throw std::runtime_error(src.file + ": missing key 'robot'");
-  if (t.observations.empty()) throw std::runtime_error(src.file + ": no observation terms");
-  if (t.rewards.empty()) throw std::runtime_error(src.file + ": no reward terms");
-  t.decimation();  // validates the time steps
+  // Checks of the whole task, located like the reader's own: at the key, or at the override
+  // (--set, a task's extension) that set it.
+  const auto at = [&](const char* key) {
+    const std::string path = keyPrefix.empty() ? key : keyPrefix + "." + key;
+    return src.where(path, node[key]) + ": " + path;
+  };
+  if (t.robot.empty()) throw std::runtime_error(at("robot") + ": missing (a robot name or path)");
+  if (t.observations.empty()) throw std::runtime_error(at("observations") + ": no terms");
+  if (t.rewards.empty()) throw std::runtime_error(at("rewards") + ": no terms");
+  try {
+    t.decimation();  // validates the time steps
+  } catch (const std::runtime_error& e) {
+    // Blames an override of sim.dt where there is one (its where() is then not the file).
+    const std::string simDt = keyPrefix.empty() ? "sim.dt" : keyPrefix + ".sim.dt";
+    const std::string bySim = src.where(simDt, YAML::Node(YAML::NodeType::Undefined));
+    const std::string msg = e.what();
+    const std::string what = msg.substr(std::min(msg.size(), src.file.size() + 2));
+    throw std::runtime_error(
+        (bySim != src.file
+             ? bySim
+             : src.where(keyPrefix.empty() ? "env_dt" : keyPrefix + ".env_dt", node["env_dt"])) +
+        ": " + what);
+  }
   return t;
 }
 

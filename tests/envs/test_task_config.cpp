@@ -228,7 +228,7 @@ TEST(TaskConfig, BadValuesAreErrors) {
             std::string::npos);
   EXPECT_NE(parseError(std::string(kMinimal) + "sim: {dt: fast}\n").find("sim.dt"),
             std::string::npos);
-  EXPECT_NE(parseError("observations: {base_height: {}}\n").find("missing key 'robot'"),
+  EXPECT_NE(parseError("observations: {base_height: {}}\n").find("robot: missing"),
             std::string::npos);
   EXPECT_THROW(loadTaskConfig("no_such_task"), std::runtime_error);
 }

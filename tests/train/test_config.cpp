@@ -332,3 +332,19 @@ TEST(Config, FootHeightReferenceIsTheRobots) {
                 .first,
             0.08);
 }
+
+// Found by fuzz_train_config (tests/fuzz/regressions/train_config_extension_empties_rewards.yaml):
+// a task extension that empties `rewards` was reported against the task file it extends
+// ("walk.yaml: no reward terms"); the checks of the whole task now name the key or the override
+// that set it, as the reader's own messages do.
+TEST(Config, WholeTaskChecksNameTheOverride) {
+  const std::string extended =
+      configError(replace(kBase, "task: walk\n", "task:\n  extends: walk\n  rewards: null\n"));
+  EXPECT_CONTAINS(extended,
+                  "cfg.yaml:6: task.rewards (extending the task): task.rewards: no terms");
+  EXPECT_CONTAINS(configError(kBase, {"task.observations={}"}),
+                  "--set task.observations={}: task.observations: no terms");
+  EXPECT_CONTAINS(configError(kBase, {"task.env_dt=0.013"}),
+                  "--set task.env_dt=0.013: env_dt (0.013000) must be a multiple of sim.dt");
+  EXPECT_CONTAINS(configError(kBase, {"task.sim.dt=0.003"}), "--set task.sim.dt=0.003: env_dt");
+}
