@@ -3,7 +3,7 @@
 # DIFFLOCO_SANITIZE) in build-asan/ and runs them. Any finding aborts the test that caused it.
 #   tools/sanitize.sh                 every test (rebuilds every LibTorch unit; not timed yet)
 #   tools/sanitize.sh test_sim ...    only these test binaries and their ctest entries
-# Leak checking is on for the torch-free binaries (io, sim, ident) and off for the LibTorch ones
+# Leak checking is on for the torch-free binaries (io, config, sim, ident) and off for the LibTorch ones
 # (LibTorch itself is not instrumented).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,7 +15,7 @@ if [ $# -gt 0 ]; then
   cmake --build "$build" -j 2 --target "$@"
   for t in "$@"; do
     case $t in
-      test_io | test_sim | test_ident) ASAN_OPTIONS=detect_leaks=1 "$build/tests/$t" ;;
+      test_io | test_config | test_sim | test_ident) ASAN_OPTIONS=detect_leaks=1 "$build/tests/$t" ;;
       *) ASAN_OPTIONS=detect_leaks=0 "$build/tests/$t" ;;
     esac
   done
