@@ -211,7 +211,7 @@ void inlineActuatorFile(YAML::Node& task, const std::string& source) {
     const fs::path src = source;
     if (io::isRegularFile(src)) path = src.parent_path() / path;
   }
-  if (!io::exists(path))
+  if (!io::isRegularFile(path))
     throw std::runtime_error(located(source, f) + ": actuator.file: " + path.string() +
                              " not found");
   YAML::Node fitted;
@@ -383,7 +383,7 @@ void inlineRobotDefaults(YAML::Node& task, const std::string& source) {
 TaskConfig loadTaskConfig(const std::string& nameOrPath) {
   fs::path path = nameOrPath;
   if (path.extension() != ".yaml") path = fs::path(configDir()) / "tasks" / (nameOrPath + ".yaml");
-  if (!io::exists(path))
+  if (!io::isRegularFile(path))
     throw std::runtime_error(path.string() + ": task file not found (expected a task name from " +
                              configDir() + "/tasks or a path to a .yaml)");
   YAML::Node y;

@@ -131,10 +131,10 @@ TrainConfig parseRoot(YAML::Node root, const std::string& file,
   if (ref.IsScalar()) {
     const std::string refKey = extends ? "task.extends" : "task";
     const fs::path path = resolveTaskFile(ref.Scalar(), file);
-    if (!io::exists(path))
-      fail(src.where(refKey, ref) + ": " + refKey + ": '" + ref.Scalar() +
-           "' not found (looked for " + path.string() + "; a task name from " + configDir() +
-           "/tasks or a path to a .yaml)");
+    if (!io::isRegularFile(path))
+      fail(src.where(refKey, ref) + ": " + refKey + ": '" + config::printable(ref.Scalar()) +
+           "' not found (looked for " + config::printable(path.string()) + "; a task name from " +
+           configDir() + "/tasks or a path to a .yaml)");
     try {
       task = YAML::LoadFile(path.string());
     } catch (const YAML::Exception& e) {
@@ -261,7 +261,7 @@ envs::TaskConfig parseTaskWithSets(const std::string& taskYaml, const std::strin
 envs::TaskConfig loadTaskWithSets(const std::string& nameOrPath,
                                   const std::vector<std::string>& sets) {
   const fs::path path = resolveTaskFile(nameOrPath, "");
-  if (!io::exists(path))
+  if (!io::isRegularFile(path))
     fail("task '" + nameOrPath + "' not found (looked for " + path.string() +
          "; a task name from " + configDir() + "/tasks or a path to a .yaml)");
   YAML::Node task;

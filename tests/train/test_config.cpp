@@ -348,3 +348,15 @@ TEST(Config, WholeTaskChecksNameTheOverride) {
                   "--set task.env_dt=0.013: env_dt (0.013000) must be a multiple of sim.dt");
   EXPECT_CONTAINS(configError(kBase, {"task.sim.dt=0.003"}), "--set task.sim.dt=0.003: env_dt");
 }
+
+// Found by fuzz_train_config (tests/fuzz/regressions/train_config_task_name_with_nul.yaml): a task
+// name with a NUL byte resolved to configs/tasks/, a folder, whose read threw
+// std::ios_base::failure naming nothing. A task (or actuator file) that is not a regular file is
+// now "not found", naming the config's line.
+TEST(Config, TaskThatIsAFolderIsNotFound) {
+  EXPECT_CONTAINS(configError(replace(kBase, "task: walk", std::string("task: \"w\\0x\""))),
+                  "cfg.yaml:4: task:");
+  const std::string dir = testing::TempDir() + "/diffloco_task_dir.yaml";
+  std::filesystem::create_directories(dir);
+  EXPECT_CONTAINS(configError(replace(kBase, "task: walk", "task: " + dir)), "cfg.yaml:4: task:");
+}
