@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
-#include <set>
 #include <sstream>
 #include <stdexcept>
 
@@ -174,15 +173,27 @@ void visitTask(V& v, TaskConfig& t, bool partial) {
 
 }  // namespace
 
-int TaskConfig::decimation() const {
-  const double d = envDt / sim.dt;
-  const int n = static_cast<int>(std::lround(d));
+namespace {
+
+// What is wrong with the time steps, "" if nothing: env_dt must be a multiple of sim.dt, with at
+// most 1000 simulator steps per env step. `n`: the steps per env step.
+std::string timeStepProblem(double envDt, double simDt, int& n) {
+  const double d = envDt / simDt;
+  n = static_cast<int>(std::lround(d));
   if (n < 1 || std::abs(d - n) > 1e-9 * d)
-    throw std::runtime_error(source + ": env_dt (" + std::to_string(envDt) +
-                             ") must be a multiple of sim.dt (" + std::to_string(sim.dt) + ")");
+    return "env_dt (" + std::to_string(envDt) + ") must be a multiple of sim.dt (" +
+           std::to_string(simDt) + ")";
   if (n > 1000)
-    throw std::runtime_error(source + ": env_dt / sim.dt = " + std::to_string(n) +
-                             " simulator steps per env step: at most 1000");
+    return "env_dt / sim.dt = " + std::to_string(n) + " simulator steps per env step: at most 1000";
+  return "";
+}
+
+}  // namespace
+
+int TaskConfig::decimation() const {
+  int n = 0;
+  const std::string problem = timeStepProblem(envDt, sim.dt, n);
+  if (!problem.empty()) throw std::runtime_error(source + ": " + problem);
   return n;
 }
 
@@ -282,19 +293,15 @@ TaskConfig parseTask(const YAML::Node& taskNode, const config::Source& src, bool
   if (t.robot.empty()) throw std::runtime_error(at("robot") + ": missing (a robot name or path)");
   if (t.observations.empty()) throw std::runtime_error(at("observations") + ": no terms");
   if (t.rewards.empty()) throw std::runtime_error(at("rewards") + ": no terms");
-  try {
-    t.decimation();  // validates the time steps
-  } catch (const std::runtime_error& e) {
-    // Blames an override of sim.dt where there is one (its where() is then not the file).
+  int steps = 0;
+  const std::string problem = timeStepProblem(t.envDt, t.sim.dt, steps);
+  if (!problem.empty()) {
+    // Blames an override of sim.dt where there is one (its where() is then not the file alone).
     const std::string simDt = keyPrefix.empty() ? "sim.dt" : keyPrefix + ".sim.dt";
     const std::string bySim = src.where(simDt, YAML::Node(YAML::NodeType::Undefined));
-    const std::string msg = e.what();
-    const std::string what = msg.substr(std::min(msg.size(), src.file.size() + 2));
-    throw std::runtime_error(
-        (bySim != src.file
-             ? bySim
-             : src.where(keyPrefix.empty() ? "env_dt" : keyPrefix + ".env_dt", node["env_dt"])) +
-        ": " + what);
+    const std::string envDt = keyPrefix.empty() ? "env_dt" : keyPrefix + ".env_dt";
+    throw std::runtime_error((bySim != src.file ? bySim : src.where(envDt, node["env_dt"])) + ": " +
+                             problem);
   }
   return t;
 }
