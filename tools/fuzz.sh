@@ -56,7 +56,9 @@ for name, z64 in (("plain.pt", False), ("zip64.pt", True)):
                 f.write(data)
 PY
 mkdir -p "$build/corpus/fuzz_joint_log" "$build/corpus/fuzz_sysid_csv"
-printf 'time,q_target,q,qd,tau\n0,0.1,0,0,1.5\n0.001,0.1,0.0001,0.1,1.4\n0.002,0.1,0.0003,0.2,1.3\n' \
+# A log the reader accepts needs at least 100 samples.
+awk 'BEGIN { print "time,q_target,q,qd,tau";
+             for (k = 0; k < 120; ++k) printf "%.3f,0.1,%.5f,%.3f,%.3f\n", 0.001 * k, 0.0008 * k, 0.1, 1.5 - 0.01 * k }' \
   >"$build/corpus/fuzz_joint_log/log.csv"
 python3 - "$build/corpus/fuzz_sysid_csv/trajectory.csv" <<'PY'
 import sys, xml.etree.ElementTree as ET
