@@ -235,7 +235,7 @@ void inlineActuatorFile(YAML::Node& task, const std::string& source) {
   static const std::vector<std::string> keys{
       "kp", "kd", "effort", "saturation", "velocity_limit", "armature"};
   for (auto it = fitted.begin(); it != fitted.end(); ++it) {
-    const std::string k = it->first.as<std::string>();
+    const std::string k = config::keyName(it->first, path.string());
     if (k == "fit") continue;
     if (std::find(keys.begin(), keys.end(), k) == keys.end())
       throw std::runtime_error(located(path.string(), it->first) + ": unknown key '" + k + "'" +

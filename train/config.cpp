@@ -71,7 +71,7 @@ void extensionOverrides(const YAML::Node& n, const std::string& path, const std:
                         std::vector<Override>& out) {
   if (n.IsMap() && n.size() > 0) {
     for (auto it = n.begin(); it != n.end(); ++it) {
-      const std::string key = it->first.as<std::string>();
+      const std::string key = config::keyName(it->first, file);
       if (path == "task" && key == "extends") continue;
       if (key.empty() || key.find('.') != std::string::npos)
         fail(file + ":" + std::to_string(it->first.Mark().line + 1) + ": " + path + ": '" +
@@ -175,7 +175,7 @@ TrainConfig parseRoot(YAML::Node root, const std::string& file,
       if (top["curriculum"] && top["curriculum"]["rewards"])
         for (auto it = top["curriculum"]["rewards"].begin();
              it != top["curriculum"]["rewards"].end(); ++it)
-          if (it->first.as<std::string>() == name) at = it->first;
+          if (it->first.IsScalar() && it->first.Scalar() == name) at = it->first;
       fail(src.where(path, at) + ": " + path + ": unknown reward term '" + name + "'" +
            config::didYouMean(name, rewardTerms));
     }

@@ -1,15 +1,13 @@
 // Strict parsing of task files: the shipped tasks load; mistakes are errors that name the file,
 // the line and the key.
 #include <gtest/gtest.h>
-#include <yaml-cpp/yaml.h>
-
-#include "envs/task_config.h"
-
 #include <unistd.h>
+#include <yaml-cpp/yaml.h>
 
 #include <filesystem>
 #include <fstream>
 
+#include "envs/task_config.h"
 #include "robots/robot.h"
 
 using namespace diffloco::envs;
@@ -140,11 +138,14 @@ TEST(TaskConfig, BadRobotDefaultsNameTheRobotFileAndLine) {
       << e;
   EXPECT_NE(e.find("task_defaults"), std::string::npos) << e;
   e = errorWith("  rewards: {base_height_gaus: {target: 1}}\n");
-  EXPECT_NE(e.find(robot + ":3: rewards.base_height_gaus: unknown reward term 'base_height_gaus'"), std::string::npos) << e;
+  EXPECT_NE(e.find(robot + ":3: rewards.base_height_gaus: unknown reward term 'base_height_gaus'"),
+            std::string::npos)
+      << e;
   e = errorWith("  robot: anymal\n");
   EXPECT_NE(e.find(robot + ":3: 'robot' cannot be a robot's task default"), std::string::npos) << e;
   e = errorWith("  sim: {iterations: 0}\n");
-  EXPECT_NE(e.find(robot + ":3: sim.iterations: 0 is out of range: must be in [1, 10000]"), std::string::npos)
+  EXPECT_NE(e.find(robot + ":3: sim.iterations: 0 is out of range: must be in [1, 10000]"),
+            std::string::npos)
       << e;
   std::filesystem::remove(robot);
 }
@@ -194,6 +195,27 @@ TEST(TaskConfig, UnknownKeysNameFileLineAndKey) {
   EXPECT_NE(e.find("did you mean 'kappa'"), std::string::npos) << e;
   EXPECT_NE(parseError(std::string(kMinimal) + "episode_lenght_s: 3\n").find("episode_length_s"),
             std::string::npos);
+}
+
+// A key that is not a name (a map or a list as a key) is an error naming file and line, in a task
+// and in a fitted actuator file (found by fuzz_train_config,
+// Config.KeysThatAreNotNamesNameTheLine).
+TEST(TaskConfig, KeysThatAreNotNamesNameFileAndLine) {
+  const std::string e = parseError(std::string(kMinimal) + "? {a: 1}\n: 2\n");
+  EXPECT_NE(e.find("test.yaml:4: expected a name as key"), std::string::npos) << e;
+  const std::string fitted = (std::filesystem::temp_directory_path() /
+                              ("diffloco_fitted_" + std::to_string(::getpid()) + ".yaml"))
+                                 .string();
+  std::ofstream(fitted) << "kp: 30\n? [1, 2]\n: 3\n";
+  YAML::Node task = YAML::Load("actuator: {file: " + fitted + "}\n");
+  std::string error;
+  try {
+    inlineActuatorFile(task, "test.yaml");
+  } catch (const std::runtime_error& x) {
+    error = x.what();
+  }
+  EXPECT_NE(error.find(fitted + ":2: expected a name as key"), std::string::npos) << error;
+  std::filesystem::remove(fitted);
 }
 
 TEST(TaskConfig, TermMistakesAreErrors) {
@@ -265,11 +287,15 @@ TEST(TaskConfig, AdaptiveIntegratorKeys) {
   e = parseError(soft + "  rtol: 0\n");
   EXPECT_NE(e.find("test.yaml:6"), std::string::npos) << e;
   EXPECT_NE(e.find("sim.rtol: 0 is out of range: must be in (0, 1)"), std::string::npos) << e;
-  EXPECT_NE(parseError(soft + "  rtol: 2\n").find("sim.rtol: 2 is out of range: must be in (0, 1)"), std::string::npos);
-  EXPECT_NE(parseError(soft + "  atol: -1\n").find("sim.atol: -1 is out of range: must be > 0"), std::string::npos);
+  EXPECT_NE(parseError(soft + "  rtol: 2\n").find("sim.rtol: 2 is out of range: must be in (0, 1)"),
+            std::string::npos);
+  EXPECT_NE(parseError(soft + "  atol: -1\n").find("sim.atol: -1 is out of range: must be > 0"),
+            std::string::npos);
   e = parseError(soft + "  max_substeps: 0\n");
   EXPECT_NE(e.find("test.yaml:6"), std::string::npos) << e;
-  EXPECT_NE(e.find("sim.max_substeps: 0 is out of range: must be in [1, 1000000]"), std::string::npos) << e;
+  EXPECT_NE(e.find("sim.max_substeps: 0 is out of range: must be in [1, 1000000]"),
+            std::string::npos)
+      << e;
   EXPECT_NE(parseError(soft + "  max_substeps: many\n").find("sim.max_substeps"),
             std::string::npos);
   e = parseError(std::string(kMinimal) + "sim: {contact: hard, integrator: adaptive}\n");
@@ -282,13 +308,17 @@ TEST(TaskConfig, AdaptiveIntegratorKeys) {
 TEST(TaskConfig, LoopSizesAreBounded) {
   const std::string sim = std::string(kMinimal) + "sim:\n";
   std::string e = parseError(sim + "  iterations: 1000000000\n");
-  EXPECT_NE(e.find("test.yaml:5: sim.iterations: 1000000000 is out of range: must be in [1, 10000]"),
-            std::string::npos)
+  EXPECT_NE(
+      e.find("test.yaml:5: sim.iterations: 1000000000 is out of range: must be in [1, 10000]"),
+      std::string::npos)
       << e;
   e = parseError(sim + "  soft_substeps: 100000000\n");
-  EXPECT_NE(e.find("sim.soft_substeps: 100000000 is out of range: must be in [1, 1000]"), std::string::npos) << e;
+  EXPECT_NE(e.find("sim.soft_substeps: 100000000 is out of range: must be in [1, 1000]"),
+            std::string::npos)
+      << e;
   e = parseError(sim + "  dt: 1.0e-9\n");
-  EXPECT_NE(e.find("sim.dt: 1e-09 is out of range: must be in [1e-05, 0.1]"), std::string::npos) << e;
+  EXPECT_NE(e.find("sim.dt: 1e-09 is out of range: must be in [1e-05, 0.1]"), std::string::npos)
+      << e;
   TaskConfig t = parseTaskConfig(YAML::Load(kMinimal), "test.yaml");
   t.envDt = 0.1;
   t.sim.dt = 0.00005;  // 2000 sub-steps per env step

@@ -7,10 +7,13 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 
+#include "config/archive.h"
 #include "config_errors.h"
 #include "robots/robot.h"
+#include "tests/fuzz/fuzz_input.h"
 #include "train/config.h"
 
 using namespace diffloco::train;
@@ -347,6 +350,46 @@ TEST(Config, WholeTaskChecksNameTheOverride) {
   EXPECT_CONTAINS(configError(kBase, {"task.env_dt=0.013"}),
                   "--set task.env_dt=0.013: env_dt (0.013000) must be a multiple of sim.dt");
   EXPECT_CONTAINS(configError(kBase, {"task.sim.dt=0.003"}), "--set task.sim.dt=0.003: env_dt");
+}
+
+// Found by fuzz_train_config (tests/fuzz/regressions/train_config_map_as_key.yaml): a map used as
+// a key in a task extension escaped as yaml-cpp's "bad conversion", naming no file.
+TEST(Config, KeysThatAreNotNamesNameTheLine) {
+  EXPECT_CONTAINS(
+      configError(replace(kBase, "task: walk\n", "task:\n  extends: walk\n  ? {a: 1}\n  : 2\n")),
+      "cfg.yaml:6: expected a name as key");
+  EXPECT_CONTAINS(configError(replace(kBase, "seed: 3\n", "? [seed]\n: 3\n")),
+                  "cfg.yaml:3: expected a name as key");
+}
+
+// Every input fuzz_train_config found (tests/fuzz/regressions/train_config_*.yaml), read as the
+// fuzz target reads it: success, or an error naming the file or the --set argument it is about.
+TEST(Config, FuzzRegressionsAreErrorsNamingTheFile) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::path(testing::TempDir()) / "diffloco_fuzz_regressions";
+  fs::create_directories(dir);
+  int inputs = 0;
+  for (const auto& entry : fs::directory_iterator(DIFFLOCO_FUZZ_REGRESSIONS)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind("train_config_", 0) != 0) continue;
+    ++inputs;
+    std::ifstream in(entry.path(), std::ios::binary);
+    const auto input = diffloco::fuzz::splitSets(
+        std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()));
+    const std::string path = (dir / name).string();
+    std::ofstream(path, std::ios::binary) << input.yaml;
+    std::string error;
+    try {
+      loadTrainConfig(path, input.sets);
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+    bool named = error.find(path) != std::string::npos;
+    for (const auto& s : input.sets)
+      named = named || error.find(diffloco::config::printable(s)) != std::string::npos;
+    EXPECT_TRUE(error.empty() || named) << name << ": " << error;
+  }
+  EXPECT_GE(inputs, 4);
 }
 
 // Found by fuzz_train_config (tests/fuzz/regressions/train_config_task_name_with_nul.yaml): a task
