@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
 # Fuzzes the readers with libFuzzer + ASan + UBSan (clang; CMake option DIFFLOCO_FUZZ): URDF,
 # robot YAML, actuator joint log CSV, sysid trajectory CSV, torch archive check (zip), task YAML,
-# training config with --set, policy file (policy.pt), exported policy metadata (tests/fuzz/). Corpora are seeded from
+# training config with --set, policy file (policy.pt), exported policy metadata, checkpoint
+# (--resume) (tests/fuzz/). Corpora are seeded from
 # configs/ and pretrained/ and kept in build-fuzz/corpus/<target> between runs; crashes land in
 # build-fuzz/findings/.
 #   tools/fuzz.sh                 60 s per target
 #   tools/fuzz.sh --seconds 600   longer
 #   tools/fuzz.sh --runs 20000    a fixed number of inputs with a fixed seed (deterministic: CI)
 #   tools/fuzz.sh --targets "fuzz_urdf fuzz_task_yaml" ...   only these
-# The last four link LibTorch: their instrumented build compiles the torch layers again with
-# clang (~10 min on 2 cores), so CI runs the four torch-free targets (--targets).
+# The last five link LibTorch: their instrumented build compiles the torch layers again with
+# clang (~10 min on 2 cores), so CI runs the five torch-free targets (--targets).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 limit=(-max_total_time=60)
@@ -25,7 +26,7 @@ build=build-fuzz
 CC=clang CXX=clang++ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DDIFFLOCO_FUZZ=ON -DDIFFLOCO_TESTS=OFF -DDIFFLOCO_NATIVE=OFF >/dev/null
 targets=(fuzz_urdf fuzz_robot_yaml fuzz_joint_log fuzz_sysid_csv fuzz_zip_archive fuzz_task_yaml
-         fuzz_train_config fuzz_policy_file fuzz_policy_metadata)
+         fuzz_train_config fuzz_policy_file fuzz_policy_metadata fuzz_checkpoint)
 if [ -n "${only+x}" ]; then targets=("${only[@]}"); fi
 cmake --build "$build" -j 2 --target "${targets[@]}"
 
@@ -39,8 +40,8 @@ mkdir -p "$build/corpus/fuzz_train_config"
 printf 'name: t\nalgorithm: shac\ntask: walk\n#--set\nshac.iterations=3\ntask.sim.contact=hard\n' \
   >"$build/corpus/fuzz_train_config/sets.yaml"
 seed fuzz_policy_metadata pretrained/*.yaml
-mkdir -p "$build/corpus/fuzz_policy_file"
-export DIFFLOCO_FUZZ_SEED_DIR="$PWD/$build/corpus/fuzz_policy_file"  # a valid policy.pt
+# fuzz_policy_file and fuzz_checkpoint write a valid file of theirs to DIFFLOCO_FUZZ_SEED_DIR.
+mkdir -p "$build/corpus/fuzz_policy_file" "$build/corpus/fuzz_checkpoint"
 # Small archives of the shapes torch writes: stored and deflated records, plain and zip64.
 mkdir -p "$build/corpus/fuzz_zip_archive"
 python3 - "$build/corpus/fuzz_zip_archive" <<'PY'
@@ -81,7 +82,7 @@ status=0
 for t in "${targets[@]}"; do
   echo "== $t"
   # -timeout: an input that takes over 10 s is a hang finding; -rss_limit_mb: a memory blow-up.
-  if ! "$build/$t" "$build/corpus/$t" "${limit[@]}" -timeout=10 -rss_limit_mb=2048 \
+  if ! DIFFLOCO_FUZZ_SEED_DIR="$PWD/$build/corpus/$t" "$build/$t" "$build/corpus/$t" "${limit[@]}" -timeout=10 -rss_limit_mb=2048 \
       -max_len=65536 -artifact_prefix="$build/findings/$t-" -print_final_stats=1 \
       2>"$build/$t.log"; then
     status=1

@@ -21,10 +21,9 @@
 #include "envs/locomotion_env.h"
 #include "io/atomic_file.h"
 #include "io/read_file.h"
-#include "io/zip_archive.h"
-#include "policies/error_message.h"
 #include "runs/run_dir.h"
 #include "runs/tfevents.h"
+#include "train/checkpoint.h"
 #include "train/config.h"
 
 namespace diffloco::train {
@@ -69,25 +68,6 @@ std::string hms(double s) {
   return buf;
 }
 
-// The env's state in a checkpoint: everything LocomotionEnv::stateDict() holds (state, last
-// actions, observations, episode counters, commands, push schedule, world parameters, generators),
-// so that a resumed run continues bit for bit.
-void saveEnv(envs::LocomotionEnv& env, torch::serialize::OutputArchive& a) {
-  for (const auto& [key, value] : env.stateDict()) a.write("env/" + key, value);
-}
-
-void loadEnv(envs::LocomotionEnv& env, torch::serialize::InputArchive& a) {
-  std::map<std::string, Tensor> state;
-  for (const auto& [key, value] : env.stateDict()) {
-    Tensor t;
-    if (!a.try_read("env/" + key, t))
-      throw std::runtime_error("checkpoint has no env/" + key +
-                               " (written by an older diffloco, or not a checkpoint)");
-    state[key] = t;
-  }
-  env.loadStateDict(state);
-}
-
 std::map<std::string, std::string> policyMetadata(const TrainConfig& c, envs::LocomotionEnv& env) {
   std::map<std::string, std::string> m;
   std::string layout, joints;
@@ -95,7 +75,8 @@ std::map<std::string, std::string> policyMetadata(const TrainConfig& c, envs::Lo
     layout += (layout.empty() ? "" : ",") + name + ":" + std::to_string(dim);
   for (const auto& j : env.robot().model.joints) joints += (joints.empty() ? "" : ",") + j.name;
   m["task"] = c.task.name;
-  m["task_yaml"] = envs::toYaml(c.task);  // the whole task as trained: evaluation and export rebuild it
+  m["task_yaml"] =
+      envs::toYaml(c.task);  // the whole task as trained: evaluation and export rebuild it
   m["robot"] = c.task.robot;
   m["observations"] = layout;
   m["joints"] = joints;
@@ -130,105 +111,6 @@ void checkSameProblem(const TrainConfig& run, const TrainConfig& now) {
         "--resume: the config differs from the run's in settings that define the learning "
         "problem (only iterations and run.* may change; start a new run otherwise):" +
         diffs);
-}
-
-std::string checkpointPath(const std::string& dir, int iteration) {
-  return (fs::path(dir) / ("model_" + std::to_string(iteration) + ".pt")).string();
-}
-
-std::string toBytes(torch::serialize::OutputArchive& a) {
-  std::string bytes;
-  a.save_to([&bytes](const void* data, size_t n) {
-    bytes.append(static_cast<const char*>(data), n);
-    return n;
-  });
-  return bytes;
-}
-
-// A checkpoint: the whole learning state and the env's. In a distributed run the networks,
-// optimisers and generator are the same on every rank; each rank's envs and episode statistics
-// are its own: rank 0 writes its state and stores every other rank's complete state, serialised,
-// under ranks/<r> (collective: every rank calls it).
-void saveCheckpoint(const distributed::Communicator& comm, const std::string& path,
-                    algorithms::Algorithm& algo, envs::LocomotionEnv& env,
-                    const std::string& configYaml) {
-  torch::serialize::OutputArchive a;
-  a.write("format", c10::IValue(std::string("diffloco-checkpoint-1")));
-  a.write("config", c10::IValue(configYaml));
-  a.write("world_size", c10::IValue(static_cast<int64_t>(comm.size())));
-  algo.save(a);
-  saveEnv(env, a);
-  if (comm.size() > 1) {
-    const auto states = comm.allGatherBytes(comm.isMain() ? std::string() : toBytes(a));
-    if (!comm.isMain()) return;
-    for (int r = 1; r < comm.size(); ++r) {
-      const std::string& b = states[r];
-      a.write("ranks/" + std::to_string(r),
-              torch::from_blob(const_cast<char*>(b.data()), {static_cast<int64_t>(b.size())},
-                               torch::kUInt8)
-                  .clone());
-    }
-  }
-  // Atomic: a reader (a resume after a crash) sees the old file or the complete new one.
-  io::writeAtomically(path, [&](const std::string& tmp) { a.save_to(tmp); });
-}
-
-void checkFormat(const std::string& name, torch::serialize::InputArchive& a) {
-  c10::IValue format;
-  if (!a.try_read("format", format) || !format.isString() ||
-      format.toStringRef() != "diffloco-checkpoint-1")
-    throw std::runtime_error(name + ": not a diffloco checkpoint");
-}
-
-void openCheckpointBytes(const std::string& name, const std::string& bytes,
-                         torch::serialize::InputArchive& a) {
-  io::checkZipArchive(name, bytes);  // before LibTorch reads it
-  try {
-    a.load_from(bytes.data(), bytes.size());
-  } catch (const std::exception& e) {
-    throw std::runtime_error(name + ": not a readable checkpoint (" + policies::messageOf(e) + ")");
-  }
-  checkFormat(name, a);
-}
-
-// The algorithm's and the env's state from an opened checkpoint; whatever is missing or of another
-// shape is an error naming the file.
-void loadState(const std::string& name, torch::serialize::InputArchive& a,
-               algorithms::Algorithm& algo, envs::LocomotionEnv& env) {
-  try {
-    algo.load(a);
-    loadEnv(env, a);
-  } catch (const std::exception& e) {
-    throw std::runtime_error(name + ": a damaged checkpoint (" + policies::messageOf(e) + ")");
-  }
-}
-
-// Resume: rank 0 reads the checkpoint and sends it to every rank, which loads its own part (the
-// run folder need not be visible to the other machines).
-void loadCheckpoint(const distributed::Communicator& comm, const std::string& path,
-                    algorithms::Algorithm& algo, envs::LocomotionEnv& env) {
-  const std::string bytes = comm.broadcastBytes(comm.isMain() ? io::readFile(path) : std::string());
-  torch::serialize::InputArchive a;
-  openCheckpointBytes(path, bytes, a);
-  c10::IValue world;
-  const int64_t saved = a.try_read("world_size", world) && world.isInt() ? world.toInt() : 1;
-  if (saved != comm.size())
-    throw std::runtime_error(path + ": written by a run of " + std::to_string(saved) +
-                             " rank(s); this one has " + std::to_string(comm.size()) +
-                             ": resume with the same world size");
-  if (comm.rank() > 0) {
-    Tensor mine;
-    if (!a.try_read("ranks/" + std::to_string(comm.rank()), mine))
-      throw std::runtime_error(path + ": has no state of rank " + std::to_string(comm.rank()));
-    const Tensor m = mine.contiguous();
-    const auto* p = reinterpret_cast<const char*>(m.data_ptr<std::uint8_t>());
-    torch::serialize::InputArchive r;
-    const std::string name = path + " (rank " + std::to_string(comm.rank()) + ")";
-    openCheckpointBytes(name, std::string(p, p + m.numel()), r);
-    loadState(name, r, algo, env);
-    return;
-  }
-  loadState(path, a, algo, env);
 }
 
 // --trace-iteration N must name an iteration this session runs (after `done`, up to `total`):
@@ -305,41 +187,6 @@ struct RankLogging {
   }
   ~RankLogging() { spdlog::set_level(level); }
 };
-
-// init_from: a run folder (its last checkpoint) or a checkpoint file -> the checkpoint's path.
-std::string warmStartCheckpoint(const std::string& from) {
-  if (fs::is_directory(from)) {
-    const auto cps = runs::listCheckpoints(from);
-    if (cps.empty())
-      throw std::runtime_error("init_from: " + from + ": no model_<iter>.pt in this folder");
-    return cps.back().second;
-  }
-  if (!fs::is_regular_file(from))
-    throw std::runtime_error("init_from: " + from +
-                             ": no such run folder or checkpoint file (model_<iter>.pt)");
-  return from;
-}
-
-// Networks and normaliser from a checkpoint; everything else of the new run starts fresh.
-void warmStart(const std::string& from, algorithms::Algorithm& algo) {
-  const std::string path = warmStartCheckpoint(from);
-  torch::serialize::InputArchive a;
-  try {
-    openCheckpointBytes(path, io::readFile(path), a);  // its messages name the file
-  } catch (const std::runtime_error& e) {
-    throw std::runtime_error("init_from: " + std::string(e.what()));
-  }
-  std::string error;
-  try {
-    algo.loadWarmStart(a);
-  } catch (const c10::Error& e) {
-    error = e.what_without_backtrace();
-  } catch (const std::exception& e) {
-    error = e.what();
-  }
-  if (!error.empty()) throw std::runtime_error("init_from: " + path + ": " + error);
-  spdlog::info("warm start: networks and normaliser from {}", path);
-}
 
 }  // namespace
 
