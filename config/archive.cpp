@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <set>
 
 namespace diffloco::config {
 
@@ -56,6 +57,29 @@ std::string keyName(const YAML::Node& key, const std::string& file) {
   if (!key.IsScalar())
     fail(located(file, key) + ": expected a name as key, got '" + shortText(key) + "'");
   return key.Scalar();
+}
+
+namespace {
+
+void checkUniqueKeysBelow(const YAML::Node& n, const std::string& path, const std::string& file) {
+  if (n.IsSequence()) {
+    for (size_t k = 0; k < n.size(); ++k)
+      checkUniqueKeysBelow(n[k], path + "[" + std::to_string(k) + "]", file);
+  } else if (n.IsMap()) {
+    std::set<std::string> seen;
+    for (auto it = n.begin(); it != n.end(); ++it) {
+      const std::string k = keyName(it->first, file);
+      const std::string p = path.empty() ? k : path + "." + k;
+      if (!seen.insert(k).second) fail(located(file, it->first) + ": '" + p + "' given twice");
+      checkUniqueKeysBelow(it->second, p, file);
+    }
+  }
+}
+
+}  // namespace
+
+void checkUniqueKeys(const YAML::Node& root, const std::string& file) {
+  checkUniqueKeysBelow(root, "", file);
 }
 
 std::string Check::describe() const {

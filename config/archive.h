@@ -99,6 +99,10 @@ std::string shortText(const YAML::Node& n);
 std::string keyName(const YAML::Node& key, const std::string& file);
 // "file:line" of a node, or `file` alone for a node without a mark (built in memory).
 std::string located(const std::string& file, const YAML::Node& n);
+// Every map in `root`, at any depth, names each key once (yaml-cpp keeps one of two equal keys
+// without a word); a key given twice, or one that is not a name, is an error naming `file`, the
+// line and the key's path. For files read without a Reader (a Reader's finish() checks its own).
+void checkUniqueKeys(const YAML::Node& root, const std::string& file);
 
 // An override of one key: a --set argument, or a key of a config that extends another.
 struct Override {

@@ -232,6 +232,7 @@ void inlineActuatorFile(YAML::Node& task, const std::string& source) {
     throw std::runtime_error(path.string() + ": " + e.what());
   }
   if (!fitted.IsMap()) throw std::runtime_error(path.string() + ": expected a map");
+  config::checkUniqueKeys(fitted, path.string());
   static const std::vector<std::string> keys{
       "kp", "kd", "effort", "saturation", "velocity_limit", "armature"};
   for (auto it = fitted.begin(); it != fitted.end(); ++it) {

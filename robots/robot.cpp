@@ -11,6 +11,7 @@
 #include <set>
 #include <stdexcept>
 
+#include "config/archive.h"
 #include "io/file_status.h"
 #include "robots/robot_report.h"
 #include "sim/model_edit.h"
@@ -135,6 +136,7 @@ Robot loadRobot(const std::string& nameOrPath, RobotReport* reportOut) {
   } catch (const YAML::Exception& e) {
     throw std::runtime_error(path.string() + ": " + e.what());
   }
+  config::checkUniqueKeys(y, path.string());
   auto need = [&](const char* key) {
     if (!y[key]) throw std::runtime_error("missing key '" + std::string(key) + "'");
     return y[key];

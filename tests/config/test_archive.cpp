@@ -159,6 +159,23 @@ TEST(ConfigArchive, ErrorsNameLineKeyAndWhatWasExpected) {
   EXPECT_CONTAINS(error("[1, 2]: 3\n"), "s.yaml:1: expected a name as key");
 }
 
+// For files read without a Reader (robot files, fitted actuator files).
+TEST(ConfigArchive, KeysGivenTwiceAtAnyDepthAreErrors) {
+  const auto uniqueKeysError = [](const std::string& yaml) {
+    try {
+      checkUniqueKeys(YAML::Load(yaml), "u.yaml");
+    } catch (const std::runtime_error& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_EQ(uniqueKeysError("a: 1\nb: {c: [1, {d: 2}]}\n"), "");
+  EXPECT_EQ(uniqueKeysError("a: 1\na: 1\n"), "u.yaml:2: 'a' given twice");
+  EXPECT_EQ(uniqueKeysError("a:\n  b: 1\n  c: 2\n  b: 3\n"), "u.yaml:4: 'a.b' given twice");
+  EXPECT_EQ(uniqueKeysError("a: [{x: 1}, {y: 1, y: 2}]\n"), "u.yaml:1: 'a[1].y' given twice");
+  EXPECT_CONTAINS(uniqueKeysError("a: {[1]: 2}\n"), "u.yaml:1: expected a name as key");
+}
+
 TEST(ConfigArchive, ErrorsAboutAnOverriddenKeyNameTheOverride) {
   EXPECT_CONTAINS(error("gain: 1\n", {"gain=-1"}), "--set gain=-1: gain: -1 is out of range");
   EXPECT_CONTAINS(error("", {"extra.vlaue=1"}), "--set extra.vlaue=1: unknown key 'extra.vlaue'");

@@ -198,7 +198,7 @@ TEST(TaskConfig, UnknownKeysNameFileLineAndKey) {
 }
 
 // A key that is not a name (a map or a list as a key) is an error naming file and line, in a task
-// and in a fitted actuator file (found by fuzz_train_config,
+// and in a fitted actuator file, as is a key given twice there (found by fuzz_train_config,
 // Config.KeysThatAreNotNamesNameTheLine).
 TEST(TaskConfig, KeysThatAreNotNamesNameFileAndLine) {
   const std::string e = parseError(std::string(kMinimal) + "? {a: 1}\n: 2\n");
@@ -215,6 +215,15 @@ TEST(TaskConfig, KeysThatAreNotNamesNameFileAndLine) {
     error = x.what();
   }
   EXPECT_NE(error.find(fitted + ":2: expected a name as key"), std::string::npos) << error;
+  std::ofstream(fitted) << "kp: 30\nkd: 1\nkp: 31\n";  // yaml-cpp would keep one of them silently
+  task = YAML::Load("actuator: {file: " + fitted + "}\n");
+  error.clear();
+  try {
+    inlineActuatorFile(task, "test.yaml");
+  } catch (const std::runtime_error& x) {
+    error = x.what();
+  }
+  EXPECT_NE(error.find(fitted + ":3: 'kp' given twice"), std::string::npos) << error;
   std::filesystem::remove(fitted);
 }
 

@@ -1,7 +1,5 @@
 // robots/robot.h: the shipped robots load; a bad robot file is an error naming it (and, for a
 // problem of its URDF, the URDF's own file and line after it).
-#include "robots/robot.h"
-
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -9,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "robots/robot.h"
 #include "sim/urdf.h"
 
 namespace fs = std::filesystem;
@@ -74,8 +73,8 @@ TEST(Robot, BadDriveNamesFileLineAndKey) {
   text.replace(text.find("urdf: anymal.urdf"), 17,
                "urdf: " + diffloco::configDir() + "/robots/anymal.urdf");
   const std::string drive = "    kd: 0.6 ";
-  const std::string kdLine = std::to_string(
-      1 + std::count(text.begin(), text.begin() + text.find(drive), '\n'));
+  const std::string kdLine =
+      std::to_string(1 + std::count(text.begin(), text.begin() + text.find(drive), '\n'));
   auto withKd = [&](const std::string& to) {
     std::string t = text;
     t.replace(t.find(drive), drive.size(), to);
@@ -97,6 +96,30 @@ TEST(Robot, BadDriveNamesFileLineAndKey) {
 
 // Found by the fuzz target tests/fuzz/fuzz_robot_yaml.cpp: a missing URDF was reported with the
 // URDF's path only, not the robot file that names it.
+// yaml-cpp keeps one of two equal keys without a word (a second pose for a joint was ignored):
+// a key given twice, at any depth, is an error naming the line and the key's path.
+TEST(Robot, KeysGivenTwiceAreErrors) {
+  Scratch s;
+  const std::string robot = diffloco::configDir() + "/robots/quadruped.yaml";
+  std::ifstream in(robot);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  text.replace(text.find("urdf: quadruped.urdf"), 20,
+               "urdf: " + diffloco::configDir() + "/robots/quadruped.urdf");
+  const std::string line = std::to_string(
+      1 + std::count(text.begin(), text.begin() + text.find("default_joint_pos:"), '\n'));
+  std::string p = s.write("twice.yaml", text + "base_link: base\n");
+  const std::string last = std::to_string(1 + std::count(text.begin(), text.end(), '\n'));
+  EXPECT_NE(errorOf(p).find(p + ":" + last + ": 'base_link' given twice"), std::string::npos)
+      << errorOf(p);
+  std::string pose = text;
+  pose.replace(pose.find("{LF_HAA: 0.2,"), 13, "{LF_HAA: 0.1, LF_HAA: 0.2,");
+  p = s.write("pose.yaml", pose);
+  EXPECT_NE(errorOf(p).find(p + ":" + line + ": 'default_joint_pos.LF_HAA' given twice"),
+            std::string::npos)
+      << errorOf(p);
+  EXPECT_EQ(errorOf(s.write("once.yaml", text)), "");
+}
+
 TEST(Robot, UrdfErrorsNameTheRobotFileFirst) {
   Scratch s;
   const std::string yaml = s.write("r.yaml", "urdf: missing.urdf\n");
