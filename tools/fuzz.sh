@@ -58,8 +58,9 @@ for name, z64 in (("plain.pt", False), ("zip64.pt", True)):
 PY
 mkdir -p "$build/corpus/fuzz_joint_log" "$build/corpus/fuzz_sysid_csv"
 # A log the reader accepts needs at least 100 samples.
-awk 'BEGIN { print "time,q_target,q,qd,tau";
-             for (k = 0; k < 120; ++k) printf "%.3f,0.1,%.5f,%.3f,%.3f\n", 0.001 * k, 0.0008 * k, 0.1, 1.5 - 0.01 * k }' \
+awk 'BEGIN { print "time,q_target,q,qd,tau"
+             for (k = 0; k < 120; ++k)
+               printf "%.3f,0.1,%.5f,%.3f,%.3f\n", 0.001 * k, 0.0008 * k, 0.1, 1.5 - 0.01 * k }' \
   >"$build/corpus/fuzz_joint_log/log.csv"
 python3 - "$build/corpus/fuzz_sysid_csv/trajectory.csv" <<'PY'
 import sys, xml.etree.ElementTree as ET
@@ -82,9 +83,9 @@ status=0
 for t in "${targets[@]}"; do
   echo "== $t"
   # -timeout: an input that takes over 10 s is a hang finding; -rss_limit_mb: a memory blow-up.
-  if ! DIFFLOCO_FUZZ_SEED_DIR="$PWD/$build/corpus/$t" "$build/$t" "$build/corpus/$t" "${limit[@]}" -timeout=10 -rss_limit_mb=2048 \
-      -max_len=65536 -artifact_prefix="$build/findings/$t-" -print_final_stats=1 \
-      2>"$build/$t.log"; then
+  if ! DIFFLOCO_FUZZ_SEED_DIR="$PWD/$build/corpus/$t" "$build/$t" "$build/corpus/$t" "${limit[@]}" \
+      -timeout=10 -rss_limit_mb=2048 -max_len=65536 -artifact_prefix="$build/findings/$t-" \
+      -print_final_stats=1 2>"$build/$t.log"; then
     status=1
     tail -n 30 "$build/$t.log"
   fi

@@ -206,23 +206,19 @@ TEST(TaskConfig, KeysThatAreNotNamesNameFileAndLine) {
   const std::string fitted = (std::filesystem::temp_directory_path() /
                               ("diffloco_fitted_" + std::to_string(::getpid()) + ".yaml"))
                                  .string();
-  std::ofstream(fitted) << "kp: 30\n? [1, 2]\n: 3\n";
-  YAML::Node task = YAML::Load("actuator: {file: " + fitted + "}\n");
-  std::string error;
-  try {
-    inlineActuatorFile(task, "test.yaml");
-  } catch (const std::runtime_error& x) {
-    error = x.what();
-  }
+  const auto fittedError = [&](const std::string& text) {
+    std::ofstream(fitted) << text;
+    YAML::Node task = YAML::Load("actuator: {file: " + fitted + "}\n");
+    try {
+      inlineActuatorFile(task, "test.yaml");
+    } catch (const std::runtime_error& x) {
+      return std::string(x.what());
+    }
+    return std::string();
+  };
+  std::string error = fittedError("kp: 30\n? [1, 2]\n: 3\n");
   EXPECT_NE(error.find(fitted + ":2: expected a name as key"), std::string::npos) << error;
-  std::ofstream(fitted) << "kp: 30\nkd: 1\nkp: 31\n";  // yaml-cpp would keep one of them silently
-  task = YAML::Load("actuator: {file: " + fitted + "}\n");
-  error.clear();
-  try {
-    inlineActuatorFile(task, "test.yaml");
-  } catch (const std::runtime_error& x) {
-    error = x.what();
-  }
+  error = fittedError("kp: 30\nkd: 1\nkp: 31\n");  // yaml-cpp would keep one of them silently
   EXPECT_NE(error.find(fitted + ":3: 'kp' given twice"), std::string::npos) << error;
   std::filesystem::remove(fitted);
 }
