@@ -60,9 +60,9 @@ std::uint64_t softDynamics(const Model& model, const SimOptions& opt, Data& data
   factorize(model, data);
 
   // Penalty forces of eq. 17-18 at (q, v): the law of step.cpp's softContactForce.
-  footGeometry(model, data);
+  footGeometry(model, c, data);
   selectContacts(model, c, data);  // soft: every foot
-  contactJacobians(model, data);
+  contactJacobians(model, c, data);
   data.work.setZero();
   if (footForce) footForce->setZero(3 * model.nfeet());
   const int nc = static_cast<int>(data.active.size());

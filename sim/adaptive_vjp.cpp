@@ -8,6 +8,7 @@
 #include "sim/adaptive_rk.h"
 #include "sim/adjoint.h"
 #include "sim/cholesky.h"
+#include "sim/kinematics.h"
 #include "sim/quaternion.h"
 #include "sim/soft_contact.h"
 #include "sim/workspace.h"
@@ -88,7 +89,8 @@ void softDynamicsVjp(const Model& model, const SimOptions& opt, const Data& data
     S.Jbar.middleRows<3>(3 * a).noalias() += vcb * v.transpose();
     vBar.noalias() += Ja.transpose() * vcb;
   }
-  contactGeometryVjp(model, data, S.Jbar, S.depthBar, S.bar, out.params.footOffset, S.Jw);
+  contactGeometryVjp(model, c, data, S.Jbar, S.depthBar, S.bar, out.params.footOffset, S.Jw,
+                     S.Jp);
 
   // b = RNEA(q, v) + damping v - tau(q, v): bbar = -lambda.
   S.bbar = -S.lambda;
@@ -137,12 +139,23 @@ void touchdownSaltation(const Model& model, const SimOptions& opt, const Data& d
     const Vec3 f = softPenaltyForce(c, dPlus, vc, softBranches(c, dPlus, vc));
     VecX dvdot = Ja.transpose() * f;
     solve(model, d0, dvdot);
-    const double coef = dvdot.dot(xBar.tail(nv)) / -vc[0];
-    // grad g: the depth d = radius - centre_z through the kinematics of the normalised q.
+    // grad g: the depth through the sphere centre (on the plane d = radius - centre_z, d' = -v_n;
+    // on a height field sim/terrain.h's depth and its rate along the centre's velocity), then
+    // through the kinematics of the normalised q.
     SoftDynamicsVjpScratch& S = scratchFor(model, ws);
-    S.bar.reset(model);
     const Foot& ft = model.feet[a];
-    const Vec3 cb(0, 0, -coef);  // adjoint of the sphere centre
+    Vec3 depthGrad(0, 0, -1);
+    double depthRate = -vc[0];
+    if (c.terrain) {
+      depthGrad = sphereContactVjp(d0.footCentre[a], ft.radius, d0.footContact[a], 1.0,
+                                   Mat3::Zero(), Vec3::Zero());
+      pointJacobian(model, d0, ft.body, d0.footCentre[a], S.Jw);
+      depthRate = depthGrad.dot(S.Jw * v);
+      if (!(depthRate < 0)) continue;  // not touching down along the surface
+    }
+    const double coef = dvdot.dot(xBar.tail(nv)) / depthRate;
+    S.bar.reset(model);
+    const Vec3 cb = coef * depthGrad;  // adjoint of the sphere centre
     S.bar.R[ft.body] += cb * ft.offset.transpose();
     S.bar.p[ft.body] += cb;
     out.params.footOffset[a] += d0.R[ft.body].transpose() * cb;

@@ -72,12 +72,14 @@ void actuatorTorqueVjp(const ActuatorOptions& a, double effortLimit, double qTar
 void solveContactsVjp(const ContactOptions& opt, const Data& data, const VecX& impulseBar,
                       MatX& Gbar, VecX& cbar, VecX& sigmaBar, double& muBar,
                       ContactVjpScratch& scratch);
-// Adjoint of the contact geometry of data.active (sim/contact.h): Jbar (3 rows (n, t1, t2) =
-// world (z, x, y) per active contact, at the foot's lowest point) and depthBar (one per active
-// contact; depth = radius - centre_z) -> bar, and the feet's body-frame offsets to offsetBar.
-// Jw: a 3 x nv scratch.
-void contactGeometryVjp(const Model& model, const Data& data, const MatX& Jbar,
-                        const VecX& depthBar, KinematicsBar& bar, std::vector<Vec3>& offsetBar,
-                        Eigen::Matrix<double, 3, Eigen::Dynamic>& Jw);
+// Adjoint of the contact geometry of data.active (sim/contact.h): Jbar (3 rows (n, t1, t2) per
+// active contact, at its contact point) and depthBar (one per active contact) -> bar, and the
+// feet's body-frame offsets to offsetBar. On a height field this includes the derivative of the
+// contact frame and point with respect to where the foot is (sim/terrain.h's sphereContactVjp).
+// Jw, Jp: 3 x nv scratch.
+void contactGeometryVjp(const Model& model, const ContactOptions& opt, const Data& data,
+                        const MatX& Jbar, const VecX& depthBar, KinematicsBar& bar,
+                        std::vector<Vec3>& offsetBar, Eigen::Matrix<double, 3, Eigen::Dynamic>& Jw,
+                        Eigen::Matrix<double, 3, Eigen::Dynamic>& Jp);
 
 }  // namespace diffloco::sim

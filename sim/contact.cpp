@@ -6,11 +6,17 @@
 
 namespace diffloco::sim {
 
-void footGeometry(const Model& model, Data& data) {
+void footGeometry(const Model& model, const ContactOptions& opt, Data& data) {
+  const HeightField* hf = opt.terrain.get();
   for (int j = 0; j < model.nfeet(); ++j) {
     const Foot& ft = model.feet[j];
     data.footCentre[j] = worldPoint(data, ft.body, ft.offset);
-    data.depth[j] = ft.radius - data.footCentre[j].z();
+    if (hf) {
+      data.footContact[j] = sphereContact(hf, data.footCentre[j], ft.radius);
+      data.depth[j] = data.footContact[j].depth;
+    } else {
+      data.depth[j] = ft.radius - data.footCentre[j].z();
+    }
   }
 }
 
@@ -31,16 +37,22 @@ void selectContacts(const Model& model, const ContactOptions& opt, Data& data) {
   }
 }
 
-void contactJacobians(const Model& model, Data& data) {
+void contactJacobians(const Model& model, const ContactOptions& opt, Data& data) {
   auto& Jw = data.Jpoint;
+  const bool plane = !opt.terrain;
   for (int a = 0; a < static_cast<int>(data.active.size()); ++a) {
     const int j = data.active[a];
     const Foot& ft = model.feet[j];
-    const Vec3 x = data.footCentre[j] - ft.radius * Vec3::UnitZ();
-    pointJacobian(model, data, ft.body, x, Jw);
-    data.Jc.row(3 * a + 0) = Jw.row(2);
-    data.Jc.row(3 * a + 1) = Jw.row(0);
-    data.Jc.row(3 * a + 2) = Jw.row(1);
+    if (plane) {  // the frame (z, x, y): rows picked, no product
+      pointJacobian(model, data, ft.body, data.footCentre[j] - ft.radius * Vec3::UnitZ(), Jw);
+      data.Jc.row(3 * a + 0) = Jw.row(2);
+      data.Jc.row(3 * a + 1) = Jw.row(0);
+      data.Jc.row(3 * a + 2) = Jw.row(1);
+    } else {
+      const SphereContact& c = data.footContact[j];
+      pointJacobian(model, data, ft.body, c.point, Jw);
+      data.Jc.middleRows<3>(3 * a).noalias() = c.frame.transpose() * Jw;
+    }
   }
 }
 

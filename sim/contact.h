@@ -1,5 +1,6 @@
-// Contact between the sphere feet and the ground plane z = 0: geometry, Jacobians, the Delassus
-// problem and its solvers (Gauss-Seidel for the hard and smoothed models, penalty for the soft one).
+// Contact between the sphere feet and the ground (the plane z = 0 or a height field, sim/terrain.h):
+// geometry, Jacobians, the Delassus problem and its solvers (Gauss-Seidel for the hard and smoothed
+// models, penalty for the soft one).
 #pragma once
 
 #include "sim/data.h"
@@ -7,16 +8,17 @@
 
 namespace diffloco::sim {
 
-// Foot sphere centres and penetration depths; requires forwardKinematics.
-void footGeometry(const Model& model, Data& data);
+// Foot sphere centres and penetration depths (and on a height field each foot's contact frame and
+// point, data.footContact) against opt.terrain; requires forwardKinematics.
+void footGeometry(const Model& model, const ContactOptions& opt, Data& data);
 
 // Which feet enter the contact problem: hard and straight_through (forward) -> depth >= 0;
 // smoothed -> depth >= -cutoff; soft -> all feet (the penalty skips separated feet itself).
 void selectContacts(const Model& model, const ContactOptions& opt, Data& data);
 
-// Contact Jacobian rows (normal z, tangent x, tangent y) of the lowest sphere point of each active
-// foot, into data.Jc.
-void contactJacobians(const Model& model, Data& data);
+// Contact Jacobian rows (normal, tangent1, tangent2: world z, x, y on the plane) of each active
+// foot's contact point (its sphere's point along -normal), into data.Jc; requires footGeometry.
+void contactJacobians(const Model& model, const ContactOptions& opt, Data& data);
 
 // Y = L^-T Jc^T and G = Y^T D^-1 Y for the active contacts; requires factorize.
 void delassus(const Model& model, Data& data);

@@ -2,6 +2,7 @@
 // solveContacts records (the impulse of each contact before its update and the s it used).
 #include "sim/adjoint.h"
 #include "sim/contact.h"
+#include "sim/kinematics.h"
 #include "sim/workspace.h"
 
 namespace diffloco::sim {
@@ -144,23 +145,39 @@ void solveContactsVjp(const ContactOptions& opt, const Data& data, const VecX& i
   Gbar = GbT.transpose();
 }
 
-void contactGeometryVjp(const Model& model, const Data& data, const MatX& Jbar,
-                        const VecX& depthBar, KinematicsBar& bar, std::vector<Vec3>& offsetBar,
-                        Eigen::Matrix<double, 3, Eigen::Dynamic>& Jw) {
+void contactGeometryVjp(const Model& model, const ContactOptions& opt, const Data& data,
+                        const MatX& Jbar, const VecX& depthBar, KinematicsBar& bar,
+                        std::vector<Vec3>& offsetBar, Eigen::Matrix<double, 3, Eigen::Dynamic>& Jw,
+                        Eigen::Matrix<double, 3, Eigen::Dynamic>& Jp) {
   for (int a = 0; a < static_cast<int>(data.active.size()); ++a) {
     const int j = data.active[a];
     const Foot& ft = model.feet[j];
-    Jw.row(0) = Jbar.row(3 * a + 1);
-    Jw.row(1) = Jbar.row(3 * a + 2);
-    Jw.row(2) = Jbar.row(3 * a + 0);
-    const Vec3 x = data.footCentre[j] - ft.radius * Vec3::UnitZ();
-    Vec3 xbar = Vec3::Zero();
-    pointJacobianVjp(model, data, ft.body, x, Jw, bar, xbar);
-    // centre = R_b offset + p_b; x = centre - radius z; depth = radius - centre_z.
-    xbar.z() -= depthBar[a];
-    bar.R[ft.body] += xbar * ft.offset.transpose();
-    bar.p[ft.body] += xbar;
-    offsetBar[j] += data.R[ft.body].transpose() * xbar;
+    Vec3 cbar;  // adjoint of the sphere centre
+    if (!opt.terrain) {
+      // Frame (z, x, y), x = centre - radius z, depth = radius - centre_z.
+      Jw.row(0) = Jbar.row(3 * a + 1);
+      Jw.row(1) = Jbar.row(3 * a + 2);
+      Jw.row(2) = Jbar.row(3 * a + 0);
+      const Vec3 x = data.footCentre[j] - ft.radius * Vec3::UnitZ();
+      cbar.setZero();
+      pointJacobianVjp(model, data, ft.body, x, Jw, bar, cbar);
+      cbar.z() -= depthBar[a];
+    } else {
+      // Jc_a = F^T Jp(x), F = [n t1 t2]: Jp's adjoint is F Jcbar_a, F's is Jp Jcbar_a^T; then
+      // the frame, point and depth back to the centre through the height field (sim/terrain.h).
+      const SphereContact& c = data.footContact[j];
+      const auto Jb = Jbar.middleRows<3>(3 * a);
+      Jw.noalias() = c.frame * Jb;
+      Vec3 xbar = Vec3::Zero();
+      pointJacobianVjp(model, data, ft.body, c.point, Jw, bar, xbar);
+      pointJacobian(model, data, ft.body, c.point, Jp);
+      const Mat3 frameBar = Jp * Jb.transpose();
+      cbar = sphereContactVjp(data.footCentre[j], ft.radius, c, depthBar[a], frameBar, xbar);
+    }
+    // centre = R_b offset + p_b.
+    bar.R[ft.body] += cbar * ft.offset.transpose();
+    bar.p[ft.body] += cbar;
+    offsetBar[j] += data.R[ft.body].transpose() * cbar;
   }
 }
 

@@ -17,6 +17,7 @@ Data::Data(const Model& model)
       LD(MatX::Zero(model.nv(), model.nv())),
       footCentre(model.nfeet(), Vec3::Zero()),
       depth(VecX::Zero(model.nfeet())),
+      footContact(model.nfeet()),
       Jc(MatX::Zero(3 * model.nfeet(), model.nv())),
       Jpoint(3, model.nv()),
       Y(MatX::Zero(model.nv(), 3 * model.nfeet())),

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "sim/model.h"
+#include "sim/terrain.h"
 
 namespace diffloco::sim {
 
@@ -37,9 +38,12 @@ struct Data {
   MatX LD;                  // strictly lower part: L; diagonal: D
 
   // contact, one entry per foot. Contact-space vectors are per contact (normal, tangent1,
-  // tangent2) = world (z, x, y) for the ground plane.
+  // tangent2) = world (z, x, y) for the ground plane, footContact[j].frame's columns on a height
+  // field.
   std::vector<Vec3> footCentre;  // sphere centres, world
-  VecX depth;                    // penetration depth: radius - centre height (> 0 when penetrating)
+  VecX depth;                    // penetration depth (> 0 when penetrating): radius - centre height
+                                 // on the plane, sim/terrain.h on a height field
+  std::vector<SphereContact> footContact;  // on a height field: frame, point, surface per foot
   std::vector<int> active;       // feet in the contact problem, in order
   MatX Jc;                       // 3 nc x nv contact Jacobian (active rows first)
   Eigen::Matrix<double, 3, Eigen::Dynamic> Jpoint;  // one point's world Jacobian (scratch)

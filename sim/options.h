@@ -3,11 +3,14 @@
 #pragma once
 
 #include <limits>
+#include <memory>
 #include <string>
 
 #include "sim/spatial.h"
 
 namespace diffloco::sim {
+
+struct HeightField;  // sim/terrain.h
 
 enum class ContactModel {
   Hard,      // Gauss-Seidel on contacts with penetration d >= 0 at the mid-step
@@ -50,6 +53,14 @@ struct AdaptiveOptions {
 
 struct ContactOptions {
   ContactModel model = ContactModel::Smoothed;
+  // The ground: a height field shared by every world of a batch (sim/terrain.h); null: the plane
+  // z = 0, the cheapest case.
+  std::shared_ptr<const HeightField> terrain;
+  // Straight-through terrain: if set, the backward pass differentiates the step on this ground
+  // instead (a smoothed copy of `terrain`, smoothHeightField) along the forward's trajectory on
+  // `terrain`, as straight_through does for the contact law: step edges keep their forward shape
+  // but give the gradient a slope to follow.
+  std::shared_ptr<const HeightField> backwardTerrain;
   double mu = 0.8;        // friction coefficient
   int iterations = 10;    // Gauss-Seidel sweeps (hard, smoothed)
   double kappa = 300.0;   // sigmoid stiffness [1/m] (smoothed, straight_through's backward)

@@ -84,9 +84,9 @@ bool step(const Model& model, const SimOptions& opt, Data& data, const Eigen::Re
     for (int s = 0; s < n; ++s) {
       vPrev = vNext;
       stepDynamics(model, opt, data, qNext, vPrev, qTarget, h);
-      footGeometry(model, data);
+      footGeometry(model, opt.contact, data);
       selectContacts(model, opt.contact, data);
-      contactJacobians(model, data);
+      contactJacobians(model, opt.contact, data);
       softContactForce(model, opt.contact, data, vPrev, h);
       solve(model, data, data.work);
       vNext = data.u + h * data.work;
@@ -95,12 +95,12 @@ bool step(const Model& model, const SimOptions& opt, Data& data, const Eigen::Re
     }
   } else {
     stepDynamics(model, opt, data, q, v, qTarget, opt.dt);
-    footGeometry(model, data);
+    footGeometry(model, opt.contact, data);
     selectContacts(model, opt.contact, data);
     for (int a : data.active) data.mixMode(16 + a);
     const int m = 3 * static_cast<int>(data.active.size());
     if (m > 0) {
-      contactJacobians(model, data);
+      contactJacobians(model, opt.contact, data);
       delassus(model, data);
       data.c.head(m).noalias() = data.Jc.topRows(m) * data.u;
       solveContacts(opt.contact, data);

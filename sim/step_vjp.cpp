@@ -118,8 +118,9 @@ void hardOrSmoothedVjp(const Model& model, const SimOptions& opt, Data& data,
         S.W.row(k) -= data.LD(k, i) * S.W.row(i);
     // Jbar = p lambda^T (v' = u + W p) + cbar u^T (c = J u) + (Gbar + Gbar^T) W^T (G = J W), with
     // lambda = H^-1 vnBar. Only the entries contactGeometryVjp reads are formed: per contact, the
-    // base angular columns and the joint columns of its foot's path (6 of 18 for the quadrupeds;
-    // the base linear columns of J are constant). The rest of Jbar stays zero.
+    // base angular columns and the joint columns of its foot's path (6 of 18 for the quadrupeds),
+    // and on a height field the base linear ones (constant on the plane, the contact frame's
+    // transpose on a height field, where the frame depends on the state). The rest stays zero.
     S.Gsym = S.Gbar + S.Gbar.transpose();
     S.Jbar.setZero(m, nv);
     for (int a = 0; a < nc; ++a) {
@@ -129,7 +130,7 @@ void hardOrSmoothedVjp(const Model& model, const SimOptions& opt, Data& data,
         S.Jbar.block<3, 1>(3 * a, c) =
             pa * S.lambda[c] + ca * data.u[c] + Gs.lazyProduct(S.W.row(c).transpose());
       };
-      for (int c = 3; c < 6; ++c) column(c);
+      for (int c = opt.contact.terrain ? 0 : 3; c < 6; ++c) column(c);
       for (int i = model.feet[data.active[a]].body; i > 0; i = model.bodies[i].parent)
         column(5 + i);
     }
@@ -156,7 +157,8 @@ void hardOrSmoothedVjp(const Model& model, const SimOptions& opt, Data& data,
         depthBar[a] = S.sigmaBar[a] * ds * opt.contact.kappa;
         out.params.kappa += S.sigmaBar[a] * ds * data.depth[data.active[a]];
       }
-    contactGeometryVjp(model, data, S.Jbar, depthBar, S.bar, out.params.footOffset, S.Jw);
+    contactGeometryVjp(model, opt.contact, data, S.Jbar, depthBar, S.bar, out.params.footOffset,
+                       S.Jw, S.Jp);
   }
   if (m == 0) {
     S.lambda = ubar;
@@ -251,7 +253,8 @@ void softVjp(const Model& model, const SimOptions& opt, Data& stepData,
       S.Jbar.middleRows<3>(3 * a) += vcb * vs0.transpose();
       local.v.noalias() += Ja.transpose().lazyProduct(vcb);
     }
-    contactGeometryVjp(model, data, S.Jbar, depthBar, S.bar, local.params.footOffset, S.Jw);
+    contactGeometryVjp(model, c, data, S.Jbar, depthBar, S.bar, local.params.footOffset, S.Jw,
+                       S.Jp);
     dynamicsVjp(model, sub, data, qs0, vs0, qTarget, h, v1Bar, S, ws.dynamicsVjp, local,
                 true);  // u's adjoint is v1's
     qBar = local.q;
@@ -265,10 +268,17 @@ void softVjp(const Model& model, const SimOptions& opt, Data& stepData,
 
 }  // namespace
 
-void stepVjp(const Model& model, const SimOptions& opt, Data& data, const Eigen::Ref<const VecX>& q,
-             const Eigen::Ref<const VecX>& v, const Eigen::Ref<const VecX>& qTarget,
-             const Eigen::Ref<const VecX>& gqNext, const Eigen::Ref<const VecX>& gvNext,
-             StepAdjoint& out) {
+void stepVjp(const Model& model, const SimOptions& options, Data& data,
+             const Eigen::Ref<const VecX>& q, const Eigen::Ref<const VecX>& v,
+             const Eigen::Ref<const VecX>& qTarget, const Eigen::Ref<const VecX>& gqNext,
+             const Eigen::Ref<const VecX>& gvNext, StepAdjoint& out) {
+  // Straight-through terrain: the step's derivative on the backward terrain.
+  SimOptions withBackwardTerrain;
+  if (options.contact.backwardTerrain) {
+    withBackwardTerrain = options;
+    withBackwardTerrain.contact.terrain = options.contact.backwardTerrain;
+  }
+  const SimOptions& opt = options.contact.backwardTerrain ? withBackwardTerrain : options;
   switch (opt.contact.model) {
     case ContactModel::Soft:
       if (opt.contact.integrator == Integrator::Adaptive)  // step sizes frozen, sim/adaptive.h

@@ -74,7 +74,8 @@ struct StepAdjoint {
 // Adds to `out` the adjoints of the inputs of step(model, opt, ., q, v, qTarget) given the adjoints
 // gqNext, gvNext of its outputs. `data` is scratch (the forward is recomputed in it; the backward's
 // own is in data.workspace()). For straight_through these are the smoothed model's adjoints at
-// (q, v), not the hard step's.
+// (q, v), not the hard step's; with a contact.backwardTerrain, the adjoints of the step on that
+// terrain.
 void stepVjp(const Model& model, const SimOptions& opt, Data& data,
              const Eigen::Ref<const VecX>& q, const Eigen::Ref<const VecX>& v,
              const Eigen::Ref<const VecX>& qTarget, const Eigen::Ref<const VecX>& gqNext,

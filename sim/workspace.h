@@ -43,8 +43,8 @@ struct StepVjpScratch {
   std::vector<VecX> qs, vs;
   VecX qBar, vBar, Fbar;
   std::unique_ptr<StepAdjoint> local;
-  Eigen::Matrix<double, 3, Eigen::Dynamic> Jw;
-  explicit StepVjpScratch(const Model& m) : bar(m), Jw(3, m.nv()) {}
+  Eigen::Matrix<double, 3, Eigen::Dynamic> Jw, Jp;
+  explicit StepVjpScratch(const Model& m) : bar(m), Jw(3, m.nv()), Jp(3, m.nv()) {}
 };
 
 // sim/adaptive.cpp: the adaptive loop's stages on x = (q, v).
@@ -65,8 +65,8 @@ struct SoftDynamicsVjpScratch {
   KinematicsBar bar;
   MatX Hbar, Jbar;
   VecX lambda, bbar, depthBar, qnBar;
-  Eigen::Matrix<double, 3, Eigen::Dynamic> Jw;
-  explicit SoftDynamicsVjpScratch(const Model& m) : bar(m), Jw(3, m.nv()) {}
+  Eigen::Matrix<double, 3, Eigen::Dynamic> Jw, Jp;
+  explicit SoftDynamicsVjpScratch(const Model& m) : bar(m), Jw(3, m.nv()), Jp(3, m.nv()) {}
 };
 
 // sim/adaptive_vjp.cpp: the tape of one RK step (stage states, derivatives, adjoints and each

@@ -3,6 +3,7 @@
 
 #include "robots/robot.h"
 #include "sim/step.h"
+#include "sim/terrain.h"
 #include "sim/urdf.h"
 
 using namespace diffloco;
@@ -202,4 +203,56 @@ TEST(Step, SmoothedApproachesHardAsKappaGrows) {
     prev = err;
   }
   EXPECT_LT(prev, 1e-3);
+}
+
+// The box on a height-field incline of angle theta, its feet on the surface, released at rest:
+// with mu > tan(theta) it stays; with mu < tan(theta) it slides down at g (sin(theta) -
+// mu cos(theta)). Hard and smoothed contact on the Gauss-Seidel solver in the surface's frame; the
+// soft model slides at the same rate once on the Coulomb branch (below it, viscous friction lets
+// it creep, so it is not checked at rest).
+TEST(Step, BoxOnAnInclineSticksOrSlidesAtTheClosedForm) {
+  const Model box = boxOnFeet();
+  const double theta = 20 * M_PI / 180, g = 9.81;
+  auto incline = std::make_shared<HeightField>();
+  incline->spacing = 0.1;
+  incline->nx = 81, incline->ny = 21;
+  incline->originX = -4, incline->originY = -1;
+  for (int iy = 0; iy < incline->ny; ++iy)
+    for (int ix = 0; ix < incline->nx; ++ix)
+      incline->heights.push_back(std::tan(theta) * (incline->originX + ix * incline->spacing));
+  const Vec3 n(-std::sin(theta), 0, std::cos(theta)), up(std::cos(theta), 0, std::sin(theta));
+  // Body z along n (a rotation about y by -theta); feet at z = -0.1 in the body: the base sits
+  // 0.1 + radius along n from the surface.
+  VecX q0 = neutralConfiguration(box);
+  q0.head<3>() = (0.12 - 1e-5) * n;
+  const Quat rot(Eigen::AngleAxisd(-theta, Vec3::UnitY()));
+  q0.segment<4>(3) << rot.w(), rot.x(), rot.y(), rot.z();
+  struct Case {
+    ContactModel cm;
+    double mu, dt;
+  };
+  for (const Case& k : {Case{ContactModel::Hard, 0.2, 0.001}, Case{ContactModel::Smoothed, 0.2, 0.001},
+                        Case{ContactModel::Soft, 0.2, 0.001}, Case{ContactModel::Hard, 0.5, 0.001},
+                        Case{ContactModel::Smoothed, 0.5, 0.001}}) {
+    SimOptions o = passive(k.dt, k.cm);
+    o.contact.terrain = incline;
+    o.contact.mu = k.mu;
+    o.contact.kappa = 1e5;
+    o.contact.softKp = 1e6, o.contact.softKd = 2e3;
+    Sim s(box, o, q0);
+    s.run(0.1);
+    const double v1 = s.v.head<3>().dot(up);
+    const Vec3 p1 = s.q.head<3>();
+    s.run(0.3);
+    const double v2 = s.v.head<3>().dot(up);
+    const double accel = (v2 - v1) / 0.3;
+    const double expected = k.mu < std::tan(theta) ? -g * (std::sin(theta) - k.mu * std::cos(theta)) : 0.0;
+    std::printf("%s, mu %.1f: acceleration along the incline %.4f m/s^2 (closed form %.4f), "
+                "moved %.2e m off the surface normal\n",
+                toString(k.cm), k.mu, accel, expected,
+                std::abs((s.q.head<3>() - p1).dot(n)));
+    EXPECT_NEAR(accel, expected, 0.01 * g * std::sin(theta)) << toString(k.cm) << " mu " << k.mu;
+    EXPECT_LT(std::abs((s.q.head<3>() - p1).dot(n)), 1e-3);  // stays on the surface
+    if (expected == 0.0) EXPECT_LT(std::abs(v2), 1e-4);
+  }
 }

@@ -248,3 +248,41 @@ TEST(StraightThrough, GradientSeesTheGroundBeforeContact) {
   EXPECT_LT(st, -1e-3);           // lower start -> more upward push from the ground ahead
   EXPECT_EQ(st, smoothed);
 }
+
+// Straight-through terrain: the forward runs on the terrain, the backward is the step's derivative
+// on the smoothed copy at the same state; near a step edge the two derivatives differ.
+TEST(StraightThroughTerrain, BackwardIsTheSmoothedTerrainsDerivative) {
+  Robot r = loadRobot("anymal");
+  for (auto& j : r.model.joints) j.armature = 0.1;
+  auto sharp = std::make_shared<HeightField>();
+  sharp->nx = sharp->ny = 81, sharp->spacing = 0.05, sharp->originX = sharp->originY = -2;
+  for (int iy = 0; iy < 81; ++iy)
+    for (int ix = 0; ix < 81; ++ix) sharp->heights.push_back(-2 + ix * 0.05 >= 0.35 ? 0.08 : 0.0);
+  auto smooth = std::make_shared<const HeightField>(smoothHeightField(*sharp, 0.1));
+  SimOptions forward;
+  forward.dt = 0.005;
+  forward.contact.model = ContactModel::Smoothed;
+  forward.contact.terrain = sharp;
+  forward.actuator.kp = 85;
+  forward.actuator.kd = 0.6;
+  SimOptions st = forward, onSmooth = forward;
+  st.contact.backwardTerrain = smooth;
+  onSmooth.contact.terrain = smooth;
+  VecX q = r.standingConfiguration(), v = VecX::Zero(r.model.nv());
+  q[2] += 0.02;
+  Data d(r.model);
+  VecX qa(q.size()), va(v.size()), qb(q.size()), vb(v.size());
+  step(r.model, forward, d, q, v, r.defaultJointPos, qa, va);
+  step(r.model, st, d, q, v, r.defaultJointPos, qb, vb);
+  EXPECT_EQ(qa, qb);
+  EXPECT_EQ(va, vb);
+  const VecX gq = VecX::Ones(q.size()), gv = VecX::Ones(v.size());
+  StepAdjoint a(r.model), b(r.model), c(r.model);
+  stepVjp(r.model, st, d, q, v, r.defaultJointPos, gq, gv, a);
+  stepVjp(r.model, onSmooth, d, q, v, r.defaultJointPos, gq, gv, b);
+  stepVjp(r.model, forward, d, q, v, r.defaultJointPos, gq, gv, c);
+  EXPECT_EQ(a.q, b.q);
+  EXPECT_EQ(a.v, b.v);
+  EXPECT_EQ(a.qTarget, b.qTarget);
+  EXPECT_GT((a.q - c.q).norm(), 1e-3 * c.q.norm());
+}

@@ -1,0 +1,191 @@
+#include "sim/terrain.h"
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+#include <stdexcept>
+
+namespace diffloco::sim {
+
+void validateHeightField(const HeightField& hf, const std::string& what) {
+  auto fail = [&](const std::string& msg) { throw std::invalid_argument(what + ": " + msg); };
+  if (hf.nx < 2 || hf.ny < 2) {
+    std::ostringstream s;
+    s << "needs at least 2 x 2 samples, has " << hf.nx << " x " << hf.ny;
+    fail(s.str());
+  }
+  if (!(hf.spacing > 0) || !std::isfinite(hf.spacing)) fail("spacing must be positive and finite");
+  if (!std::isfinite(hf.originX) || !std::isfinite(hf.originY)) fail("origin must be finite");
+  if (hf.heights.size() != static_cast<size_t>(hf.nx) * static_cast<size_t>(hf.ny)) {
+    std::ostringstream s;
+    s << "has " << hf.heights.size() << " heights for " << hf.nx << " x " << hf.ny << " samples";
+    fail(s.str());
+  }
+  for (size_t k = 0; k < hf.heights.size(); ++k)
+    if (!std::isfinite(hf.heights[k])) {
+      std::ostringstream s;
+      s << "height " << hf.heights[k] << " at sample (" << k % hf.nx << ", " << k / hf.nx
+        << ") is not finite";
+      fail(s.str());
+    }
+}
+
+HeightField smoothHeightField(const HeightField& hf, double sigma) {
+  HeightField out = hf;
+  if (!(sigma > 0)) return out;
+  const int r = std::max(1, static_cast<int>(std::ceil(3 * sigma / hf.spacing)));
+  std::vector<double> w(2 * r + 1);
+  double total = 0;
+  for (int k = -r; k <= r; ++k) {
+    const double d = k * hf.spacing / sigma;
+    total += w[k + r] = std::exp(-0.5 * d * d);
+  }
+  for (double& x : w) x /= total;
+  std::vector<double> tmp(hf.heights.size());
+  for (int iy = 0; iy < hf.ny; ++iy)  // along x
+    for (int ix = 0; ix < hf.nx; ++ix) {
+      double s = 0;
+      for (int k = -r; k <= r; ++k) s += w[k + r] * hf.at(std::clamp(ix + k, 0, hf.nx - 1), iy);
+      tmp[static_cast<size_t>(iy) * hf.nx + ix] = s;
+    }
+  for (int iy = 0; iy < hf.ny; ++iy)  // along y
+    for (int ix = 0; ix < hf.nx; ++ix) {
+      double s = 0;
+      for (int k = -r; k <= r; ++k)
+        s += w[k + r] * tmp[static_cast<size_t>(std::clamp(iy + k, 0, hf.ny - 1)) * hf.nx + ix];
+      out.heights[static_cast<size_t>(iy) * hf.nx + ix] = s;
+    }
+  return out;
+}
+
+namespace {
+
+// Catmull-Rom basis at t in [0, 1) and its first and second derivatives: the cubic through p1
+// (t = 0) and p2 (t = 1) with slopes (p2 - p0) / 2 and (p3 - p1) / 2.
+struct Basis {
+  double w[4], d[4], dd[4];
+  explicit Basis(double t) {
+    const double t2 = t * t, t3 = t2 * t;
+    w[0] = 0.5 * (-t + 2 * t2 - t3);
+    w[1] = 0.5 * (2 - 5 * t2 + 3 * t3);
+    w[2] = 0.5 * (t + 4 * t2 - 3 * t3);
+    w[3] = 0.5 * (-t2 + t3);
+    d[0] = 0.5 * (-1 + 4 * t - 3 * t2);
+    d[1] = 0.5 * (-10 * t + 9 * t2);
+    d[2] = 0.5 * (1 + 8 * t - 9 * t2);
+    d[3] = 0.5 * (-2 * t + 3 * t2);
+    dd[0] = 2 - 3 * t;
+    dd[1] = -5 + 9 * t;
+    dd[2] = 4 - 9 * t;
+    dd[3] = -1 + 3 * t;
+  }
+};
+
+// Cell index and local coordinate of a world coordinate; far-away or non-finite coordinates are
+// held two cells outside the grid, where the surface is flat (no integer overflow, no NaN index).
+void locate(double x, double origin, double spacing, int n, int& cell, double& t) {
+  double g = (x - origin) / spacing;
+  if (!(g > -2.0)) g = -2.0;
+  if (!(g < n + 1.0)) g = n + 1.0;
+  const double f = std::floor(g);
+  cell = static_cast<int>(f);
+  t = g - f;
+}
+
+}  // namespace
+
+SurfacePoint sampleSurface(const HeightField& hf, double x, double y) {
+  int i, j;
+  double u, v;
+  locate(x, hf.originX, hf.spacing, hf.nx, i, u);
+  locate(y, hf.originY, hf.spacing, hf.ny, j, v);
+  const Basis bu(u), bv(v);
+  int ix[4], iy[4];
+  for (int a = 0; a < 4; ++a) {
+    ix[a] = std::clamp(i - 1 + a, 0, hf.nx - 1);
+    iy[a] = std::clamp(j - 1 + a, 0, hf.ny - 1);
+  }
+  // Per row b: the row's cubic in u and its derivatives, then combined along v.
+  SurfacePoint s;
+  double hv = 0, hu = 0, huu = 0;  // sums of w_b(v) times the row's value, d/du, d2/du2
+  double dhv = 0, dhu = 0, ddhv = 0;
+  for (int b = 0; b < 4; ++b) {
+    double r = 0, ru = 0, ruu = 0;
+    const double* row = hf.heights.data() + static_cast<size_t>(iy[b]) * hf.nx;
+    for (int a = 0; a < 4; ++a) {
+      const double p = row[ix[a]];
+      r += bu.w[a] * p;
+      ru += bu.d[a] * p;
+      ruu += bu.dd[a] * p;
+    }
+    hv += bv.w[b] * r;
+    hu += bv.w[b] * ru;
+    huu += bv.w[b] * ruu;
+    dhv += bv.d[b] * r;
+    dhu += bv.d[b] * ru;
+    ddhv += bv.dd[b] * r;
+  }
+  const double inv = 1.0 / hf.spacing, inv2 = inv * inv;
+  s.h = hv;
+  s.hx = hu * inv;
+  s.hy = dhv * inv;
+  s.hxx = huu * inv2;
+  s.hxy = dhu * inv2;
+  s.hyy = ddhv * inv2;
+  return s;
+}
+
+SphereContact sphereContact(const HeightField* hf, const Vec3& centre, double radius) {
+  SphereContact c;
+  if (!hf) {
+    c.depth = radius - centre.z();
+    c.frame << 0, 1, 0, 0, 0, 1, 1, 0, 0;  // columns z, x, y
+    c.point = centre - radius * Vec3::UnitZ();
+    return c;
+  }
+  const SurfacePoint& s = c.surface = sampleSurface(*hf, centre.x(), centre.y());
+  const double gn = std::sqrt(1 + s.hx * s.hx + s.hy * s.hy);
+  const Vec3 n(-s.hx / gn, -s.hy / gn, 1 / gn);
+  c.depth = radius - (centre.z() - s.h) * n.z();
+  c.point = centre - radius * n;
+  // t1: the world x axis without its normal part. |u|^2 = 1 - n_x^2 > 0, as n_z > 0.
+  const Vec3 u = Vec3::UnitX() - n.x() * n;
+  const Vec3 t1 = u / u.norm();
+  c.frame.col(0) = n;
+  c.frame.col(1) = t1;
+  c.frame.col(2) = n.cross(t1);
+  return c;
+}
+
+Vec3 sphereContactVjp(const Vec3& centre, double radius, const SphereContact& c, double depthBar,
+                      const Mat3& frameBar, const Vec3& pointBar) {
+  const SurfacePoint& s = c.surface;
+  const Vec3 n = c.frame.col(0), t1 = c.frame.col(1);
+  Vec3 cb = pointBar;  // point = centre - r n
+  Vec3 nb = frameBar.col(0) - radius * pointBar;
+  Vec3 t1b = frameBar.col(1);
+  const Vec3& t2b = frameBar.col(2);
+  // depth = r - (c_z - h) n_z
+  cb.z() -= depthBar * n.z();
+  const double hb = depthBar * n.z();
+  nb.z() -= depthBar * (centre.z() - s.h);
+  // t2 = n x t1
+  nb += t1.cross(t2b);
+  t1b += t2b.cross(n);
+  // t1 = u / |u|, u = e_x - n_x n
+  const Vec3 u = Vec3::UnitX() - n.x() * n;
+  const double un = u.norm();
+  const Vec3 ub = (t1b - t1.dot(t1b) * t1) / un;
+  nb -= n.x() * ub;
+  nb.x() -= ub.dot(n);
+  // n = g / |g|, g = (-h_x, -h_y, 1)
+  const double gn = std::sqrt(1 + s.hx * s.hx + s.hy * s.hy);
+  const Vec3 gb = (nb - n.dot(nb) * n) / gn;
+  const double hxb = -gb.x(), hyb = -gb.y();
+  // h, h_x, h_y at (c_x, c_y)
+  cb.x() += hb * s.hx + hxb * s.hxx + hyb * s.hxy;
+  cb.y() += hb * s.hy + hxb * s.hxy + hyb * s.hyy;
+  return cb;
+}
+
+}  // namespace diffloco::sim

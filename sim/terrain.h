@@ -1,0 +1,72 @@
+// The ground the feet touch: the plane z = 0, or a height field h(x, y) sampled on a regular grid
+// and interpolated by a bicubic Catmull-Rom patch per cell. Catmull-Rom interpolates the samples
+// (a sample's height is exact, as in MuJoCo's hfield) and reproduces planes exactly; the surface is
+// C1 (height and normal continuous), and its second derivatives, which the backward pass needs for
+// the derivative of the contact frame, exist inside every cell (they jump across cell lines).
+// Like every C1 cubic through a jump, it overshoots next to a step edge: by 2/27 (7.4 %) of the
+// jump, over the cell on either side. Beyond the grid the border samples continue (the index is
+// clamped), which keeps the surface C1 and makes it flat one cell out.
+//
+// A sphere of radius r centred at c touches it along the normal at c's (x, y):
+//   n = (-h_x, -h_y, 1) / |.|,  depth d = r - (c_z - h) n_z,  contact point x = c - r n,
+// exact for a plane (the distance to a tilted plane is the height above it times n_z) and first
+// order on a curved surface. The contact frame is (n, t1, t2) with t1 the world x axis made
+// orthogonal to n (Gram-Schmidt) and t2 = n x t1: on the plane z = 0 it is (z, x, y).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "sim/spatial.h"
+
+namespace diffloco::sim {
+
+struct HeightField {
+  double originX = 0, originY = 0;  // world (x, y) of sample (0, 0) [m]
+  double spacing = 0.1;             // grid spacing along x and y [m]
+  int nx = 0, ny = 0;               // samples along x and y
+  std::vector<double> heights;      // nx * ny heights [m], x fastest: heights[iy * nx + ix]
+
+  double at(int ix, int iy) const { return heights[static_cast<size_t>(iy) * nx + ix]; }
+  double sizeX() const { return (nx - 1) * spacing; }
+  double sizeY() const { return (ny - 1) * spacing; }
+};
+
+// Throws std::invalid_argument naming what is wrong (`what` prefixes the message): sizes below 2
+// samples, a spacing that is not positive and finite, a height count that is not nx * ny, a
+// non-finite height.
+void validateHeightField(const HeightField& hf, const std::string& what = "height field");
+
+// The field's heights convolved with a Gaussian of standard deviation `sigma` [m] along x and
+// y (separable, the border samples continued outwards): a rounded copy of steps and edges.
+HeightField smoothHeightField(const HeightField& hf, double sigma);
+
+// Height and its first and second derivatives with respect to world x and y.
+struct SurfacePoint {
+  double h = 0, hx = 0, hy = 0, hxx = 0, hxy = 0, hyy = 0;
+};
+
+SurfacePoint sampleSurface(const HeightField& hf, double x, double y);
+
+// Height of the ground under (x, y): 0 without a height field.
+inline double groundHeight(const HeightField* hf, double x, double y) {
+  return hf ? sampleSurface(*hf, x, y).h : 0.0;
+}
+
+// A sphere against the ground (see the top of this file).
+struct SphereContact {
+  double depth = 0;            // > 0 when penetrating
+  Mat3 frame;                  // columns: normal, tangent1, tangent2 (world)
+  Vec3 point;                  // contact point c - r n (world)
+  SurfacePoint surface;        // the height field at c's (x, y)
+};
+
+SphereContact sphereContact(const HeightField* hf, const Vec3& centre, double radius);
+
+// Adjoint of sphereContact on a height field: given the adjoints of depth, frame (its columns) and
+// point, returns the adjoint of the centre (through the interpolant's first and second
+// derivatives: the normal's and the frame's dependence on where the sphere is).
+Vec3 sphereContactVjp(const Vec3& centre, double radius, const SphereContact& c, double depthBar,
+                      const Mat3& frameBar, const Vec3& pointBar);
+
+}  // namespace diffloco::sim

@@ -1,0 +1,226 @@
+// The height field's interpolant and the sphere-on-terrain geometry (sim/terrain.h) against closed
+// forms and central finite differences.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+#include <random>
+
+#include "sim/terrain.h"
+
+using namespace diffloco::sim;
+
+namespace {
+
+HeightField grid(int nx, int ny, double spacing, double x0, double y0,
+                 const std::function<double(double, double)>& h) {
+  HeightField hf;
+  hf.nx = nx, hf.ny = ny, hf.spacing = spacing, hf.originX = x0, hf.originY = y0;
+  hf.heights.resize(nx * ny);
+  for (int iy = 0; iy < ny; ++iy)
+    for (int ix = 0; ix < nx; ++ix) hf.heights[iy * nx + ix] = h(x0 + ix * spacing, y0 + iy * spacing);
+  return hf;
+}
+
+HeightField randomField(unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> u(-0.05, 0.05);
+  return grid(12, 9, 0.1, -0.6, -0.4, [&](double, double) { return u(rng); });
+}
+
+}  // namespace
+
+TEST(Terrain, InterpolatesSamplesAndReproducesPlanes) {
+  const HeightField r = randomField(1);
+  for (int iy = 0; iy < r.ny; ++iy)
+    for (int ix = 0; ix < r.nx; ++ix)
+      EXPECT_NEAR(sampleSurface(r, r.originX + ix * r.spacing, r.originY + iy * r.spacing).h,
+                  r.at(ix, iy), 1e-15);
+  // A plane: exact height and slope, no curvature, one cell in from the border.
+  const HeightField p = grid(20, 20, 0.05, 1.0, -2.0, [](double x, double y) {
+    return 0.3 + 0.2 * x - 0.1 * y;
+  });
+  std::mt19937 rng(2);
+  std::uniform_real_distribution<double> ux(1.05, 1.9), uy(-1.95, -1.1);
+  for (int k = 0; k < 100; ++k) {
+    const double x = ux(rng), y = uy(rng);
+    const SurfacePoint s = sampleSurface(p, x, y);
+    EXPECT_NEAR(s.h, 0.3 + 0.2 * x - 0.1 * y, 1e-12);
+    EXPECT_NEAR(s.hx, 0.2, 1e-12);
+    EXPECT_NEAR(s.hy, -0.1, 1e-12);
+    EXPECT_NEAR(s.hxx, 0, 1e-10);
+    EXPECT_NEAR(s.hxy, 0, 1e-10);
+    EXPECT_NEAR(s.hyy, 0, 1e-10);
+  }
+}
+
+// First derivatives against differences of the height, second against differences of the first,
+// at random points inside cells (the second derivatives jump across cell lines).
+TEST(Terrain, DerivativesMatchFiniteDifferences) {
+  const HeightField r = randomField(3);
+  std::mt19937 rng(4);
+  std::uniform_real_distribution<double> ux(-0.75, 0.65), uy(-0.55, 0.45);
+  const double e = 1e-6;
+  int checked = 0;
+  for (int k = 0; k < 200; ++k) {
+    const double x = ux(rng), y = uy(rng);
+    auto nearLine = [&](double c, double o) {
+      const double f = (c - o) / r.spacing;
+      return std::abs(f - std::round(f)) < 1e-4;
+    };
+    if (nearLine(x, r.originX) || nearLine(y, r.originY)) continue;
+    ++checked;
+    const SurfacePoint s = sampleSurface(r, x, y);
+    const SurfacePoint px = sampleSurface(r, x + e, y), mx = sampleSurface(r, x - e, y);
+    const SurfacePoint py = sampleSurface(r, x, y + e), my = sampleSurface(r, x, y - e);
+    EXPECT_NEAR(s.hx, (px.h - mx.h) / (2 * e), 1e-7);
+    EXPECT_NEAR(s.hy, (py.h - my.h) / (2 * e), 1e-7);
+    EXPECT_NEAR(s.hxx, (px.hx - mx.hx) / (2 * e), 1e-5);
+    EXPECT_NEAR(s.hxy, (py.hx - my.hx) / (2 * e), 1e-5);
+    EXPECT_NEAR(s.hxy, (px.hy - mx.hy) / (2 * e), 1e-5);
+    EXPECT_NEAR(s.hyy, (py.hy - my.hy) / (2 * e), 1e-5);
+  }
+  EXPECT_GT(checked, 150);
+}
+
+// Height and gradient are continuous across cell lines and the grid's border; two cells out the
+// surface is flat at the border's heights.
+TEST(Terrain, SurfaceIsC1AcrossCellLinesAndBeyondTheGrid) {
+  const HeightField r = randomField(5);
+  const double e = 1e-9;
+  for (int ix = -1; ix <= r.nx; ++ix) {
+    const double x = r.originX + ix * r.spacing;
+    for (double y : {-0.33, 0.07, 0.41, 0.6}) {
+      const SurfacePoint a = sampleSurface(r, x - e, y), b = sampleSurface(r, x + e, y);
+      EXPECT_NEAR(a.h, b.h, 1e-9) << "x line " << ix;
+      EXPECT_NEAR(a.hx, b.hx, 1e-6) << "x line " << ix;
+      EXPECT_NEAR(a.hy, b.hy, 1e-6) << "x line " << ix;
+    }
+  }
+  const SurfacePoint far = sampleSurface(r, r.originX + r.sizeX() + 0.5, r.originY - 3.0);
+  EXPECT_EQ(far.h, r.at(r.nx - 1, 0));
+  EXPECT_EQ(far.hx, 0.0);
+  EXPECT_EQ(far.hy, 0.0);
+  // Non-finite and huge coordinates are held outside the grid, never an out-of-range index.
+  EXPECT_EQ(sampleSurface(r, std::nan(""), 1e300).h, r.at(0, r.ny - 1));
+}
+
+// A step of height 1 between samples k and k + 1: monotone on the edge's cell, and the overshoot
+// of a C1 cubic on the cells beside it is 2/27 of the jump (documented in sim/terrain.h).
+TEST(Terrain, StepEdgeOvershootIsTwoTwentySevenths) {
+  const HeightField s = grid(12, 4, 0.1, 0, 0, [](double x, double) { return x > 0.55 ? 1.0 : 0.0; });
+  double lo = 0, hi = 1, prev = -1;
+  for (int k = 0; k <= 3000; ++k) {
+    const double x = 0.3 + 0.6 * k / 3000.0, h = sampleSurface(s, x, 0.15).h;
+    lo = std::min(lo, h), hi = std::max(hi, h);
+    if (x >= 0.5 && x <= 0.6) {
+      EXPECT_GE(h, prev - 1e-15) << x;
+      prev = h;
+    }
+  }
+  EXPECT_GE(lo, -2.0 / 27 - 1e-12);
+  EXPECT_LE(hi, 1 + 2.0 / 27 + 1e-12);
+  // The extremes, at a third of a cell from the edge's cell.
+  EXPECT_NEAR(sampleSurface(s, 0.4 + 0.2 / 3, 0.15).h, -2.0 / 27, 1e-12);
+  EXPECT_NEAR(sampleSurface(s, 0.6 + 0.1 / 3, 0.15).h, 1 + 2.0 / 27, 1e-12);
+}
+
+TEST(Terrain, BadHeightFieldsNameTheProblem) {
+  auto message = [](const HeightField& hf) {
+    try {
+      validateHeightField(hf, "task.terrain");
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  HeightField ok = grid(3, 3, 0.1, 0, 0, [](double, double) { return 0.0; });
+  EXPECT_EQ(message(ok), "accepted");
+  HeightField b = ok;
+  b.nx = 1;
+  EXPECT_EQ(message(b), "task.terrain: needs at least 2 x 2 samples, has 1 x 3");
+  b = ok;
+  b.spacing = -0.1;
+  EXPECT_EQ(message(b), "task.terrain: spacing must be positive and finite");
+  b = ok;
+  b.heights.pop_back();
+  EXPECT_EQ(message(b), "task.terrain: has 8 heights for 3 x 3 samples");
+  b = ok;
+  b.heights[5] = std::nan("");
+  EXPECT_EQ(message(b), "task.terrain: height nan at sample (2, 1) is not finite");
+}
+
+TEST(Terrain, SphereOnAFlatHeightFieldIsThePlane) {
+  const HeightField flat = grid(10, 10, 0.1, -0.5, -0.5, [](double, double) { return 0.0; });
+  const Vec3 c(0.13, -0.21, 0.018);
+  const SphereContact a = sphereContact(nullptr, c, 0.02), b = sphereContact(&flat, c, 0.02);
+  EXPECT_DOUBLE_EQ(a.depth, 0.02 - 0.018);
+  EXPECT_DOUBLE_EQ(b.depth, a.depth);
+  EXPECT_TRUE(a.frame.isApprox(b.frame, 1e-15)) << a.frame << "\n" << b.frame;
+  EXPECT_TRUE(a.point.isApprox(b.point, 1e-15));
+  Mat3 zxy;
+  zxy << 0, 1, 0, 0, 0, 1, 1, 0, 0;
+  EXPECT_EQ(a.frame, zxy);
+}
+
+// On a tilted plane the depth is the radius minus the centre's distance to the plane, the normal
+// is the plane's, and the frame is orthonormal and right-handed.
+TEST(Terrain, SphereOnATiltedPlane) {
+  const double a = 0.3, b = -0.2;  // h = a x + b y
+  const HeightField p = grid(30, 30, 0.1, -1.5, -1.5, [&](double x, double y) { return a * x + b * y; });
+  const Vec3 c(0.1, 0.2, 0.05);
+  const SphereContact s = sphereContact(&p, c, 0.03);
+  const Vec3 n = Vec3(-a, -b, 1).normalized();
+  const double distance = n.dot(c - Vec3(0, 0, 0));  // the plane passes through the origin
+  EXPECT_NEAR(s.depth, 0.03 - distance, 1e-12);
+  EXPECT_TRUE(s.frame.col(0).isApprox(n, 1e-12));
+  EXPECT_TRUE((s.frame.transpose() * s.frame).isIdentity(1e-12));
+  EXPECT_NEAR(s.frame.determinant(), 1.0, 1e-12);
+  EXPECT_NEAR(s.frame.col(2).x(), 0.0, 1e-15);  // t1 is x made orthogonal to n: t2 has no x
+  EXPECT_TRUE(s.point.isApprox(c - 0.03 * n, 1e-12));
+}
+
+// The adjoint of (depth, frame, point) with respect to the centre, on a curved random field, for
+// random adjoints, against central differences of the forward.
+TEST(Terrain, SphereContactVjpMatchesFiniteDifferences) {
+  const HeightField r = randomField(6);
+  std::mt19937 rng(7);
+  std::normal_distribution<double> g(0, 1);
+  std::uniform_real_distribution<double> ux(-0.5, 0.4), uy(-0.3, 0.3);
+  const double radius = 0.03, e = 1e-6;
+  for (int k = 0; k < 50; ++k) {
+    const Vec3 c(ux(rng), uy(rng), 0.02 + 0.02 * g(rng));
+    const double db = g(rng);
+    Mat3 Fb;
+    for (int i = 0; i < 9; ++i) Fb.data()[i] = g(rng);
+    const Vec3 pb(g(rng), g(rng), g(rng));
+    auto loss = [&](const Vec3& x) {
+      const SphereContact s = sphereContact(&r, x, radius);
+      return db * s.depth + Fb.cwiseProduct(s.frame).sum() + pb.dot(s.point);
+    };
+    const SphereContact s = sphereContact(&r, c, radius);
+    const Vec3 vjp = sphereContactVjp(c, radius, s, db, Fb, pb);
+    for (int i = 0; i < 3; ++i) {
+      Vec3 cp = c, cm = c;
+      cp[i] += e, cm[i] -= e;
+      const double fd = (loss(cp) - loss(cm)) / (2 * e);
+      EXPECT_NEAR(vjp[i], fd, 1e-6 * std::max(1.0, std::abs(fd))) << "point " << k << " axis " << i;
+    }
+  }
+}
+
+// The backward pass's smoothed terrain: planes are kept inside the grid, a step becomes a ramp
+// of width ~ sigma with the same heights far from it.
+TEST(Terrain, SmoothingKeepsPlanesAndRoundsSteps) {
+  const HeightField p = grid(40, 30, 0.05, 0, 0, [](double x, double y) { return 0.2 * x - 0.1 * y; });
+  const HeightField ps = smoothHeightField(p, 0.1);
+  for (int iy = 8; iy < 22; ++iy)
+    for (int ix = 8; ix < 32; ++ix) EXPECT_NEAR(ps.at(ix, iy), p.at(ix, iy), 1e-12);
+  const HeightField s = grid(40, 10, 0.05, 0, 0, [](double x, double) { return x > 0.99 ? 0.1 : 0.0; });
+  const HeightField ss = smoothHeightField(s, 0.1);
+  EXPECT_NEAR(ss.at(0, 5), 0.0, 1e-12);
+  EXPECT_NEAR(ss.at(39, 5), 0.1, 1e-12);
+  EXPECT_NEAR(ss.at(20, 5) - ss.at(19, 5), 0.1 * 0.05 / (0.1 * std::sqrt(2 * M_PI)), 2e-3);
+  for (int ix = 1; ix < 40; ++ix) EXPECT_GE(ss.at(ix, 5), ss.at(ix - 1, 5));
+  EXPECT_EQ(smoothHeightField(s, 0).heights, s.heights);
+}
