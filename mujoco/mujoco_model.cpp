@@ -43,11 +43,11 @@ class MjcfWriter {
          << "\" integrator=\"" << opt_.integrator << "\" solver=\"" << opt_.solver << "\" cone=\""
          << opt_.cone << "\" iterations=\"" << opt_.iterations << "\" noslip_iterations=\""
          << opt_.noslipIterations << "\" impratio=\"1\"/>\n"
+         << ground()
          << "  <worldbody>\n"
          // Feet collide with the floor only (contype/conaffinity), never with each other.
-         << "    <geom name=\"floor\" type=\"plane\" size=\"0 0 0.05\" condim=\"3\" contype=\"0\" "
-            "conaffinity=\"1\" friction=\""
-         << num(opt_.friction) << " 0.005 0.0001\"/>\n";
+         << "    <geom name=\"floor\" " << groundGeom() << " condim=\"3\" contype=\"0\" "
+         << "conaffinity=\"1\" friction=\"" << num(opt_.friction) << " 0.005 0.0001\"/>\n";
     body(0, 2);
     out_ << "  </worldbody>\n";
     if (opt_.kp > 0) {
@@ -67,6 +67,32 @@ class MjcfWriter {
   }
 
  private:
+  // MuJoCo's hfield spans [-size0, size0] x [-size1, size1] about its geom, sample (row r, column
+  // c) at x = c dx - size0, y = r dy - size1 (rows along y: our heights[iy * nx + ix]), height
+  // data * size2 above the geom (data normalised to [0, 1]); size3 is the slab below.
+  void heightRange(double& lo, double& hi) const {
+    const auto& h = opt_.terrain->heights;
+    lo = *std::min_element(h.begin(), h.end());
+    hi = *std::max_element(h.begin(), h.end());
+  }
+  std::string ground() const {
+    if (!opt_.terrain) return "";
+    const sim::HeightField& hf = *opt_.terrain;
+    double lo, hi;
+    heightRange(lo, hi);
+    return "  <asset>\n    <hfield name=\"terrain\" nrow=\"" + std::to_string(hf.ny) +
+           "\" ncol=\"" + std::to_string(hf.nx) + "\" size=\"" + num(0.5 * hf.sizeX()) + " " +
+           num(0.5 * hf.sizeY()) + " " + num(std::max(hi - lo, 1e-6)) + " 1\"/>\n  </asset>\n";
+  }
+  std::string groundGeom() const {
+    if (!opt_.terrain) return "type=\"plane\" size=\"0 0 0.05\"";
+    const sim::HeightField& hf = *opt_.terrain;
+    double lo, hi;
+    heightRange(lo, hi);
+    return "type=\"hfield\" hfield=\"terrain\" pos=\"" +
+           vec3(Vec3(hf.originX + 0.5 * hf.sizeX(), hf.originY + 0.5 * hf.sizeY(), lo)) + "\"";
+  }
+
   void body(int i, int depth) {
     const sim::Body& b = model_.bodies[i];
     const std::string ind(2 * depth, ' ');
@@ -154,6 +180,18 @@ double timeSteps(const mjModel* m, mjData* d, double seconds) {
 }
 
 }  // namespace
+
+void loadHeightField(mjModel* m, const sim::HeightField& hf) {
+  const int id = mj_name2id(m, mjOBJ_HFIELD, "terrain");
+  if (id < 0 || m->hfield_nrow[id] != hf.ny || m->hfield_ncol[id] != hf.nx)
+    throw std::invalid_argument("loadHeightField: the MuJoCo model has no hfield 'terrain' of " +
+                                std::to_string(hf.ny) + " x " + std::to_string(hf.nx) + " samples");
+  const double lo = *std::min_element(hf.heights.begin(), hf.heights.end());
+  const double range = m->hfield_size[4 * id + 2];
+  float* data = m->hfield_data + m->hfield_adr[id];
+  for (size_t k = 0; k < hf.heights.size(); ++k)
+    data[k] = static_cast<float>((hf.heights[k] - lo) / range);
+}
 
 MjcfOptions benchOptions() {
   MjcfOptions o;

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "sim/model.h"
+#include "sim/terrain.h"
 
 namespace diffloco::mj {
 
@@ -35,6 +36,11 @@ struct MjcfOptions {
   std::string solver = "Newton";     // PGS | CG | Newton
   int iterations = 100;              // constraint solver iterations
   int noslipIterations = 0;
+  // The ground: null, the plane z = 0; else this height field as an `hfield` geom with the same
+  // samples (MuJoCo joins them by two triangles per cell, where our surface is the Catmull-Rom
+  // patch through them: the two agree at the samples and on planes). The heights themselves go
+  // in after compiling (loadHeightField): the MJCF text names the grid's size and place only.
+  const sim::HeightField* terrain = nullptr;
 };
 
 // The options a compiled model runs with, read back from it, as one line:
@@ -47,9 +53,14 @@ std::string engineOptions(const mjModel* m);
 // on our robots compare with that anchor.
 MjcfOptions benchOptions();
 
-// MJCF text for `model`: a ground plane, the base under a free joint, the body tree with hinges,
-// and one collision sphere per foot (the only geoms besides the plane).
+// MJCF text for `model`: a ground plane (or the height field `terrain`), the base under a free
+// joint, the body tree with hinges, and one collision sphere per foot (the only geoms besides the
+// ground).
 std::string toMjcf(const sim::Model& model, const MjcfOptions& opt = {});
+
+// Writes hf's heights into the compiled model's hfield "terrain" (toMjcf with opt.terrain = &hf);
+// throws std::invalid_argument if the model has no such hfield of hf's size.
+void loadHeightField(mjModel* m, const sim::HeightField& hf);
 
 // Owns a compiled mjModel and its mjData.
 class MujocoModel {
