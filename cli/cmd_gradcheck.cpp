@@ -24,7 +24,13 @@ Runner addGradcheckCommand(CLI::App& app) {
   cmd->add_option("--state", a->o.state, "contact | distance")
       ->capture_default_str()
       ->check(CLI::IsMember({"contact", "distance"}));
-  cmd->add_option("--slide", a->o.slide, "initial forward speed [m/s]")->capture_default_str();
+  cmd->add_option("--terrain", a->o.terrain,
+                  "flat | slope (15 %, the robot tilted onto it) | bump (3 cm) | step (a 3 cm edge "
+                  "under the front feet)")
+      ->capture_default_str()
+      ->check(CLI::IsMember(gradcheckTerrains()));
+  cmd->add_option("--slide", a->o.slide, "initial speed along the ground [m/s]")
+      ->capture_default_str();
   cmd->add_option("--eps", a->o.eps, "finite-difference step")->capture_default_str();
   cmd->add_option("--seed", a->o.seed, "scenario seed")->capture_default_str();
   cmd->add_option("--tol", a->tol, "exit code 1 when the worst relative error exceeds this")
@@ -41,10 +47,11 @@ Runner addGradcheckCommand(CLI::App& app) {
     const sim::SimOptions opt = defaultSimOptions(robot, cm);
     const GradcheckReport r = gradcheck(robot, opt, a->o);
     if (a->json) {
-      std::printf("{\"robot\": \"%s\", \"contact\": \"%s\", \"state\": \"%s\", \"horizon\": %d, "
-                  "\"active_contacts\": %d, \"worst_rel_error\": %.3e, \"groups\": {",
-                  robot.name.c_str(), a->contact.c_str(), a->o.state.c_str(), a->o.horizon,
-                  r.activeContacts, r.worst);
+      std::printf("{\"robot\": \"%s\", \"contact\": \"%s\", \"state\": \"%s\", \"terrain\": "
+                  "\"%s\", \"slide\": %g, \"horizon\": %d, \"active_contacts\": %d, "
+                  "\"worst_rel_error\": %.3e, \"groups\": {",
+                  robot.name.c_str(), a->contact.c_str(), a->o.state.c_str(),
+                  a->o.terrain.c_str(), a->o.slide, a->o.horizon, r.activeContacts, r.worst);
       for (size_t i = 0; i < r.groups.size(); ++i) {
         const auto& g = r.groups[i];
         std::printf("%s\"%s\": {\"size\": %d, \"rel_error\": %.3e, \"grad_norm\": %.3e, "
@@ -53,9 +60,9 @@ Runner addGradcheckCommand(CLI::App& app) {
       }
       std::printf("}}\n");
     } else {
-      std::printf("gradcheck %s, %s contact, %s, horizon %d (%d contacts at start)\n",
-                  robot.name.c_str(), a->contact.c_str(), a->o.state.c_str(), a->o.horizon,
-                  r.activeContacts);
+      std::printf("gradcheck %s, %s contact, %s, %s ground, horizon %d (%d contacts at start)\n",
+                  robot.name.c_str(), a->contact.c_str(), a->o.state.c_str(),
+                  a->o.terrain.c_str(), a->o.horizon, r.activeContacts);
       std::printf("%-20s %6s %12s %12s %9s\n", "input", "size", "rel. error", "|grad|_inf",
                   "excluded");
       for (const auto& g : r.groups)

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdio>
 #include <map>
+#include <memory>
 #include <string>
 
 #include "experiments/bench_envs.h"
@@ -16,6 +17,7 @@
 #include "sim/batch.h"
 #include "sim/step.h"
 #include "sim/step_vjp.h"
+#include "sim/terrain.h"
 
 #ifdef DIFFLOCO_WITH_MUJOCO
 #include "mujoco/mujoco_model.h"
@@ -72,6 +74,17 @@ Scenario settledAnymal() {
   return s;
 }
 
+// A flat 8 m x 8 m height field (10 cm grid) under the scenario's base.
+std::shared_ptr<const sim::HeightField> flatHeightField(const sim::VecX& q) {
+  auto hf = std::make_shared<sim::HeightField>();
+  hf->nx = hf->ny = 81;
+  hf->spacing = 0.1;
+  hf->originX = q[0] - 4.0;
+  hf->originY = q[1] - 4.0;
+  hf->heights.assign(hf->nx * hf->ny, 0.0);
+  return hf;
+}
+
 }  // namespace
 
 int runBench(bool json, double seconds) {
@@ -81,24 +94,34 @@ int runBench(bool json, double seconds) {
   sim::Data data(model);
   sim::VecX qn(model.nq()), vn(model.nv());
 
-  for (auto cm : {sim::ContactModel::Hard, sim::ContactModel::Smoothed, sim::ContactModel::Soft}) {
-    sim::SimOptions opt;
-    opt.dt = s.robot.dt;
-    opt.contact.model = cm;
-    opt.contact.iterations = 10;
-    opt.contact.softSubsteps = 1;  // per sub-step cost; a soft env step costs substeps x this
-    opt.actuator = s.robot.actuator;
-    out[std::string("step_us_") + sim::toString(cm)] = timeMicros(
-        [&] { sim::step(model, opt, data, s.q, s.v, s.robot.defaultJointPos, qn, vn); }, seconds);
-    // The backward pass recomputes the forward step, so vjp_us includes one step.
-    sim::StepAdjoint adj(model);
-    const sim::VecX gq = sim::VecX::Ones(model.nq()), gv = sim::VecX::Ones(model.nv());
-    out[std::string("vjp_us_") + sim::toString(cm)] = timeMicros(
-        [&] { sim::stepVjp(model, opt, data, s.q, s.v, s.robot.defaultJointPos, gq, gv, adj); },
-        seconds);
-    out[std::string("vjp_over_step_") + sim::toString(cm)] =
-        out[std::string("vjp_us_") + sim::toString(cm)] /
-        out[std::string("step_us_") + sim::toString(cm)];
+  // On the plane, then on a height field (flat, so that the state and contacts are the same: the
+  // cost of sampling the surface, the contact frames and their adjoint is what differs).
+  const auto terrain = flatHeightField(s.q);
+  for (bool onTerrain : {false, true})
+    for (auto cm : {sim::ContactModel::Hard, sim::ContactModel::Smoothed, sim::ContactModel::Soft}) {
+      sim::SimOptions opt;
+      opt.dt = s.robot.dt;
+      opt.contact.model = cm;
+      opt.contact.iterations = 10;
+      opt.contact.softSubsteps = 1;  // per sub-step cost; a soft env step costs substeps x this
+      if (onTerrain) opt.contact.terrain = terrain;
+      opt.actuator = s.robot.actuator;
+      const std::string tag = std::string(sim::toString(cm)) + (onTerrain ? "_terrain" : "");
+      out["step_us_" + tag] = timeMicros(
+          [&] { sim::step(model, opt, data, s.q, s.v, s.robot.defaultJointPos, qn, vn); }, seconds);
+      // The backward pass recomputes the forward step, so vjp_us includes one step.
+      sim::StepAdjoint adj(model);
+      const sim::VecX gq = sim::VecX::Ones(model.nq()), gv = sim::VecX::Ones(model.nv());
+      out["vjp_us_" + tag] = timeMicros(
+          [&] { sim::stepVjp(model, opt, data, s.q, s.v, s.robot.defaultJointPos, gq, gv, adj); },
+          seconds);
+      out["vjp_over_step_" + tag] = out["vjp_us_" + tag] / out["step_us_" + tag];
+    }
+  for (const char* cm : {"hard", "smoothed", "soft"}) {
+    out[std::string("terrain_over_flat_step_") + cm] =
+        out[std::string("step_us_") + cm + "_terrain"] / out[std::string("step_us_") + cm];
+    out[std::string("terrain_over_flat_vjp_") + cm] =
+        out[std::string("vjp_us_") + cm + "_terrain"] / out[std::string("vjp_us_") + cm];
   }
   {
     sim::step(model, sim::SimOptions{}, data, s.q, s.v, s.robot.defaultJointPos, qn, vn);
@@ -134,6 +157,9 @@ int runBench(bool json, double seconds) {
   out["mujoco_step_us"] = mj::benchStepMicros(model, s.q, s.v, seconds);
   out["step_over_mujoco_hard"] = out["step_us_hard"] / out["mujoco_step_us"];
   out["step_over_mujoco_smoothed"] = out["step_us_smoothed"] / out["mujoco_step_us"];
+  out["step_over_mujoco_hard_terrain"] = out["step_us_hard_terrain"] / out["mujoco_step_us"];
+  out["step_over_mujoco_smoothed_terrain"] =
+      out["step_us_smoothed_terrain"] / out["mujoco_step_us"];
   // Absolute times move +-30 % between machines of one kind; the ratio to MuJoCo's step measured
   // in the same run is what compares across them.
   for (const char* task : {"walk", "velocity"})

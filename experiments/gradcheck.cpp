@@ -1,10 +1,15 @@
 #include "experiments/gradcheck.h"
 
+#include <cmath>
 #include <functional>
+#include <memory>
 #include <random>
+#include <stdexcept>
 
+#include "sim/kinematics.h"
 #include "sim/rollout.h"
 #include "sim/step.h"
+#include "sim/terrain.h"
 
 namespace diffloco {
 using sim::MatX;
@@ -19,23 +24,82 @@ sim::SimOptions defaultSimOptions(Robot& robot, sim::ContactModel cm) {
   return opt;
 }
 
-GradcheckReport gradcheck(const Robot& robot, const sim::SimOptions& opt,
+const std::vector<std::string>& gradcheckTerrains() {
+  static const std::vector<std::string> names{"flat", "slope", "bump", "step"};
+  return names;
+}
+
+namespace {
+
+constexpr double kSlope = 0.15;  // "slope": dh/dx
+
+// A 4 m x 4 m height field around the origin, 5 cm grid.
+std::shared_ptr<const sim::HeightField> makeTerrain(const std::string& name) {
+  if (name == "flat") return nullptr;
+  auto hf = std::make_shared<sim::HeightField>();
+  hf->spacing = 0.05;
+  hf->nx = hf->ny = 81;
+  hf->originX = hf->originY = -2.0;
+  hf->heights.resize(hf->nx * hf->ny);
+  for (int iy = 0; iy < hf->ny; ++iy)
+    for (int ix = 0; ix < hf->nx; ++ix) {
+      const double x = hf->originX + ix * hf->spacing, y = hf->originY + iy * hf->spacing;
+      double h = 0;
+      if (name == "slope") {
+        h = kSlope * x;
+      } else if (name == "bump") {
+        h = 0.03 * std::sin(2 * M_PI * (x - 0.1) / 0.7) * std::cos(2 * M_PI * (y + 0.05) / 0.9);
+      } else if (name == "step") {
+        // The edge's steep cell spans [0.25, 0.30]: the front feet (x ~ 0.28-0.35 for both robots
+        // standing) sit on it or just past it.
+        h = x >= 0.299 ? 0.03 : 0.0;
+      } else {
+        throw std::invalid_argument("gradcheck: unknown terrain '" + name +
+                                    "' (expected flat, slope, bump or step)");
+      }
+      hf->heights[iy * hf->nx + ix] = h;
+    }
+  sim::validateHeightField(*hf, "gradcheck terrain");
+  return hf;
+}
+
+}  // namespace
+
+GradcheckReport gradcheck(const Robot& robot, const sim::SimOptions& flatOpt,
                           const GradcheckOptions& o) {
   const sim::Model& model = robot.model;
   const int H = o.horizon, nq = model.nq(), nv = model.nv(), nj = model.nj();
   std::mt19937 rng(o.seed);
   std::normal_distribution<double> n(0.0, 1.0);
+  sim::SimOptions opt = flatOpt;
+  opt.contact.terrain = makeTerrain(o.terrain);
+  const double pitch = o.terrain == "slope" ? std::atan(kSlope) : 0.0;  // nose up the slope
 
   // Scenario: standing pose, perturbed, moving down onto the ground.
   VecX q0 = robot.standingConfiguration();
   q0[2] += o.state == "contact" ? -0.015 : 0.02;
-  const sim::Quat rot = sim::Quat(1, 0.005 * n(rng), 0.005 * n(rng), 0.05 * n(rng)).normalized();
+  const sim::Quat rot =
+      sim::Quat(Eigen::AngleAxisd(-pitch, sim::Vec3::UnitY())) *
+      sim::Quat(1, 0.005 * n(rng), 0.005 * n(rng), 0.05 * n(rng)).normalized();
   q0.segment<4>(3) << rot.w(), rot.x(), rot.y(), rot.z();
   for (int j = 0; j < nj; ++j) q0[7 + j] += 0.01 * n(rng);
   VecX v0(nv);
   for (int i = 0; i < nv; ++i) v0[i] = 0.05 * n(rng);
   v0[2] = o.state == "contact" ? -0.2 : -0.5;
-  v0[0] += o.slide;
+  // The slide is along the surface: up the slope on "slope", forward elsewhere.
+  v0[0] += o.slide * std::cos(pitch);
+  v0[2] += o.slide * std::sin(pitch);
+  if (opt.contact.terrain) {  // lift or lower the robot onto the surface under its feet
+    sim::Data d(model);
+    sim::forwardKinematics(model, d, q0);
+    double clearance = 0;
+    for (const sim::Foot& ft : model.feet) {
+      const sim::Vec3 c = sim::worldPoint(d, ft.body, ft.offset);
+      clearance += c.z() - ft.radius -
+                   sim::groundHeight(opt.contact.terrain.get(), c.x(), c.y());
+    }
+    q0[2] += (o.state == "contact" ? -0.015 : 0.02) - clearance / model.nfeet();
+  }
   MatX targets(nj, H);
   for (int t = 0; t < H; ++t)
     for (int j = 0; j < nj; ++j) targets(j, t) = robot.defaultJointPos[j] + 0.1 * n(rng);

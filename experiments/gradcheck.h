@@ -15,6 +15,10 @@ namespace diffloco {
 
 struct GradcheckOptions {
   std::string state = "contact";  // "contact": feet ~15 mm in, pressing; "distance": ~2 cm above
+  // The ground (gradcheckTerrains()): "flat" (the plane), "slope" (a 15 % incline, the robot
+  // tilted onto it; --slide slides along it), "bump" (smooth 3 cm bumps: every foot on a curved
+  // patch), "step" (a 3 cm step edge under the front feet, on the interpolant's steepest cells).
+  std::string terrain = "flat";
   int horizon = 1;
   double eps = 1e-6;  // finite-difference step
   double slide = 0;   // initial forward base speed [m/s] (feet sliding when in contact)
@@ -37,7 +41,12 @@ struct GradcheckReport {
   int activeContacts = 0;  // contacts in the first step
 };
 
-// The scenario is built from the robot's standing pose with seeded random perturbations.
+// The terrain names of GradcheckOptions::terrain.
+const std::vector<std::string>& gradcheckTerrains();
+
+// The scenario is built from the robot's standing pose with seeded random perturbations; on a
+// height field the robot is lifted so that its feet are on average 15 mm in ("contact") or 2 cm
+// above ("distance") the surface under them. `opt`'s terrain is replaced by the named one.
 GradcheckReport gradcheck(const Robot& robot, const sim::SimOptions& opt,
                           const GradcheckOptions& o);
 

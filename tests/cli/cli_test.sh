@@ -72,7 +72,8 @@ mujoco = sys.argv[1] == "1"
 lines = sys.stdin.read().strip().splitlines()
 assert len(lines) == 1, f"expected one line of JSON, got {len(lines)}"
 d = json.loads(lines[0])
-keys = ["step_us_hard", "step_us_smoothed", "step_us_soft", "batch_steps_per_s", "batch_scaling"]
+keys = ["step_us_hard", "step_us_smoothed", "step_us_soft", "batch_steps_per_s", "batch_scaling",
+        "step_us_hard_terrain", "vjp_us_smoothed_terrain", "terrain_over_flat_step_smoothed"]
 for task in ("walk", "velocity"):
     keys += [f"shac_iteration_s_{task}", f"shac_iteration_{task}_rollout_s",
              f"shac_iteration_{task}_actor_backward_s", f"shac_iteration_{task}_critic_s"]
