@@ -19,6 +19,7 @@ void print(const train::EvalResult& r, bool json) {
   const auto s = r.summary();
   if (json) {
     std::printf("{\"task\": \"%s\", \"contact\": \"%s\"", r.task.c_str(), r.contact.c_str());
+    if (!r.terrain.empty()) std::printf(", \"terrain\": \"%s\"", r.terrain.c_str());
     if (!r.engine.empty()) std::printf(", \"engine\": \"%s\"", r.engine.c_str());
     for (const auto& [k, v] : s) {
       if (std::isfinite(v))
@@ -33,8 +34,8 @@ void print(const train::EvalResult& r, bool json) {
     std::printf("task %s, %s: %d episodes (no return: MuJoCo computes no rewards)\n",
                 r.task.c_str(), r.engine.c_str(), static_cast<int>(s.at("episodes")));
   else
-    std::printf("task %s, contact %s, sim dt %g s, %d solver iterations: %d episodes\n",
-                r.task.c_str(), r.contact.c_str(), r.simDt, r.iterations,
+    std::printf("task %s, contact %s, sim dt %g s, %d solver iterations, ground %s: %d episodes\n",
+                r.task.c_str(), r.contact.c_str(), r.simDt, r.iterations, r.terrain.c_str(),
                 static_cast<int>(s.at("episodes")));
   auto row = [&](const char* name, const std::string& key, const char* unit) {
     std::printf("  %-22s %10.4g +- %-10.4g %s\n", name, s.at(key + "_mean"), s.at(key + "_std"),
@@ -49,6 +50,8 @@ void print(const train::EvalResult& r, bool json) {
     std::printf("  %-22s %10.4g rad/s\n", "yaw rate RMS err", s.at("yaw_rate_rms"));
   }
   std::printf("  %-22s %10d of %d\n", "falls", r.falls(), static_cast<int>(s.at("episodes")));
+  if (s.count("terrain_level_mean"))
+    std::printf("  %-22s %10.4g\n", "terrain level (mean)", s.at("terrain_level_mean"));
 }
 
 }  // namespace

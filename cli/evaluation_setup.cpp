@@ -235,6 +235,13 @@ void addEvalOptions(CLI::App* cmd, EvalArgs& a) {
   cmd->add_option("--set", p->sets,
                   "diffloco: override a task key, key.path=value (e.g. "
                   "randomization.push_velocity=0); repeatable");
+  cmd->add_option("--terrain", p->options.terrainType,
+                  "diffloco: every env on tiles of this sub-terrain type of the task's terrain "
+                  "(pyramid_stairs, rough, ...) at --level, or 'none' for the plane z = 0 "
+                  "(default: the task's terrain and curriculum)");
+  cmd->add_option("--level", p->options.terrainLevel,
+                  "diffloco, with --terrain: the terrain level (default: the hardest)")
+      ->check(CLI::Range(0, 999));
   cmd->add_option("--task", p->task,
                   "diffloco: evaluate on this task (name or .yaml; same robot and observations) "
                   "instead of the one trained on, e.g. a fine-tuned policy on its original task");
@@ -243,7 +250,8 @@ void addEvalOptions(CLI::App* cmd, EvalArgs& a) {
 void rejectOtherEngineOptions(const CLI::App* cmd, const EvalArgs& a) {
   const bool mujoco = a.engine == "mujoco";
   for (const char* o :
-       mujoco ? std::vector<const char*>{"--set", "--contact", "--reset-scale", "--task"}
+       mujoco ? std::vector<const char*>{"--set", "--contact", "--reset-scale", "--task",
+                                         "--terrain", "--level"}
               : std::vector<const char*>{"--robot", "--episode-length", "--reset-noise",
                                          "--integrator", "--cone", "--solver", "--noslip",
                                          "--save-mjcf"})

@@ -62,6 +62,13 @@ LocomotionEnv::LocomotionEnv(TaskConfig task, const EnvOptions& options)
   if (task_.sim.actuator.effort <= 0) task_.sim.actuator.effort = robot_.torqueLimit;
   decimation_ = task_.decimation();
   maxSteps_ = task_.maxEpisodeSteps();
+  if (task_.terrain.enabled) {
+    terrain_ = generateTerrain(task_.terrain);
+    task_.sim.contact.terrain = terrain_.field;
+    if (task_.terrain.backwardSmoothing > 0)
+      task_.sim.contact.backwardTerrain = std::make_shared<const sim::HeightField>(
+          sim::smoothHeightField(*terrain_.field, task_.terrain.backwardSmoothing));
+  }
   link_ = std::make_unique<SimLink>(m, task_.sim, n_, options.threads);
 
   k_.defaultJointPos = fromEigen(robot_.defaultJointPos);
@@ -73,13 +80,12 @@ LocomotionEnv::LocomotionEnv(TaskConfig task, const EnvOptions& options)
   k_.actuator = task_.sim.actuator;
   k_.envDt = task_.envDt;
   k_.link = link_.get();
+  k_.terrain = terrain_.field;
 
   // Sizes, per-column observation scale and noise, reward weights, what the terms read.
   std::vector<double> scale, noise;
   for (const auto& t : task_.observations) {
-    const int dim = t.def->dim == TermDef::kPerJoint  ? nj
-                    : t.def->dim == TermDef::kPerFoot ? m.nfeet()
-                                                      : t.def->dim;
+    const int dim = observationSize(*t.def, t.params, nj, m.nfeet());
     numObs_ += dim;
     scale.insert(scale.end(), dim, t.scale);
     noise.insert(noise.end(), dim, t.noise);
@@ -114,6 +120,24 @@ LocomotionEnv::LocomotionEnv(TaskConfig task, const EnvOptions& options)
   episodeSums_ = torch::zeros({n_, static_cast<std::int64_t>(weights.size())}, kF64);
   q_ = asTensor(link_->batch().q);
   v_ = asTensor(link_->batch().v);
+  origin_ = torch::zeros({n_, 2}, kF64);
+  if (task_.randomization.actionDelay) {
+    const auto depth = static_cast<std::int64_t>(task_.randomization.actionDelaySteps.hi) + 1;
+    actionHistory_ = torch::zeros({n_, depth, nj}, kF64);
+    actionDelay_ = torch::zeros({n_}, kI64);
+  }
+  if (terrain_.field) {  // columns round-robin over the world's envs, levels drawn
+    const TerrainConfig& tc = task_.terrain;
+    terrainColumn_ = torch::empty({n_}, kI64);
+    terrainLevel_ = torch::empty({n_}, kI64);
+    for (int i = 0; i < n_; ++i) {
+      terrainColumn_[i] = (options.firstEnv + i) % tc.columns;
+      const int top = std::min(tc.curriculum.maxInitLevel, tc.rows - 1);
+      terrainLevel_[i] = tc.level >= 0 ? tc.level
+                                       : std::min<std::int64_t>(
+                                             top, static_cast<std::int64_t>(uniform(i, 0, top + 1)));
+    }
+  }
   reset();
   setDifferentiable(options.differentiable);
   if (options.printSummary) {
@@ -125,7 +149,7 @@ LocomotionEnv::LocomotionEnv(TaskConfig task, const EnvOptions& options)
 // ---------------------------------------------------------------------------------------------
 // Resets, commands, pushes.
 
-void LocomotionEnv::resetEnvs(const Tensor& idsT) {
+void LocomotionEnv::resetEnvs(const Tensor& idsT, bool episodesEnded) {
   const auto ids = toVector(idsT);
   const std::int64_t k = static_cast<std::int64_t>(ids.size());
   const sim::Model& m = robot_.model;
@@ -135,6 +159,9 @@ void LocomotionEnv::resetEnvs(const Tensor& idsT) {
                     &r.randomYaw, &r.baseLinVelNoise, &r.baseAngVelNoise})
     *x *= resetNoiseScale_;
   sim::Data& d = *link_->kinematicsData()[0];
+  if (terrain_.field) updateTerrainLevels(ids, episodesEnded);
+  const sim::HeightField* ground = terrain_.field.get();
+  const double* origin = origin_.data_ptr<double>();
   Tensor qRows = torch::empty({k, nq}, kF64), vRows = torch::empty({k, nv}, kF64);
   for (std::int64_t i = 0; i < k; ++i) {
     Eigen::Map<sim::VecX> q(qRows.data_ptr<double>() + i * nq, nq);
@@ -142,8 +169,8 @@ void LocomotionEnv::resetEnvs(const Tensor& idsT) {
     q = robot_.standingConfiguration();
     const std::int64_t e = ids[i];
     for (int j = 0; j < nj; ++j) q[7 + j] += uniform(e, -r.jointPosNoise, r.jointPosNoise);
-    q[0] += uniform(e, -r.basePosNoise, r.basePosNoise);
-    q[1] += uniform(e, -r.basePosNoise, r.basePosNoise);
+    q[0] += origin[2 * e] + uniform(e, -r.basePosNoise, r.basePosNoise);
+    q[1] += origin[2 * e + 1] + uniform(e, -r.basePosNoise, r.basePosNoise);
     // Yaw, then a tilt about a random horizontal axis.
     const double axisAngle = uniform(e, 0, 2 * M_PI);
     const sim::Quat rot =
@@ -151,13 +178,15 @@ void LocomotionEnv::resetEnvs(const Tensor& idsT) {
         sim::Quat(Eigen::AngleAxisd(uniform(e, -r.baseRotNoise, r.baseRotNoise),
                                     sim::Vec3(std::cos(axisAngle), std::sin(axisAngle), 0)));
     q.segment<4>(3) << rot.w(), rot.x(), rot.y(), rot.z();
-    // Height: the lowest foot sphere starts `footClearance` above the ground, whatever the
-    // sampled joint angles and tilt (no initial penetration impulse).
+    // Height: the lowest foot sphere starts `footClearance` above the ground under it, whatever
+    // the sampled joint angles and tilt (no initial penetration impulse).
     q[2] = 0;
     sim::forwardKinematics(m, d, q);
     double lowest = 1e300;
-    for (const auto& f : m.feet)
-      lowest = std::min(lowest, sim::worldPoint(d, f.body, f.offset).z() - f.radius);
+    for (const auto& f : m.feet) {
+      const sim::Vec3 c = sim::worldPoint(d, f.body, f.offset);
+      lowest = std::min(lowest, c.z() - f.radius - sim::groundHeight(ground, c.x(), c.y()));
+    }
     q[2] = r.footClearance - lowest;
     for (int a = 0; a < 3; ++a) v[a] = uniform(e, -r.baseLinVelNoise, r.baseLinVelNoise);
     for (int a = 3; a < 6; ++a) v[a] = uniform(e, -r.baseAngVelNoise, r.baseAngVelNoise);
@@ -184,16 +213,75 @@ void LocomotionEnv::resetEnvs(const Tensor& idsT) {
       at[id] = std::max<std::int64_t>(
           1, std::lround(uniform(id, rnd.pushIntervalS.lo, rnd.pushIntervalS.hi) / task_.envDt));
   }
-  if (rnd.friction || rnd.addedMass) {
+  if (rnd.friction || rnd.addedMass || rnd.motorStrength) {
     // New tensors (not in-place): graph nodes recorded before keep the values they ran with.
     Tensor fr = link_->friction().clone();
     Tensor dm =
         link_->addedMass().defined() ? link_->addedMass().clone() : torch::zeros({n_}, kF64);
+    Tensor ms = link_->motorStrength().defined() ? link_->motorStrength().clone()
+                                                 : torch::ones({n_}, kF64);
+    double* frp = fr.data_ptr<double>();
+    double* dmp = dm.data_ptr<double>();
+    double* msp = ms.data_ptr<double>();
     for (auto id : ids) {
-      if (rnd.friction) fr[id] = uniform(id, rnd.frictionRange.lo, rnd.frictionRange.hi);
-      if (rnd.addedMass) dm[id] = uniform(id, rnd.addedMassRange.lo, rnd.addedMassRange.hi);
+      if (rnd.friction) frp[id] = uniform(id, rnd.frictionRange.lo, rnd.frictionRange.hi);
+      if (rnd.addedMass) dmp[id] = uniform(id, rnd.addedMassRange.lo, rnd.addedMassRange.hi);
+      if (rnd.motorStrength)
+        msp[id] = uniform(id, rnd.motorStrengthRange.lo, rnd.motorStrengthRange.hi);
     }
-    link_->setWorldParams(fr, rnd.addedMass ? dm : Tensor());
+    link_->setWorldParams(fr, rnd.addedMass ? dm : Tensor(), rnd.motorStrength ? ms : Tensor());
+  }
+  if (rnd.actionDelay) {
+    // A delay of k in {lo, ..., hi} steps, and an empty history (the default pose's action).
+    std::int64_t* delay = actionDelay_.data_ptr<std::int64_t>();
+    const auto lo = static_cast<std::int64_t>(rnd.actionDelaySteps.lo);
+    const auto span = static_cast<std::int64_t>(rnd.actionDelaySteps.hi) - lo + 1;
+    for (auto id : ids)
+      delay[id] = lo + std::min<std::int64_t>(span - 1, static_cast<std::int64_t>(uniform(id, 0, span)));
+    actionHistory_ = differentiable_ ? actionHistory_.index_fill(0, idsT, 0.0)
+                                     : actionHistory_.index_fill_(0, idsT, 0.0);
+  }
+}
+
+void LocomotionEnv::updateTerrainLevels(const std::vector<std::int64_t>& ids, bool episodesEnded) {
+  const TerrainConfig& tc = task_.terrain;
+  std::int64_t* level = terrainLevel_.data_ptr<std::int64_t>();
+  const std::int64_t* column = terrainColumn_.data_ptr<std::int64_t>();
+  double* origin = origin_.data_ptr<double>();
+  const Tensor q = q_.detach().contiguous(), cmd = command_.contiguous();
+  const double* qp = q.data_ptr<double>();
+  const double* cp = cmd.data_ptr<double>();
+  const int nq = robot_.model.nq();
+  for (auto e : ids) {
+    if (episodesEnded && tc.level < 0 && tc.curriculum.enabled) {
+      const double walked = std::hypot(qp[e * nq] - origin[2 * e], qp[e * nq + 1] - origin[2 * e + 1]);
+      const double commanded = std::hypot(cp[3 * e], cp[3 * e + 1]) * task_.episodeLengthS;
+      if (walked > tc.curriculum.promote * terrain_.tileSize) {
+        level[e] += 1;
+        // Past the last level: a random level (legged_gym), so that solved envs keep sampling.
+        if (level[e] >= tc.rows) level[e] = std::min<std::int64_t>(tc.rows - 1, static_cast<std::int64_t>(uniform(e, 0, tc.rows)));
+      } else if (walked < tc.curriculum.demote * commanded) {
+        level[e] = std::max<std::int64_t>(0, level[e] - 1);
+      }
+    }
+    origin[2 * e] = terrain_.centreX(static_cast<int>(level[e]));
+    origin[2 * e + 1] = terrain_.centreY(static_cast<int>(column[e]));
+  }
+}
+
+void LocomotionEnv::setTerrainTile(int level, const std::string& type) {
+  if (!terrain_.field) throw std::invalid_argument("setTerrainTile: the task has no terrain");
+  if (level < 0 || level >= terrain_.rows)
+    throw std::invalid_argument(fmt::format("terrain level {} is out of range (0 to {})", level,
+                                            terrain_.rows - 1));
+  const std::vector<int> cols = terrain_.columnsOf(type);
+  if (cols.empty())
+    throw std::invalid_argument("the task's terrain has no sub-terrain '" + type + "'" +
+                                config::didYouMean(type, terrain_.columnType));
+  task_.terrain.level = level;  // keeps the curriculum from moving the envs
+  for (int i = 0; i < n_; ++i) {
+    terrainLevel_[i] = level;
+    terrainColumn_[i] = cols[i % cols.size()];
   }
 }
 
@@ -327,7 +415,7 @@ TermContext LocomotionEnv::resetContext(const Tensor& ids) {
 
 Tensor LocomotionEnv::reset() {
   torch::NoGradGuard noGrad;  // every state becomes a constant
-  resetEnvs(torch::arange(n_, kI64));
+  resetEnvs(torch::arange(n_, kI64), false);
   if (differentiable_) {
     q_ = q_.detach();
     v_ = v_.detach();
@@ -347,7 +435,13 @@ StepResult LocomotionEnv::step(const Tensor& actions) {
   if (!differentiable_) noGrad.emplace();
 
   const Tensor a = actions.to(torch::kDouble).clamp(-task_.actionClip, task_.actionClip);
-  const Tensor qTarget = torch::add(k_.defaultJointPos, a, task_.actionScale);
+  Tensor applied = a;  // the action the joints get: a, or the one `delay` steps before it
+  if (actionDelay_.defined()) {
+    const std::int64_t depth = actionHistory_.size(1);
+    actionHistory_ = torch::cat({a.unsqueeze(1), actionHistory_.narrow(1, 0, depth - 1)}, 1);
+    applied = actionHistory_.gather(1, actionDelay_.view({n_, 1, 1}).expand({n_, 1, nj})).squeeze(1);
+  }
+  const Tensor qTarget = torch::add(k_.defaultJointPos, applied, task_.actionScale);
   applyPushes();
 
   TermContext c(k_);
@@ -445,7 +539,7 @@ StepResult LocomotionEnv::step(const Tensor& actions) {
       res.extras.log["Episode/rew_" + rewardNames_[i]] = mean[i];
     res.extras.log["Episode/length_s"] = length;
     res.extras.log["Episode/count"] = static_cast<double>(idv.size());
-    resetEnvs(ids);
+    resetEnvs(ids, true);
     TermContext rc = resetContext(ids);
     obs_ = obs_.index_copy(0, ids, computeObservations(rc, ids).to(options_.dtype));
   }
@@ -455,6 +549,8 @@ StepResult LocomotionEnv::step(const Tensor& actions) {
   res.truncated = truncated;
   res.extras.rewardTerms = termsDetached;
   res.extras.log["Env/sim_failures"] = static_cast<double>(nFailed);
+  if (terrain_.field)
+    res.extras.log["Curriculum/terrain_level"] = terrainLevel_.to(torch::kDouble).mean().item<double>();
   return res;
 }
 
@@ -483,6 +579,7 @@ void LocomotionEnv::detach() {
   q_ = q_.detach();
   v_ = v_.detach();
   lastAction_ = lastAction_.detach();
+  if (actionHistory_.defined()) actionHistory_ = actionHistory_.detach();
   obs_ = obs_.detach();
 }
 
@@ -529,8 +626,18 @@ std::map<std::string, Tensor> LocomotionEnv::stateDict() const {
   s["push_at"] = pushAt_.clone();
   s["friction"] = link_->friction().clone();
   if (link_->addedMass().defined()) s["added_mass"] = link_->addedMass().clone();
+  if (link_->motorStrength().defined()) s["motor_strength"] = link_->motorStrength().clone();
+  if (actionDelay_.defined()) {
+    s["action_history"] = actionHistory_.detach().clone();
+    s["action_delay"] = actionDelay_.clone();
+  }
   std::vector<std::int64_t> streams(streams_.begin(), streams_.end());
   s["random_streams"] = torch::tensor(streams, torch::kLong);
+  s["origin"] = origin_.clone();
+  if (terrain_.field) {
+    s["terrain_level"] = terrainLevel_.clone();
+    s["terrain_column"] = terrainColumn_.clone();
+  }
   return s;
 }
 
@@ -548,8 +655,15 @@ void LocomotionEnv::loadStateDict(const std::map<std::string, Tensor>& state) {
   const sim::Model& m = robot_.model;
   const Tensor q = get("q", {n_, m.nq()}), v = get("v", {n_, m.nv()});
   const Tensor mass = state.count("added_mass") ? get("added_mass", {n_}) : Tensor();
+  const Tensor strength = state.count("motor_strength") ? get("motor_strength", {n_}) : Tensor();
   link_->setWorldParams(get("friction", {n_}).to(torch::kDouble).clone(),
-                        mass.defined() ? mass.to(torch::kDouble).clone() : Tensor());
+                        mass.defined() ? mass.to(torch::kDouble).clone() : Tensor(),
+                        strength.defined() ? strength.to(torch::kDouble).clone() : Tensor());
+  if (actionDelay_.defined()) {
+    actionHistory_ =
+        get("action_history", {n_, actionHistory_.size(1), m.nj()}).to(torch::kDouble).clone();
+    actionDelay_ = get("action_delay", {n_}).to(torch::kLong).clone();
+  }
   if (differentiable_) {
     q_ = q.to(torch::kDouble).clone();
     v_ = v.to(torch::kDouble).clone();
@@ -563,6 +677,11 @@ void LocomotionEnv::loadStateDict(const std::map<std::string, Tensor>& state) {
   episodeSums_ = get("episode_sums", {n_, episodeSums_.size(1)}).to(torch::kDouble).clone();
   command_ = get("commands", {n_, 3}).to(torch::kDouble).clone();
   pushAt_ = get("push_at", {n_}).to(torch::kLong).clone();
+  if (state.count("origin")) origin_ = get("origin", {n_, 2}).to(torch::kDouble).clone();
+  if (terrain_.field) {
+    terrainLevel_ = get("terrain_level", {n_}).to(torch::kLong).clone();
+    terrainColumn_ = get("terrain_column", {n_}).to(torch::kLong).clone();
+  }
   const Tensor streams = get("random_streams", {n_}).to(torch::kLong).contiguous();
   for (int i = 0; i < n_; ++i)
     streams_[i] = static_cast<std::uint64_t>(streams.data_ptr<std::int64_t>()[i]);
@@ -572,9 +691,7 @@ std::vector<std::pair<std::string, int>> LocomotionEnv::observationLayout() cons
   std::vector<std::pair<std::string, int>> out;
   const sim::Model& m = robot_.model;
   for (const auto& t : task_.observations)
-    out.emplace_back(t.name, t.def->dim == TermDef::kPerJoint  ? m.nj()
-                             : t.def->dim == TermDef::kPerFoot ? m.nfeet()
-                                                               : t.def->dim);
+    out.emplace_back(t.name, observationSize(*t.def, t.params, m.nj(), m.nfeet()));
   return out;
 }
 
@@ -622,8 +739,28 @@ std::string LocomotionEnv::summary() const {
   if (r.pushes)
     rnd += fmt::format(" pushes +-{:g} m/s every [{:g}, {:g}] s;", r.pushVelocity,
                        r.pushIntervalS.lo, r.pushIntervalS.hi);
+  if (r.motorStrength)
+    rnd += fmt::format(" motor strength [{:g}, {:g}];", r.motorStrengthRange.lo,
+                       r.motorStrengthRange.hi);
+  if (r.actionDelay)
+    rnd += fmt::format(" action delay {:g}-{:g} steps;", r.actionDelaySteps.lo, r.actionDelaySteps.hi);
   if (obsNoise_.defined()) rnd += " observation noise;";
   line("  randomisation:" + (rnd.empty() ? std::string(" none") : rnd));
+  if (terrain_.field) {
+    const auto& tc = task_.terrain;
+    std::string cols;
+    for (const auto& t : terrain_.columnType) cols += (cols.empty() ? "" : " ") + t;
+    line(fmt::format("  terrain: {} levels x {} tiles of {:g} m ({} x {} samples, {:g} m grid), "
+                     "columns: {}; {}",
+                     tc.rows, tc.columns, terrain_.tileSize, terrain_.field->nx, terrain_.field->ny,
+                     tc.spacing, cols,
+                     tc.level >= 0 ? fmt::format("every env on level {}", tc.level)
+                     : tc.curriculum.enabled
+                         ? fmt::format("curriculum from levels 0-{}", tc.curriculum.maxInitLevel)
+                         : std::string("levels fixed at their start")));
+  } else {
+    line("  ground: the plane z = 0");
+  }
 
   line(fmt::format("observations ({}):", numObs_));
   line(fmt::format("  {:>5}  {:<18} {:>4} {:>6} {:>6}  {}", "index", "name", "dim", "scale",

@@ -87,6 +87,15 @@ class LocomotionEnv : public VecEnv {
   double commandScale() const { return commandScale_; }
   double resetNoiseScale() const { return resetNoiseScale_; }
   double commandResampleScale() const { return commandResampleScale_; }
+  // The generated terrain (envs/terrain.h; field null: the plane z = 0) and each env's tile: its
+  // difficulty row (the terrain curriculum moves it) and its column.
+  const Terrain& terrain() const { return terrain_; }
+  torch::Tensor terrainLevels() const { return terrainLevel_; }  // [N] int64
+  torch::Tensor terrainColumns() const { return terrainColumn_; }  // [N] int64
+  // Puts every env on tile (level, column of the given type's) from its next reset on (evaluation
+  // on named terrains): throws naming the type when no column has it or the level is out of range.
+  void setTerrainTile(int level, const std::string& type);
+
   // The weight of reward term `name` from the next step on (curriculum.rewards); throws naming
   // the term when the task has no such term.
   void setRewardWeight(const std::string& name, double weight);
@@ -101,7 +110,12 @@ class LocomotionEnv : public VecEnv {
   void loadStateDict(const std::map<std::string, torch::Tensor>& state);
 
  private:
-  void resetEnvs(const torch::Tensor& ids);
+  // `episodesEnded`: the envs finished an episode in step() (the terrain curriculum judges it);
+  // false for reset(), which starts every env afresh on its current level.
+  void resetEnvs(const torch::Tensor& ids, bool episodesEnded);
+  // Terrain curriculum at the end of the episodes of `ids` (before their reset) when
+  // `episodesEnded`, then their spawn points: the centre of their tile.
+  void updateTerrainLevels(const std::vector<std::int64_t>& ids, bool episodesEnded);
   void sampleCommands(const std::vector<std::int64_t>& ids);
   void applyPushes();
   // Observations [n, numObs] (double, noise and scale applied) for the rows of context c, which
@@ -125,6 +139,9 @@ class LocomotionEnv : public VecEnv {
 
   torch::Tensor q_, v_;          // [N, nq], [N, nv] double
   torch::Tensor lastAction_;     // [N, nj] double: action of the previous step
+  // Action latency: the last maxDelay + 1 actions, newest first [N, D + 1, nj], and each env's
+  // delay [N] int64 (undefined without randomization.action_delay_steps).
+  torch::Tensor actionHistory_, actionDelay_;
   torch::Tensor obs_;            // [N, numObs], options_.dtype
   torch::Tensor command_;        // [N, 3] double
   torch::Tensor episodeStep_;    // [N] int64
@@ -133,6 +150,9 @@ class LocomotionEnv : public VecEnv {
   torch::Tensor episodeSums_;    // [N, T] double: weighted reward terms summed over the episode
   torch::Tensor obsScale_, obsNoise_;  // [numObs] or undefined when trivial
   torch::Tensor standing_;             // [nq] default configuration
+  Terrain terrain_;
+  torch::Tensor terrainLevel_, terrainColumn_;  // [N] int64 (undefined without terrain)
+  torch::Tensor origin_;                        // [N, 2] double: spawn (x, y) of the episode
   // One random stream per env (a splitmix64 state), seeded from (seed, the env's index in the
   // world): an env's draws depend on its own history only, not on which other envs reset or how
   // many envs this process holds.

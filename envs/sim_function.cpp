@@ -70,6 +70,7 @@ class SimStepFunction : public torch::autograd::Function<SimStepFunction> {
     ctx->saved_data["failed"] = failed;
     ctx->saved_data["friction"] = link->friction();
     ctx->saved_data["mass"] = link->addedMass();
+    ctx->saved_data["strength"] = link->motorStrength();
     ctx->mark_non_differentiable({failed});
     return {copyOf(b.q), copyOf(b.v), failed};
   }
@@ -90,10 +91,12 @@ class SimStepFunction : public torch::autograd::Function<SimStepFunction> {
     // Re-apply the per-world parameters this step ran with if they changed since (a reset).
     const Tensor fr = ctx->saved_data["friction"].toTensor();
     const Tensor mass = ctx->saved_data["mass"].toTensor();
-    const bool swap = !fr.is_same(link->friction()) || !mass.is_same(link->addedMass());
-    if (swap) link->applyParams(fr, mass);
+    const Tensor strength = ctx->saved_data["strength"].toTensor();
+    const bool swap = !fr.is_same(link->friction()) || !mass.is_same(link->addedMass()) ||
+                      !strength.is_same(link->motorStrength());
+    if (swap) link->applyParams(fr, mass, strength);
     b.stepVjp(q, v, qt, gqNext, gvNext, gq, gv, gqt);
-    if (swap) link->applyParams(link->friction(), link->addedMass());
+    if (swap) link->applyParams(link->friction(), link->addedMass(), link->motorStrength());
 
     // A world that failed in the forward pass kept its state: no gradient flows through it.
     const Tensor failed = ctx->saved_data["failed"].toTensor();
@@ -178,7 +181,39 @@ class FootPositionsFunction : public torch::autograd::Function<FootPositionsFunc
   }
 };
 
+// h(x, y) of a height field, elementwise; its backward is the slope (h_x, h_y), computed with h.
+class GroundHeightFunction : public torch::autograd::Function<GroundHeightFunction> {
+ public:
+  static variable_list forward(AutogradContext* ctx, const Tensor& x, const Tensor& y,
+                               const sim::HeightField* field) {
+    const Tensor xc = x.contiguous(), yc = y.contiguous();
+    Tensor h = torch::empty_like(xc), hx = torch::empty_like(xc), hy = torch::empty_like(xc);
+    const double *xp = xc.data_ptr<double>(), *yp = yc.data_ptr<double>();
+    double *hp = h.data_ptr<double>(), *hxp = hx.data_ptr<double>(), *hyp = hy.data_ptr<double>();
+    for (std::int64_t i = 0; i < xc.numel(); ++i) {
+      const sim::SurfacePoint s = sim::sampleSurface(*field, xp[i], yp[i]);
+      hp[i] = s.h, hxp[i] = s.hx, hyp[i] = s.hy;
+    }
+    ctx->save_for_backward({hx, hy});
+    return {h};
+  }
+
+  static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    const auto saved = ctx->get_saved_variables();
+    const Tensor g = asDouble(grads[0]);
+    return {g * saved[0], g * saved[1], Tensor()};
+  }
+};
+
 }  // namespace
+
+torch::Tensor groundHeight(const std::shared_ptr<const sim::HeightField>& field,
+                           const torch::Tensor& x, const torch::Tensor& y) {
+  if (!field) return torch::zeros_like(asDouble(x));
+  if (!x.sizes().equals(y.sizes()))
+    throw std::invalid_argument("groundHeight: x and y must have the same shape");
+  return GroundHeightFunction::apply(asDouble(x), asDouble(y), field.get())[0];
+}
 
 void setTorchThreads(int threads) {
   at::set_num_threads(threads);
@@ -225,8 +260,15 @@ SimLink::SimLink(const sim::Model& model, const sim::SimOptions& options, int wo
   friction_ = torch::full({worlds}, options.contact.mu, kDouble);
 }
 
-void SimLink::applyParams(const torch::Tensor& friction, const torch::Tensor& addedMass) {
+void SimLink::applyParams(const torch::Tensor& friction, const torch::Tensor& addedMass,
+                          const torch::Tensor& motorStrength) {
   const int n = worlds();
+  if (motorStrength.defined()) {
+    const double* s = motorStrength.data_ptr<double>();
+    for (int w = 0; w < n; ++w) batch_->setMotorStrength(w, s[w]);
+  } else if (motorStrength_.defined()) {
+    for (int w = 0; w < n; ++w) batch_->setMotorStrength(w, 1.0);
+  }
   const double* fr = friction.data_ptr<double>();
   for (int w = 0; w < n; ++w) batch_->setFriction(w, fr[w]);
   if (addedMass.defined()) {
@@ -237,8 +279,14 @@ void SimLink::applyParams(const torch::Tensor& friction, const torch::Tensor& ad
   }
 }
 
-void SimLink::setWorldParams(torch::Tensor friction, torch::Tensor addedMass) {
+void SimLink::setWorldParams(torch::Tensor friction, torch::Tensor addedMass,
+                             torch::Tensor motorStrength) {
   friction = asDouble(friction);
+  if (motorStrength.defined()) {
+    motorStrength = asDouble(motorStrength);
+    if (motorStrength.dim() != 1 || motorStrength.size(0) != worlds())
+      throw std::invalid_argument("setWorldParams: motorStrength must have one entry per world");
+  }
   if (friction.dim() != 1 || friction.size(0) != worlds())
     throw std::invalid_argument("setWorldParams: friction must have one entry per world");
   if (addedMass.defined()) {
@@ -248,9 +296,12 @@ void SimLink::setWorldParams(torch::Tensor friction, torch::Tensor addedMass) {
   }
   // Going back to nominal masses after a randomised phase: zero added mass on every world.
   if (!addedMass.defined() && addedMass_.defined()) addedMass = torch::zeros({worlds()}, kDouble);
+  if (!motorStrength.defined() && motorStrength_.defined())
+    motorStrength = torch::ones({worlds()}, kDouble);
   friction_ = friction;
   addedMass_ = addedMass;
-  applyParams(friction_, addedMass_);
+  motorStrength_ = motorStrength;
+  applyParams(friction_, addedMass_, motorStrength_);
 }
 
 SimStepResult simStep(SimLink& link, const torch::Tensor& q, const torch::Tensor& v,

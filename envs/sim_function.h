@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "sim/batch.h"
+#include "sim/terrain.h"
 
 namespace diffloco::envs {
 
@@ -35,13 +36,16 @@ class SimLink {
   const sim::Model& model() const { return batch_->model(); }
   int worlds() const { return batch_->worlds(); }
 
-  // Per-world friction coefficient and added base mass [N] (double). The tensors are replaced,
-  // never modified in place: a node recorded before a change keeps the values it ran with, and
-  // its backward re-applies them (randomisation on reset must not corrupt older gradients).
-  // An undefined addedMass leaves every world with the model's masses.
-  void setWorldParams(torch::Tensor friction, torch::Tensor addedMass);
+  // Per-world friction coefficient, added base mass and motor strength [N] (double). The tensors
+  // are replaced, never modified in place: a node recorded before a change keeps the values it
+  // ran with, and its backward re-applies them (randomisation on reset must not corrupt older
+  // gradients). An undefined addedMass leaves every world with the model's masses, an undefined
+  // motorStrength with the nominal drive.
+  void setWorldParams(torch::Tensor friction, torch::Tensor addedMass,
+                      torch::Tensor motorStrength = {});
   const torch::Tensor& friction() const { return friction_; }
   const torch::Tensor& addedMass() const { return addedMass_; }
+  const torch::Tensor& motorStrength() const { return motorStrength_; }
 
   // Worlds whose backward produced non-finite adjoints (zeroed), counted since construction.
   std::int64_t vjpFailures() const { return vjpFailures_; }
@@ -49,15 +53,16 @@ class SimLink {
   int lastFailures() const { return lastFailures_; }
   void setLastFailures(int n) { lastFailures_ = n; }
 
-  // Applies (friction, addedMass) to the batch simulator.
-  void applyParams(const torch::Tensor& friction, const torch::Tensor& addedMass);
+  // Applies (friction, addedMass, motorStrength) to the batch simulator.
+  void applyParams(const torch::Tensor& friction, const torch::Tensor& addedMass,
+                   const torch::Tensor& motorStrength);
   void countVjpFailures(std::int64_t n) { vjpFailures_ += n; }
   std::vector<std::unique_ptr<sim::Data>>& kinematicsData() { return kinData_; }
 
  private:
   std::unique_ptr<sim::BatchSim> batch_;
   std::vector<std::unique_ptr<sim::Data>> kinData_;  // one per pool worker, for footPositions
-  torch::Tensor friction_, addedMass_;
+  torch::Tensor friction_, addedMass_, motorStrength_;
   std::atomic<std::int64_t> vjpFailures_{0};
   int lastFailures_ = 0;
 };
@@ -76,6 +81,12 @@ SimStepResult simStep(SimLink& link, const torch::Tensor& q, const torch::Tensor
 // World positions [n, F, 3] of the foot sphere centres for configurations q [n, nq] (any n: rows
 // need not be the link's worlds), differentiable in q. Forward kinematics runs on the link's pool.
 torch::Tensor footPositions(SimLink& link, const torch::Tensor& q);
+
+// Heights h(x, y) [..] of the ground (sim/terrain.h; 0 everywhere without a height field) under
+// world points x, y [..] (double, any equal shapes), differentiable in x and y (the interpolant's
+// slopes). The height field must outlive the graph.
+torch::Tensor groundHeight(const std::shared_ptr<const sim::HeightField>& field,
+                           const torch::Tensor& x, const torch::Tensor& y);
 
 // Torch's intra-op threads and, when the BLAS is OpenBLAS, its own pool (at::set_num_threads does
 // not reach it, and its idle threads spin): the simulator's pool and torch share the same cores,

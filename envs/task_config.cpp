@@ -91,6 +91,73 @@ void visitTerm(V& v, TermConfig& tc, TermKind kind) {
   tc.params = TermParams(std::move(values));
 }
 
+// One sub-terrain type: its share of the columns and the parameters its type reads
+// (envs/terrain.h).
+template <class V>
+void visitSubTerrain(V& v, SubTerrainConfig& s) {
+  const auto& names = subTerrainTypes();
+  if (std::find(names.begin(), names.end(), s.name) == names.end()) {
+    v.check(false, "", "unknown sub-terrain type '" + s.name + "'" + config::didYouMean(s.name, names));
+    return;
+  }
+  v.field("proportion", s.proportion, "share of the columns (relative to the other types)",
+          V::atLeast(0));
+  const std::string& t = s.name;
+  if (t == "rough") {
+    v.field("amplitude", s.amplitude, "heights U(-a, a), a from lo (easiest row) to hi [m]",
+            V::atLeast(0));
+    v.field("cell", s.cell, "lattice of the random heights [m]", V::positive());
+  }
+  if (t == "pyramid_slope" || t == "pyramid_slope_inverted")
+    v.field("grade", s.grade, "rise over run, lo (easiest row) to hi", V::between(0, 10));
+  if (t == "pyramid_stairs" || t == "pyramid_stairs_inverted") {
+    v.field("rise", s.rise, "step height, lo (easiest row) to hi [m]", V::between(0, 10));
+    v.field("run", s.run, "step depth [m]", V::positive());
+  }
+  if (t == "obstacles") {
+    v.field("height", s.height, "obstacle height h, lo (easiest row) to hi [m]", V::between(0, 10));
+    v.field("size", s.size, "sides of the rectangles U(min, max) [m]", V::positive());
+    v.field("count", s.count, "rectangles per tile", V::between(0, 10000));
+  }
+}
+
+// The terrain section (envs/terrain.h).
+template <class V>
+void visitTerrain(V& v, TerrainConfig& t) {
+  v.field("spacing", t.spacing, "height-field grid spacing [m]", V::positive());
+  v.field("tile_size", t.tileSize, "side of a square tile [m], a multiple of spacing",
+          V::positive());
+  v.field("platform", t.platform, "flat square at each tile's centre, where envs spawn [m]",
+          V::atLeast(0));
+  v.field("border", t.border, "flat border around the tiles [m]", V::atLeast(0));
+  v.field("rows", t.rows, "difficulty levels (rows of tiles along x)", V::between(1, 1000));
+  v.field("columns", t.columns, "tiles per level (along y), split among the types by proportion",
+          V::between(1, 1000));
+  v.field("seed", t.seed, "generation seed (the terrain is the same for every training seed)");
+  v.field("level", t.level,
+          "-1: levels from the curriculum; else every env on this level (evaluation)",
+          V::between(-1, 999));
+  v.field("backward_smoothing", t.backwardSmoothing,
+          "> 0: the simulator's backward pass sees the terrain smoothed by a Gaussian of this "
+          "standard deviation [m] (forward: the terrain itself)",
+          V::between(0, 10));
+  v.list("types", t.types, "sub-terrain types and their parameters, in column order",
+         [](auto& o, SubTerrainConfig& s) { visitSubTerrain(o, s); });
+  v.group("curriculum", "terrain levels by performance (legged_gym's rule)", [&](auto& c) {
+    auto& x = t.curriculum;
+    c.field("enabled", x.enabled, "move envs between levels at episode ends");
+    c.field("max_init_level", x.maxInitLevel, "envs start on levels 0 .. this",
+            V::between(0, 999));
+    c.field("promote", x.promote,
+            "up a level when the base ended farther than this x tile_size from its start",
+            V::positive());
+    c.field("demote", x.demote,
+            "down a level when it covered less than this x its commanded distance",
+            V::atLeast(0));
+  });
+  v.check(!t.enabled || !t.types.empty(), "types", "needs at least one sub-terrain type");
+}
+
 // Every key of a task (configs/tasks/*.yaml) once: read strictly, written with its documentation
 // and flattened by the config archive (config/archive.h). `partial`: a robot's task_defaults
 // (no name or robot).
@@ -153,6 +220,16 @@ void visitTask(V& v, TaskConfig& t, bool partial) {
     r.field("push_velocity", d.pushVelocity,
             "a push adds U(-x, x) to the base x and y velocity [m/s]", V::atLeast(0));
     r.field("observation_noise", d.observationNoise, "the observation terms' noise on");
+    r.optionalField("motor_strength", d.motorStrength, d.motorStrengthRange,
+                    "PD gains kp, kd scaled by U(lo, hi) (torque limits unchanged)",
+                    V::positive());
+    r.optionalField("action_delay_steps", d.actionDelay, d.actionDelaySteps,
+                    "joint targets lag the actions by k control steps, k uniform in {lo, ..., hi}",
+                    V::between(0, 100));
+    r.check(!d.actionDelay || (d.actionDelaySteps.lo == std::floor(d.actionDelaySteps.lo) &&
+                               d.actionDelaySteps.hi == std::floor(d.actionDelaySteps.hi) &&
+                               d.actionDelaySteps.lo <= d.actionDelaySteps.hi),
+            "action_delay_steps", "needs whole numbers of steps, lo <= hi");
   });
   v.group("reset", "each episode: U(-x, x) noise on the default state", [&](auto& r) {
     auto& s = t.reset;
@@ -169,6 +246,9 @@ void visitTask(V& v, TaskConfig& t, bool partial) {
     r.field("foot_clearance", s.footClearance, "the lowest foot starts this high above ground [m]",
             V::atLeast(0));
   });
+  v.optionalGroup("terrain",
+                  "generated terrain (envs/terrain.h; absent: the plane z = 0)", t.terrain.enabled,
+                  [&](auto& g) { visitTerrain(g, t.terrain); });
 }
 
 }  // namespace
@@ -206,6 +286,8 @@ void TaskConfig::freezeRandomization() {
   randomization.addedMass = false;
   randomization.pushes = false;
   randomization.observationNoise = false;
+  randomization.motorStrength = false;
+  randomization.actionDelay = false;
   commands.resampleS = 0;
 }
 
@@ -303,6 +385,26 @@ TaskConfig parseTask(const YAML::Node& taskNode, const config::Source& src, bool
     const std::string envDt = keyPrefix.empty() ? "env_dt" : keyPrefix + ".env_dt";
     throw std::runtime_error((bySim != src.file ? bySim : src.where(envDt, node["env_dt"])) + ": " +
                              problem);
+  }
+  if (t.terrain.enabled) {
+    try {
+      validateTerrainConfig(t.terrain);
+    } catch (const TerrainConfigError& e) {
+      // Located at the deepest key of e.key the file has (the section itself for a whole-grid
+      // problem), or at the override that set it.
+      std::string path = "terrain." + e.key;
+      YAML::Node n = node["terrain"];
+      std::string walked = "terrain";
+      std::istringstream parts(e.key);
+      for (std::string part; std::getline(parts, part, '.');) {
+        if (!n.IsMap() || !n[part]) break;
+        n = n[part];
+        walked += "." + part;
+      }
+      const std::string full = keyPrefix.empty() ? path : keyPrefix + "." + path;
+      const std::string at = keyPrefix.empty() ? walked : keyPrefix + "." + walked;
+      throw std::runtime_error(src.where(at, n) + ": " + full + ": " + e.problem);
+    }
   }
   return t;
 }

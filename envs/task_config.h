@@ -12,6 +12,7 @@
 
 #include "config/range.h"
 #include "envs/terms.h"
+#include "envs/terrain.h"
 #include "sim/options.h"
 
 namespace YAML {
@@ -51,6 +52,12 @@ struct RandomizationConfig {
   Range pushIntervalS;  // time to the next push, sampled per env
   double pushVelocity = 0;
   bool observationNoise = false;  // master switch for the per-term noise
+  bool motorStrength = false;  // PD gains scaled by U(lo, hi) per env (sim::BatchSim)
+  Range motorStrengthRange;
+  // The joint targets applied lag the policy's actions by k control steps, k drawn per env from
+  // {lo, ..., hi} (a robot's sensing-to-actuation latency).
+  bool actionDelay = false;
+  Range actionDelaySteps;
 };
 
 struct ResetConfig {
@@ -80,10 +87,12 @@ struct TaskConfig {
   std::vector<TermConfig> observations, rewards, terminations;
   RandomizationConfig randomization;
   ResetConfig reset;
+  TerrainConfig terrain;  // disabled: the plane z = 0
 
   int decimation() const;       // sim steps per env step
   int maxEpisodeSteps() const;  // env steps per episode
-  // Nominal friction and mass, no observation noise, no pushes, no command resampling: the env
+  // Nominal friction, mass and drive, no action delay, no observation noise, no pushes, no
+  // command resampling: the env
   // becomes a deterministic function of its actions after reset (gradient checks, evaluation).
   void freezeRandomization();
 };

@@ -146,9 +146,30 @@ const StateFeatures& TermContext::state() {
   return state_;
 }
 
+const Tensor& TermContext::baseHeight() {
+  if (!baseHeight_.defined())
+    baseHeight_ = k_.terrain ? state().height - groundHeight(k_.terrain, q.select(1, 0), q.select(1, 1))
+                             : state().height;
+  return baseHeight_;
+}
+
 const Tensor& TermContext::footHeight() {
-  if (!footHeight_.defined()) footHeight_ = footPositions(*k_.link, q).select(2, 2) - k_.footRadius;
+  if (!footHeight_.defined()) {
+    const Tensor feet = footPositions(*k_.link, q);
+    footHeight_ = feet.select(2, 2) - k_.footRadius;
+    if (k_.terrain)
+      footHeight_ = footHeight_ - groundHeight(k_.terrain, feet.select(2, 0), feet.select(2, 1));
+  }
   return footHeight_;
+}
+
+int observationSize(const TermDef& def, const TermParams& params, int nj, int nfeet) {
+  switch (def.dim) {
+    case TermDef::kPerJoint: return nj;
+    case TermDef::kPerFoot: return nfeet;
+    case TermDef::kFromParams: return def.sizeOf(params);
+    default: return def.dim;
+  }
 }
 
 const Tensor& TermContext::torque() {
@@ -189,19 +210,81 @@ Tensor footReference(TermContext& c, const TermParams& p) {
   return p("height") * torch::relu(torch::sin(arg));
 }
 
+// The height scan's grid (height_scan's parameters).
+struct HeightScanGrid {
+  double x0, y0, spacing;
+  int nx, ny;
+  explicit HeightScanGrid(const TermParams& p)
+      : x0(p.list("x_range").at(0)), y0(p.list("y_range").at(0)), spacing(p("spacing")) {
+    auto count = [&](const std::vector<double>& r) {
+      const double n = (r.at(1) - r.at(0)) / spacing;
+      if (!(spacing > 0) || !(n >= 0) || n > 1000)
+        throw std::invalid_argument("height_scan: x_range, y_range and spacing give a grid of " +
+                                    std::to_string(n + 1) + " points per axis (1 to 1001)");
+      return static_cast<int>(std::floor(n + 1e-9)) + 1;
+    };
+    nx = count(p.list("x_range"));
+    ny = count(p.list("y_range"));
+  }
+};
+
+Tensor heightScan(TermContext& c, const TermParams& p) {
+  const HeightScanGrid g(p);
+  const StateFeatures& s = c.state();
+  // Heading (cos yaw, sin yaw) from R's first column: R_00 = 1 - 2(y^2 + z^2), R_10 = 2(xy + wz).
+  const Tensor w = s.quat.select(1, 0), x = s.quat.select(1, 1), y = s.quat.select(1, 2),
+               z = s.quat.select(1, 3);
+  const Tensor r00 = 1 - 2 * (y * y + z * z), r10 = 2 * (x * y + w * z);
+  const Tensor norm = torch::sqrt(r00 * r00 + r10 * r10).clamp_min(1e-9);
+  const Tensor cy = (r00 / norm).unsqueeze(1), sy = (r10 / norm).unsqueeze(1);
+  std::vector<double> px, py;
+  for (int i = 0; i < g.nx; ++i)
+    for (int j = 0; j < g.ny; ++j) {
+      px.push_back(g.x0 + i * g.spacing);
+      py.push_back(g.y0 + j * g.spacing);
+    }
+  const Tensor lx = torch::tensor(px, torch::kDouble), ly = torch::tensor(py, torch::kDouble);
+  const Tensor wx = c.q.select(1, 0).unsqueeze(1) + cy * lx - sy * ly;
+  const Tensor wy = c.q.select(1, 1).unsqueeze(1) + sy * lx + cy * ly;
+  const Tensor h = groundHeight(c.constants().terrain, wx, wy);
+  return (s.height.unsqueeze(1) - p("offset") - h).clamp(-p("clip"), p("clip"));
+}
+
 // Each observation term is followed by its definition (TermDefinition): the contract a deployment
 // computes the term from. R is the base orientation (base axes -> world axes), q = (w, x, y, z).
 std::vector<TermDef> makeObservations() {
   std::vector<TermDef> t;
-  t.push_back(
-      {"base_height", "z (base origin, world)", {}, 1, [](TermContext& c, const TermParams&) {
-         return c.state().height.unsqueeze(1);
-       }});
+  t.push_back({"base_height", "z - h(x, y) (base origin above the ground under it)", {}, 1,
+               [](TermContext& c, const TermParams&) { return c.baseHeight().unsqueeze(1); }});
   t.back().definition = {
-      "z of the base link's origin (the URDF base link frame, not the centre of mass)",
-      "world (ground plane z = 0)", "m",
-      "height above flat ground at z = 0; on a robot: the estimated height of the base origin "
-      "above the ground under it"};
+      "z - h(x, y): the base link's origin (the URDF base link frame, not the centre of mass) "
+      "above the ground directly under it",
+      "world (the task's ground: the plane z = 0, or the terrain's height field h)", "m",
+      "h is the terrain surface under the base origin's (x, y) (0 on flat ground); on a robot: "
+      "the estimated height of the base origin above the ground under it"};
+  t.push_back({"height_scan",
+               "clip(z - offset - h(p_k), -clip, clip) on a grid p_k around the base, yaw-aligned",
+               {{"x_range", {-0.8, 0.8}, "grid extent along the heading [m]"},
+                {"y_range", {-0.5, 0.5}, "grid extent to the left [m]"},
+                {"spacing", {0.1}, "grid spacing [m]"},
+                {"offset", {0.5}, "subtracted from the base height [m]"},
+                {"clip", {1.0}, "values clipped to +-clip [m]"}},
+               TermDef::kFromParams,
+               [](TermContext& c, const TermParams& p) { return heightScan(c, p); }});
+  t.back().sizeOf = [](const TermParams& p) {
+    const HeightScanGrid g(p);
+    return g.nx * g.ny;
+  };
+  t.back().definition = {
+      "clip(z - offset - h(p_k), -clip, clip) for k = i * ny + j (y fastest), p_k = (x, y) + "
+      "Rz(yaw) (x_i, y_j), x_i = x_range[0] + i spacing (nx points up to x_range[1]), y_j = "
+      "y_range[0] + j spacing (ny points); yaw = atan2(R_10, R_00) of the base orientation R, "
+      "(x, y, z) the base link origin, h the ground height at a point",
+      "points in the base's yaw frame (heading along +x, left +y, level); values along world z",
+      "m",
+      "h: the task's terrain (the plane z = 0: h = 0), sampled at the point itself (its "
+      "Catmull-Rom interpolant, docs/terrain.md; a robot measures the ground there, e.g. from an "
+      "elevation map); positive values: the ground is below z - offset"};
   t.push_back({"base_quat",
                "base orientation quaternion (w, x, y, z)",
                {},
@@ -307,11 +390,11 @@ std::vector<TermDef> makeRewards() {
                  return torch::exp(-(c.state().linVelW.select(1, 0) - p("target")).abs());
                }});
   t.push_back({"base_height_abs",
-               "exp(-|z - target|)",
+               "exp(-|(z - h) - target|), z - h: base height above the ground",
                {{"target", {0.45}, "height [m]"}},
                1,
                [](TermContext& c, const TermParams& p) {
-                 return torch::exp(-(c.state().height - p("target")).abs());
+                 return torch::exp(-(c.baseHeight() - p("target")).abs());
                }});
   t.push_back({"base_alignment", "e_z^W . e_z^B", {}, 1, [](TermContext& c, const TermParams&) {
                  return c.state().alignment;
@@ -374,11 +457,11 @@ std::vector<TermDef> makeRewards() {
                  return -sq(c.state().angVelB.narrow(1, 0, 2)).sum(1);
                }});
   t.push_back({"base_height_gauss",
-               "exp(-(z - target)^2 / sigma)",
+               "exp(-((z - h) - target)^2 / sigma), z - h: base height above the ground",
                {{"target", {0.45}, "height [m]"}, {"sigma", {0.1}, "kernel width [m^2]"}},
                1,
                [](TermContext& c, const TermParams& p) {
-                 return torch::exp(-sq(c.state().height - p("target")) / p("sigma"));
+                 return torch::exp(-sq(c.baseHeight() - p("target")) / p("sigma"));
                }});
   t.push_back({"base_orientation", "-|B g_xy|^2", {}, 1, [](TermContext& c, const TermParams&) {
                  return -sq(c.state().gravityB.narrow(1, 0, 2)).sum(1);
@@ -407,10 +490,10 @@ std::vector<TermDef> makeRewards() {
 std::vector<TermDef> makeTerminations() {
   std::vector<TermDef> t;
   t.push_back({"base_height_below",
-               "z < height",
+               "z - h(x, y) < height (base origin above the ground under it)",
                {{"height", {0.25}, "[m]"}},
                1,
-               [](TermContext& c, const TermParams& p) { return c.state().height < p("height"); }});
+               [](TermContext& c, const TermParams& p) { return c.baseHeight() < p("height"); }});
   t.push_back({"base_tilt_above",
                "angle(e_z^W, e_z^B) > angle",
                {{"angle", {1.0}, "[rad]"}},

@@ -11,10 +11,12 @@
 
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "sim/options.h"
+#include "sim/terrain.h"
 
 namespace diffloco::envs {
 
@@ -28,6 +30,7 @@ struct TaskConstants {
   sim::ActuatorOptions actuator;  // PD law (for the torque term)
   double envDt = 0.01;
   SimLink* link = nullptr;  // foot kinematics
+  std::shared_ptr<const sim::HeightField> terrain;  // null: the plane z = 0
 };
 
 // The state split into the quantities terms read, each its own tensor made by one autograd node
@@ -67,7 +70,10 @@ class TermContext {
 
   const TaskConstants& constants() const { return k_; }
   const StateFeatures& state();       // of (q, v)
-  const torch::Tensor& footHeight();  // [n, F]: lowest point of each foot sphere above z = 0
+  // [n]: the base origin's height above the ground under it (z on the plane z = 0).
+  const torch::Tensor& baseHeight();
+  // [n, F]: lowest point of each foot sphere above the ground under its centre.
+  const torch::Tensor& footHeight();
   const torch::Tensor& torque();      // [n, nj]: actuator torque of the last sub-step
   const torch::Tensor& jointAcc();    // [n, nj]: (qd - qd_start) / env dt
 
@@ -75,7 +81,7 @@ class TermContext {
   const TaskConstants& k_;
   bool haveState_ = false;
   StateFeatures state_;
-  torch::Tensor footHeight_, torque_, jointAcc_;
+  torch::Tensor baseHeight_, footHeight_, torque_, jointAcc_;
 };
 
 // A term's parameters as given in YAML (after defaults). Scalars are 1-element lists.
@@ -115,9 +121,9 @@ struct TermDef {
   std::string name;
   std::string formula;  // shown in the start-up table
   std::vector<ParamDef> params;
-  // Observation size: > 0 fixed, kPerJoint or kPerFoot.
+  // Observation size: > 0 fixed, kPerJoint, kPerFoot or kFromParams (sizeOf).
   int dim = 1;
-  static constexpr int kPerJoint = -1, kPerFoot = -2;
+  static constexpr int kPerJoint = -1, kPerFoot = -2, kFromParams = -3;
   // Observations [n, dim]; rewards [n]; terminations [n] bool.
   std::function<torch::Tensor(TermContext&, const TermParams&)> eval;
   // Optional inputs of TermContext the term reads (the env fills only what some term needs).
@@ -125,7 +131,12 @@ struct TermDef {
   static constexpr unsigned kTime = 1, kSubstep = 2, kStepStart = 4;
   // Observations: the term's contract for deployment (rewards and terminations: empty).
   TermDefinition definition;
+  // Observations of size kFromParams: the size for the term's parameters.
+  std::function<int(const TermParams&)> sizeOf;
 };
+
+// The number of values an observation term gives for a robot with nj joints and nfeet feet.
+int observationSize(const TermDef& def, const TermParams& params, int nj, int nfeet);
 
 const std::vector<TermDef>& termRegistry(TermKind kind);
 const TermDef* findTerm(TermKind kind, const std::string& name);  // nullptr if unknown

@@ -15,6 +15,7 @@ BatchSim::BatchSim(const Model& model, const SimOptions& opts, int worlds, int t
       model_(model),
       pool_(threads),
       mu_(worlds, opts.contact.mu),
+      strength_(worlds, 1.0),
       qNext_(model.nq(), worlds),
       vNext_(model.nv(), worlds) {
   for (int w = 0; w < worlds; ++w) q.col(w) = neutralConfiguration(model);

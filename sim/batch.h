@@ -42,6 +42,9 @@ class BatchSim {
   void setFriction(int world, double mu) { mu_[world] = mu; }
   double friction(int world) const { return mu_[world]; }
   void setAddedBaseMass(int world, double dm);
+  // Motor strength: the PD law's gains kp and kd scaled by s in this world (legged_gym's
+  // motor_strength: a weaker or stronger drive; the torque limits stay).
+  void setMotorStrength(int world, double s) { strength_[world] = s; }
   const Model& worldModel(int world) const { return models_.empty() ? model_ : models_[world]; }
 
   ThreadPool& pool() { return pool_; }
@@ -50,12 +53,14 @@ class BatchSim {
   SimOptions worldOptions(int world) const {
     SimOptions o = options;
     o.contact.mu = mu_[world];
+    o.actuator.kp *= strength_[world];
+    o.actuator.kd *= strength_[world];
     return o;
   }
   const Model& model_;
   ThreadPool pool_;
   std::vector<std::unique_ptr<Data>> data_;  // one per worker
-  std::vector<double> mu_;
+  std::vector<double> mu_, strength_;
   std::vector<Model> models_;  // per-world copies, made on the first setAddedBaseMass
   MatX qNext_, vNext_;
 };

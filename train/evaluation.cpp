@@ -38,7 +38,20 @@ EvalResult evaluatePolicy(const envs::TaskConfig& task, const PolicyFn& policy,
   eo.threads = o.threads;
   eo.seed = o.seed;
   eo.printSummary = false;
-  envs::LocomotionEnv env(task, eo);
+  envs::TaskConfig t = task;
+  if (o.terrainType == "none") t.terrain.enabled = false;
+  if (!o.terrainType.empty() && o.terrainType != "none" && !t.terrain.enabled)
+    throw std::invalid_argument("--terrain " + o.terrainType + ": task '" + task.name +
+                                "' has no terrain (only --terrain none applies)");
+  envs::LocomotionEnv env(t, eo);
+  std::string terrain = t.terrain.enabled ? "curriculum" : "plane";
+  if (t.terrain.enabled && !o.terrainType.empty()) {
+    const int level = o.terrainLevel >= 0 ? o.terrainLevel : t.terrain.rows - 1;
+    env.setTerrainTile(level, o.terrainType);
+    env.seed(o.seed);
+    env.reset();
+    terrain = o.terrainType + " level " + std::to_string(level);
+  }
   const int n = env.numEnvs();
   const int quota = (o.episodes + n - 1) / n;
 
@@ -48,6 +61,7 @@ EvalResult evaluatePolicy(const envs::TaskConfig& task, const PolicyFn& policy,
   r.simDt = task.sim.dt;
   r.iterations = task.sim.contact.iterations;
   r.commands = task.commands.enabled;
+  r.terrain = terrain;
 
   // Per-env accumulators of the running episode.
   const auto f64 = torch::TensorOptions().dtype(torch::kDouble);
@@ -101,6 +115,8 @@ EvalResult evaluatePolicy(const envs::TaskConfig& task, const PolicyFn& policy,
       for (Tensor* acc : {&ret, &steps, &sumVx, &sumSpeed, &sumLin, &sumYaw}) (*acc)[i] = 0;
     }
   }
+  if (env.terrainLevels().defined())
+    r.terrainLevelMean = env.terrainLevels().to(torch::kDouble).mean().item<double>();
   return r;
 }
 
@@ -153,6 +169,7 @@ std::map<std::string, double> EvalResult::summary() const {
     m["lin_vel_rms"] = linVelRms();
     m["yaw_rate_rms"] = yawRateRms();
   }
+  if (!std::isnan(terrainLevelMean)) m["terrain_level_mean"] = terrainLevelMean;
   return m;
 }
 

@@ -5,6 +5,7 @@
 
 #include <torch/torch.h>
 
+#include <cmath>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -25,6 +26,11 @@ struct EvalOptions {
   int episodes = 100;
   std::uint64_t seed = 0;
   int threads = 2;
+  // Terrain (a task with a `terrain:` section): every env on tiles of this sub-terrain type at
+  // level `terrainLevel` (-1: the hardest); "none": the plane z = 0 instead of the terrain; empty:
+  // the task's own terrain and curriculum.
+  std::string terrainType;
+  int terrainLevel = -1;
   // Optional: called before every env step with the state the action is taken in, q [N, nq] and
   // v [N, nv] (double), the commands [N, 3], and the ids of the envs whose episode ended at the
   // previous step (their state is already the next episode's first). Records rollouts to watch.
@@ -49,6 +55,8 @@ struct EvalResult {
   double simDt = 0;
   int iterations = 0;
   bool commands = false;  // the task tracks velocity commands (the error fields mean something)
+  std::string terrain;    // "plane", or "<type> level <n>", or "curriculum"
+  double terrainLevelMean = std::nan("");  // mean level of the envs at the end (terrain only)
   std::string engine;     // another engine's options as it ran (MuJoCo); empty for ours
 
   // mean and standard deviation over episodes of a field

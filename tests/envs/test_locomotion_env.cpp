@@ -78,7 +78,7 @@ TEST_P(EnvGradient, MatchesFiniteDifferences) {
   EXPECT_EQ(env.link().vjpFailures(), 0);
 }
 
-INSTANTIATE_TEST_SUITE_P(Tasks, EnvGradient, ::testing::Values("walk", "velocity"));
+INSTANTIATE_TEST_SUITE_P(Tasks, EnvGradient, ::testing::Values("walk", "velocity", "velocity_rough"));
 
 TEST(LocomotionEnv, ObservationLayoutFollowsThePaper) {
   LocomotionEnv walk(loadTaskConfig("walk"), options(2));
@@ -464,4 +464,108 @@ TEST(LocomotionEnv, AdaptiveStepCapIsReported) {
   const long long before = sim::adaptiveCapHitsTotal();
   env.step(torch::zeros({2, env.numActions()}, kF64));
   EXPECT_GT(sim::adaptiveCapHitsTotal(), before);
+}
+
+// On terrain every env spawns at the centre of its tile, its lowest foot on the ground under it,
+// and the base height the terms read is measured from that ground (on top of a pyramid as on
+// flat ground).
+TEST(LocomotionEnv, TerrainSpawnsOnTileCentresAboveTheGround) {
+  TaskConfig task = loadTaskConfig("velocity_rough");
+  task.reset.basePosNoise = 0;
+  LocomotionEnv env(task, options(20));
+  const Terrain& t = env.terrain();
+  ASSERT_TRUE(t.field);
+  const Tensor q = env.q(), feet = footPositions(env.link(), q);
+  for (int i = 0; i < 20; ++i) {
+    const int level = static_cast<int>(env.terrainLevels()[i].item<std::int64_t>());
+    const int column = static_cast<int>(env.terrainColumns()[i].item<std::int64_t>());
+    EXPECT_EQ(column, i % 10);
+    EXPECT_LE(level, 3);  // max_init_level
+    EXPECT_NEAR(q[i][0].item<double>(), t.centreX(level), 1e-12);
+    EXPECT_NEAR(q[i][1].item<double>(), t.centreY(column), 1e-12);
+    double lowest = 1e9;
+    for (int f = 0; f < 4; ++f) {
+      const double x = feet[i][f][0].item<double>(), y = feet[i][f][1].item<double>();
+      lowest = std::min(lowest, feet[i][f][2].item<double>() - env.robot().model.feet[f].radius -
+                                    sim::groundHeight(t.field.get(), x, y));
+    }
+    EXPECT_NEAR(lowest, 0.0, 1e-12) << "env " << i;
+    const double ground = sim::groundHeight(t.field.get(), q[i][0].item<double>(), q[i][1].item<double>());
+    EXPECT_GT(q[i][2].item<double>() - ground, 0.45) << "env " << i;
+    EXPECT_LT(q[i][2].item<double>() - ground, 0.7) << "env " << i;
+  }
+  EXPECT_NE(env.summary().find("terrain: 10 levels x 10 tiles of 8 m"), std::string::npos)
+      << env.summary();
+}
+
+// legged_gym's rule at an episode's end: farther than half a tile from the start -> up a level;
+// less than half the commanded distance -> down a level; the curriculum's mean level is logged.
+TEST(LocomotionEnv, TerrainCurriculumPromotesAndDemotes) {
+  TaskConfig task = loadTaskConfig("velocity_rough");
+  task.terrain.curriculum.maxInitLevel = 5;
+  LocomotionEnv env(task, options(3));
+  const Tensor level0 = env.terrainLevels().clone();
+  Tensor q = env.q().clone(), v = env.v().clone();
+  // Every env ends its episode upside down (the tilt termination). Env 0 walked 5 m: promoted.
+  // Env 1 stood still with a command of 1 m/s: demoted. Env 2 made 3 m of a 0.5 m/s command
+  // (10 m over the episode): demoted.
+  q[0][0] += 5.0;
+  q[2][0] += 3.0;
+  q.narrow(1, 3, 4).copy_(torch::tensor({0.0, 1.0, 0.0, 0.0}, kF64).expand({3, 4}));
+  env.setState(q, v);
+  env.setCommands(torch::tensor({{0.0, 0.0, 0.0}, {1.0, 0.0, 0.0}, {0.5, 0.0, 0.0}}, kF64));
+  // One more step (with zero actions), after which every env is still upside down.
+  const StepResult r = env.step(torch::zeros({3, 12}, kF64));
+  ASSERT_EQ(r.extras.resetIds.numel(), 3);
+  const Tensor level1 = env.terrainLevels();
+  EXPECT_EQ(level1[0].item<std::int64_t>(), level0[0].item<std::int64_t>() + 1);
+  EXPECT_EQ(level1[1].item<std::int64_t>(), std::max<std::int64_t>(0, level0[1].item<std::int64_t>() - 1));
+  EXPECT_EQ(level1[2].item<std::int64_t>(), std::max<std::int64_t>(0, level0[2].item<std::int64_t>() - 1));
+  EXPECT_NEAR(r.extras.log.at("Curriculum/terrain_level"),
+              level1.to(torch::kDouble).mean().item<double>(), 1e-12);
+  // New episodes start at their new tiles.
+  for (int i = 0; i < 3; ++i)
+    EXPECT_NEAR(env.q()[i][0].item<double>(),
+                env.terrain().centreX(static_cast<int>(level1[i].item<std::int64_t>())), 0.51);
+}
+
+// action_delay_steps: the joints get the action of k steps before (zeros before the first).
+TEST(LocomotionEnv, ActionDelayLagsTheTargets) {
+  TaskConfig task = loadTaskConfig("velocity");
+  task.freezeRandomization();
+  task.randomization.actionDelay = true;
+  task.randomization.actionDelaySteps = {2, 2};
+  LocomotionEnv env(task, options(2));
+  const Tensor def = torch::from_blob(const_cast<double*>(env.robot().defaultJointPos.data()),
+                                      {12}, kF64).clone();
+  std::vector<Tensor> acts;
+  for (int t = 0; t < 4; ++t) {
+    acts.push_back(torch::rand({2, 12}, kF64) - 0.5);
+    env.step(acts.back());
+    const Tensor target = asTensor(env.link().batch().qTarget);
+    const Tensor expected = t < 2 ? def.expand({2, 12}) : def + task.actionScale * acts[t - 2];
+    EXPECT_LT((target - expected).abs().max().item<double>(), 1e-12) << "step " << t;
+  }
+}
+
+// motor_strength: kp and kd scaled per env; the same as a task with the scaled gains.
+TEST(LocomotionEnv, MotorStrengthScalesTheDrive) {
+  TaskConfig task = loadTaskConfig("velocity");
+  task.freezeRandomization();
+  TaskConfig scaled = task;
+  task.randomization.motorStrength = true;
+  task.randomization.motorStrengthRange = {0.8, 0.8};
+  scaled.sim.actuator.kp *= 0.8;
+  scaled.sim.actuator.kd *= 0.8;
+  TaskConfig nominal = scaled;
+  nominal.sim.actuator = task.sim.actuator;
+  LocomotionEnv a(task, options(2)), b(scaled, options(2)), c(nominal, options(2));
+  b.setState(a.q(), a.v());
+  c.setState(a.q(), a.v());
+  const Tensor act = torch::rand({2, 12}, kF64) - 0.5;
+  a.step(act);
+  b.step(act);
+  c.step(act);
+  EXPECT_LT((a.q() - b.q()).abs().max().item<double>(), 1e-12);
+  EXPECT_GT((a.q() - c.q()).abs().max().item<double>(), 1e-6);  // the strength made a difference
 }

@@ -165,3 +165,27 @@ TEST(SimFunction, RejectsWrongShapes) {
                std::invalid_argument);
   EXPECT_THROW(footPositions(link, torch::zeros({2, 18})), std::invalid_argument);
 }
+
+// groundHeight: the height field's surface, its slope as the gradient; zero without a field.
+TEST(SimFunction, GroundHeightMatchesTheSurfaceAndFiniteDifferences) {
+  auto hf = std::make_shared<sim::HeightField>();
+  hf->nx = 30, hf->ny = 20, hf->spacing = 0.1, hf->originX = -1, hf->originY = -1;
+  for (int k = 0; k < hf->nx * hf->ny; ++k) hf->heights.push_back(0.05 * std::sin(0.7 * k));
+  torch::manual_seed(4);
+  const Tensor x = torch::rand({3, 5}, kF64) * 2.5 - 0.8, y = torch::rand({3, 5}, kF64) * 1.6 - 0.8;
+  const Tensor h = groundHeight(hf, x, y);
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 5; ++j)
+      EXPECT_DOUBLE_EQ(h[i][j].item<double>(),
+                       sim::sampleSurface(*hf, x[i][j].item<double>(), y[i][j].item<double>()).h);
+  const Tensor xa = x.clone().requires_grad_(), ya = y.clone().requires_grad_();
+  const Tensor w = torch::randn({3, 5}, kF64);
+  const auto g = torch::autograd::grad({(groundHeight(hf, xa, ya) * w).sum()}, {xa, ya});
+  torch::NoGradGuard noGrad;
+  const double e = 1e-6;
+  const Tensor fx = ((groundHeight(hf, x + e, y) - groundHeight(hf, x - e, y)) * w) / (2 * e);
+  const Tensor fy = ((groundHeight(hf, x, y + e) - groundHeight(hf, x, y - e)) * w) / (2 * e);
+  EXPECT_LT(relErr(g[0], fx), 1e-7);
+  EXPECT_LT(relErr(g[1], fy), 1e-7);
+  EXPECT_EQ(groundHeight(nullptr, x, y).abs().max().item<double>(), 0.0);
+}
