@@ -323,6 +323,8 @@ TrainResult train(const TrainArgs& args) {
   columns.push_back("Curriculum/command_resample_scale");
   for (const auto& [name, ramp] : cfg.curriculum.rewards)
     columns.push_back("Curriculum/reward_weight_" + name);
+  const bool terrain = env.terrainLevels().defined();
+  if (terrain) columns.push_back("Curriculum/terrain_level");  // mean over this rank's envs
   std::vector<std::string> episodeKeys;
   for (const auto& c : columns)
     if (c.rfind("Episode/", 0) == 0) episodeKeys.push_back(c);
@@ -400,6 +402,8 @@ TrainResult train(const TrainArgs& args) {
     m["Curriculum/reset_noise_scale"] = env.resetNoiseScale();
     m["Curriculum/episode_length_s"] = env.maxEpisodeLength() * env.envDt();
     m["Curriculum/command_resample_scale"] = env.commandResampleScale();
+    if (terrain)
+      m["Curriculum/terrain_level"] = env.terrainLevels().to(torch::kDouble).mean().item<double>();
     for (const auto& [name, ramp] : cfg.curriculum.rewards)
       m["Curriculum/reward_weight_" + name] = env.rewardWeight(name);
     if (csv) csv->row(m);
