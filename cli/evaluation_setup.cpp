@@ -16,6 +16,7 @@
 #include "deploy/open_policy.h"
 #include "deploy/policy_metadata.h"
 #include "envs/sim_function.h"
+#include "envs/terrain.h"
 #include "policies/actor_critic.h"
 #include "robots/robot.h"
 #include "train/config.h"
@@ -102,8 +103,29 @@ train::EvalResult evaluateMujoco(const EvalArgs& a, Recording* recording) {
   o.iterations = a.iterations > 0 ? a.iterations : 100;  // MuJoCo's default
   o.noslipIterations = a.noslip;
   o.mjcfPath = a.saveMjcf;
-  if (o.episodeLengthS <= 0 && !meta.taskYaml.empty())
-    o.episodeLengthS = envs::parseTaskConfig(YAML::Load(meta.taskYaml), a.policy).episodeLengthS;
+  const envs::TaskConfig task = meta.taskYaml.empty()
+                                    ? envs::TaskConfig()
+                                    : envs::parseTaskConfig(YAML::Load(meta.taskYaml), a.policy);
+  if (o.episodeLengthS <= 0 && !meta.taskYaml.empty()) o.episodeLengthS = task.episodeLengthS;
+  std::string ground = "plane";
+  if (!a.options.terrainType.empty() && a.options.terrainType != "none") {
+    // The task's own terrain, regenerated from the file's task, tiles of one type at a level.
+    if (!task.terrain.enabled)
+      throw std::runtime_error("--terrain " + a.options.terrainType + ": " + a.policy +
+                               " was trained without terrain (only --terrain none applies)");
+    const envs::Terrain t = envs::generateTerrain(task.terrain);
+    const int level = a.options.terrainLevel >= 0 ? a.options.terrainLevel : t.rows - 1;
+    if (level >= t.rows)
+      throw std::runtime_error("--level " + std::to_string(level) + ": the terrain has levels 0 to " +
+                               std::to_string(t.rows - 1));
+    const std::vector<int> cols = t.columnsOf(a.options.terrainType);
+    if (cols.empty())
+      throw std::runtime_error("--terrain " + a.options.terrainType +
+                               ": no such sub-terrain in the policy's terrain");
+    o.terrain = t.field;
+    for (int c : cols) o.spawn.push_back({t.centreX(level), t.centreY(c)});
+    ground = a.options.terrainType + " level " + std::to_string(level);
+  }
   if (a.durationS > 0) o.episodeLengthS = a.durationS;
   if (o.episodeLengthS <= 0)
     throw std::runtime_error(a.policy + ": no task_yaml in the file: give --episode-length");
@@ -124,6 +146,7 @@ train::EvalResult evaluateMujoco(const EvalArgs& a, Recording* recording) {
   const mj::MujocoEpisodes m = mj::evaluateInMujoco(a.policy, robot.model, o);
   train::EvalResult r;
   r.task = meta.task;
+  r.terrain = ground;
   r.contact = "mujoco";
   r.engine = m.engineOptions;
   r.simDt = m.timestep;
@@ -236,11 +259,11 @@ void addEvalOptions(CLI::App* cmd, EvalArgs& a) {
                   "diffloco: override a task key, key.path=value (e.g. "
                   "randomization.push_velocity=0); repeatable");
   cmd->add_option("--terrain", p->options.terrainType,
-                  "diffloco: every env on tiles of this sub-terrain type of the task's terrain "
-                  "(pyramid_stairs, rough, ...) at --level, or 'none' for the plane z = 0 "
-                  "(default: the task's terrain and curriculum)");
+                  "every env (mujoco: episode) on tiles of this sub-terrain type of the task's "
+                  "terrain (pyramid_stairs, rough, ...) at --level, or 'none' for the plane z = 0 "
+                  "(default: diffloco, the task's terrain and curriculum; mujoco, the plane)");
   cmd->add_option("--level", p->options.terrainLevel,
-                  "diffloco, with --terrain: the terrain level (default: the hardest)")
+                  "with --terrain: the terrain level (default: the hardest)")
       ->check(CLI::Range(0, 999));
   cmd->add_option("--task", p->task,
                   "diffloco: evaluate on this task (name or .yaml; same robot and observations) "
@@ -250,8 +273,7 @@ void addEvalOptions(CLI::App* cmd, EvalArgs& a) {
 void rejectOtherEngineOptions(const CLI::App* cmd, const EvalArgs& a) {
   const bool mujoco = a.engine == "mujoco";
   for (const char* o :
-       mujoco ? std::vector<const char*>{"--set", "--contact", "--reset-scale", "--task",
-                                         "--terrain", "--level"}
+       mujoco ? std::vector<const char*>{"--set", "--contact", "--reset-scale", "--task"}
               : std::vector<const char*>{"--robot", "--episode-length", "--reset-noise",
                                          "--integrator", "--cone", "--solver", "--noslip",
                                          "--save-mjcf"})

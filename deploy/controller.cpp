@@ -37,9 +37,36 @@ std::array<double, 9> rotation(const std::array<double, 4>& q) {
 const std::vector<std::string> kKnownTerms{
     "base_height",       "base_quat",         "base_lin_vel", "base_ang_vel",
     "projected_gravity", "command",           "joint_pos",    "joint_vel",
-    "base_alignment",    "heading_alignment", "last_action",  "gait_phase"};
+    "base_alignment",    "heading_alignment", "last_action",  "gait_phase",
+    "height_scan"};
+
+double param(const ObservationTerm& t, const char* key, int index) {
+  const auto it = t.params.find(key);
+  if (it == t.params.end() || static_cast<int>(it->second.size()) <= index)
+    throw std::runtime_error(std::string("controller: term '") + t.name + "' has no parameter " +
+                             key);
+  return it->second[index];
+}
 
 }  // namespace
+
+std::vector<std::array<double, 2>> heightScanPoints(const ObservationTerm& t, double x, double y,
+                                                    double yaw) {
+  const double x0 = param(t, "x_range", 0), x1 = param(t, "x_range", 1);
+  const double y0 = param(t, "y_range", 0), y1 = param(t, "y_range", 1);
+  const double s = param(t, "spacing", 0);
+  const int nx = static_cast<int>(std::floor((x1 - x0) / s + 1e-9)) + 1;
+  const int ny = static_cast<int>(std::floor((y1 - y0) / s + 1e-9)) + 1;
+  const double c = std::cos(yaw), sn = std::sin(yaw);
+  std::vector<std::array<double, 2>> p;
+  p.reserve(static_cast<size_t>(nx) * ny);
+  for (int i = 0; i < nx; ++i)
+    for (int j = 0; j < ny; ++j) {
+      const double lx = x0 + i * s, ly = y0 + j * s;
+      p.push_back({x + c * lx - sn * ly, y + sn * lx + c * ly});
+    }
+  return p;
+}
 
 Controller::Controller(const std::string& policyPath, ControllerConfig config)
     : cfg_(std::move(config)) {
@@ -152,6 +179,9 @@ std::vector<float> Controller::observation(const RobotState& s) const {
       const double time = (mode_ == Mode::Policy ? ticks_ : 0) * meta_.controlDt;
       const auto f = t.params.find("frequency");
       v = {std::sin(2 * M_PI * (f == t.params.end() ? 2.0 : f->second.at(0)) * time)};
+    } else if (t.name == "height_scan") {
+      const double offset = param(t, "offset", 0), clip = param(t, "clip", 0);
+      for (double h : s.heightScan) v.push_back(std::clamp(h - offset, -clip, clip));
     }
     if (static_cast<int>(v.size()) != t.size)
       throw std::runtime_error("controller: term '" + t.name + "' has " + std::to_string(v.size()) +

@@ -33,7 +33,12 @@ struct RobotState {
   std::array<double, 4> baseQuat{1, 0, 0, 0};  // (w, x, y, z), base -> world
   std::array<double, 3> baseLinVel{0, 0, 0};   // base axes [m/s]
   std::array<double, 3> baseAngVel{0, 0, 0};   // base axes [rad/s]
-  double baseHeight = 0;                       // [m] (only the base_height term reads it)
+  // The base origin above the ground under it [m] (only the base_height term reads it).
+  double baseHeight = 0;
+  // The base origin above the ground at each point of the height scan, z - h(p_k) [m], in the
+  // order of heightScanPoints (only the height_scan term reads it: it subtracts the term's offset
+  // and clips).
+  std::vector<double> heightScan;
   std::array<double, 3> command{0, 0, 0};      // (v_x, v_y, w_z) base frame
 };
 
@@ -44,6 +49,12 @@ struct ControllerConfig {
   double jointLimitMargin = 0.1;        // [rad] beyond the URDF limits
   double maxTilt = 0;                   // [rad]; 0: the task's tilt termination, else 1.0
 };
+
+// The world (x, y) of the height_scan term's points for a base at (x, y) with heading `yaw`
+// (atan2(R_10, R_00) of its orientation), in the order the observation takes them (k = i * ny +
+// j: x along the heading outer, y to the left inner; envs/terms.cpp defines the term).
+std::vector<std::array<double, 2>> heightScanPoints(const ObservationTerm& term, double x,
+                                                    double y, double yaw);
 
 enum class Mode { Passive, StandUp, Policy, Damping };
 const char* toString(Mode m);

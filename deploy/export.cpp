@@ -103,9 +103,7 @@ void describeTask(const envs::TaskConfig& t, const Robot& robot, PolicyMetadata&
   for (const auto& o : t.observations) {
     ObservationTerm term;
     term.name = o.name;
-    term.size = o.def->dim == envs::TermDef::kPerJoint  ? model.nj()
-                : o.def->dim == envs::TermDef::kPerFoot ? model.nfeet()
-                                                        : o.def->dim;
+    term.size = envs::observationSize(*o.def, o.params, model.nj(), model.nfeet());
     term.scale = o.scale;
     term.noise = o.noise;
     term.params = o.params.values();
@@ -342,9 +340,10 @@ std::string observationDefinitionsMarkdown() {
   std::string s =
       "| term | size | formula | frame | units | conventions |\n|---|---|---|---|---|---|\n";
   for (const auto& t : envs::termRegistry(envs::TermKind::Observation)) {
-    const std::string size = t.dim == envs::TermDef::kPerJoint  ? "joints"
-                             : t.dim == envs::TermDef::kPerFoot ? "feet"
-                                                                : std::to_string(t.dim);
+    const std::string size = t.dim == envs::TermDef::kPerJoint    ? "joints"
+                             : t.dim == envs::TermDef::kPerFoot   ? "feet"
+                             : t.dim == envs::TermDef::kFromParams ? "from its parameters"
+                                                                   : std::to_string(t.dim);
     const auto& d = t.definition;
     s += "| `" + t.name + "` | " + size + " | " + d.formula + " | " + d.frame + " | " + d.units +
          " | " + d.conventions + " |\n";

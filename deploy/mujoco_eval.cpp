@@ -28,6 +28,9 @@ MujocoEpisodes evaluateInMujoco(const std::string& policyPath, const sim::Model&
   mo.friction = o.friction > 0 ? o.friction : meta.friction;
   mo.integrator = o.integrator, mo.cone = o.cone, mo.solver = o.solver;
   mo.iterations = o.iterations, mo.noslipIterations = o.noslipIterations;
+  mo.terrain = o.terrain.get();
+  if (o.terrain && o.spawn.empty())
+    throw std::invalid_argument("mujoco eval: a terrain needs spawn points");
   const double ratio = meta.controlDt / mo.timestep;
   const int decimation = static_cast<int>(std::lround(ratio));
   if (decimation < 1 || std::abs(ratio - decimation) > 1e-9 * ratio)
@@ -37,6 +40,22 @@ MujocoEpisodes evaluateInMujoco(const std::string& policyPath, const sim::Model&
   const std::string mjcf = toMjcf(model, mo);
   if (!o.mjcfPath.empty()) io::writeFileAtomic(o.mjcfPath, mjcf);
   MujocoModel mj(mjcf);
+  if (o.terrain) loadHeightField(mj.m, *o.terrain);
+  mj_forward(mj.m, mj.d);  // the floor's pose, which the ray casts below read
+  // Height of the ground under (x, y): a ray cast down onto the floor geom (group 0; the robot's
+  // geoms are in group 3), the plane z = 0 without terrain.
+  const int floor = mj_name2id(mj.m, mjOBJ_GEOM, "floor");
+  const mjtByte groundOnly[6] = {1, 0, 0, 0, 0, 0};
+  auto ground = [&](double x, double y) {
+    if (!o.terrain) return 0.0;
+    const mjtNum from[3] = {x, y, 100.0}, down[3] = {0, 0, -1};
+    int geom = -1;
+    const mjtNum dist = mj_ray(mj.m, mj.d, from, down, groundOnly, 1, -1, &geom);
+    return geom == floor ? 100.0 - dist : 0.0;  // off the hfield: its slab's level
+  };
+  const deploy::ObservationTerm* scan = nullptr;
+  for (const auto& t : meta.observations)
+    if (t.name == "height_scan") scan = &t;
   // s.jointPos and the torques are in the model's joint order; MuJoCo's hinge j is model joint
   // mjOrder[j] (the identity unless the robot file reorders the joints across legs).
   const std::vector<int> mjOrder = mujocoJointOrder(model);
@@ -65,6 +84,11 @@ MujocoEpisodes evaluateInMujoco(const std::string& policyPath, const sim::Model&
   for (int ep = 0; ep < o.episodes; ++ep) {
     VecX q = q0, v = v0;
     for (int j = 0; j < nj; ++j) q[7 + j] += uniform(-o.jointPosNoise, o.jointPosNoise);
+    if (o.terrain) {
+      const auto& p = o.spawn[ep % o.spawn.size()];
+      q[0] = p[0], q[1] = p[1];
+      q[2] += ground(p[0], p[1]);
+    }
     if (meta.commandsEnabled)
       s.command = {uniform(meta.linVelX[0], meta.linVelX[1]),
                    uniform(meta.linVelY[0], meta.linVelY[1]),
@@ -90,7 +114,13 @@ MujocoEpisodes evaluateInMujoco(const std::string& policyPath, const sim::Model&
         s.baseLinVel[i] = R[0 + i] * qv[0] + R[3 + i] * qv[1] + R[6 + i] * qv[2];  // R^T v
         s.baseAngVel[i] = qv[3 + i];
       }
-      s.baseHeight = qp[2];
+      s.baseHeight = qp[2] - ground(qp[0], qp[1]);
+      if (scan) {
+        const auto points = deploy::heightScanPoints(*scan, qp[0], qp[1], std::atan2(R[3], R[0]));
+        s.heightScan.resize(points.size());
+        for (size_t i = 0; i < points.size(); ++i)
+          s.heightScan[i] = qp[2] - ground(points[i][0], points[i][1]);
+      }
       for (int j = 0; j < nj; ++j)
         s.jointPos[mjOrder[j]] = qp[7 + j], s.jointVel[mjOrder[j]] = qv[6 + j];
       if (o.onDecision) {
@@ -109,7 +139,7 @@ MujocoEpisodes evaluateInMujoco(const std::string& policyPath, const sim::Model&
         const double tilt = std::acos(std::clamp(R[8], -1.0, 1.0));
         bool finite = std::isfinite(qp[2]);
         for (int i = 0; i < mj.m->nv; ++i) finite &= std::isfinite(qv[i]);
-        if (!finite || (meta.terminationHeight && qp[2] < *meta.terminationHeight) ||
+        if (!finite || (meta.terminationHeight && s.baseHeight < *meta.terminationHeight) ||
             (meta.terminationTilt && tilt > *meta.terminationTilt)) {
           fell = true;
           break;

@@ -5,18 +5,20 @@
 // terminations (base height, base tilt) from the metadata. Only the exported file and the robot
 // model are used: no environment or training code.
 //
-// Per episode: the robot starts in the default pose at the default base height (feet on the
-// ground) with optional joint noise; a command is drawn uniformly from the metadata's ranges
+// Per episode: the robot starts in the default pose at the default base height above the ground
+// (feet on it; at a spawn point of the terrain, if any) with optional joint noise; a command is drawn uniformly from the metadata's ranges
 // (zeros when the task has none) and held; the episode ends at the time limit or at a fall.
 #pragma once
 
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "sim/model.h"
+#include "sim/terrain.h"
 
 namespace diffloco::mj {
 
@@ -39,6 +41,12 @@ struct MujocoEvalOptions {
   // Non-empty: the MJCF that MuJoCo compiled is written there (to compare the model with another
   // engine's, e.g. the reference deployer's from the embedded URDF).
   std::string mjcfPath;
+  // Terrain: null, the plane z = 0; else this height field as an hfield, episode e spawning at
+  // spawn[e % size] (x, y) with the default pose standing on the ground there. Heights the policy
+  // and the terminations read (base height, height scan) are measured by ray casts down onto the
+  // hfield, as a robot measures them, not from our interpolant.
+  std::shared_ptr<const sim::HeightField> terrain;
+  std::vector<std::array<double, 2>> spawn;
 };
 
 // Per-episode results, one entry per episode (no aggregation: the caller's statistics).

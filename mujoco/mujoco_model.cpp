@@ -120,6 +120,7 @@ class MjcfWriter {
       if (f.body != i) continue;
       out_ << ind << "  <geom name=\"" << f.name << "\" type=\"sphere\" size=\"" << num(f.radius)
            << "\" pos=\"" << vec3(f.offset) << "\" condim=\"3\" contype=\"1\" conaffinity=\"0\" "
+           << "group=\"3\" "
            << "friction=\"" << num(opt_.friction) << " 0.005 0.0001\"";
       if (!opt_.footSolref.empty()) out_ << " solref=\"" << opt_.footSolref << "\"";
       if (!opt_.footSolimp.empty()) out_ << " solimp=\"" << opt_.footSolimp << "\"";

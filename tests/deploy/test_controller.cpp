@@ -57,8 +57,9 @@ std::vector<std::string> reversedJoints(const Exported& e) {
   return names;
 }
 
-// The robot state of env 0, joints in reversed order.
-RobotState stateOf(envs::LocomotionEnv& env) {
+// The robot state of env 0, joints in reversed order; heights from the env's ground, the height
+// scan at the points the controller names (`scan`: the metadata's term, if any).
+RobotState stateOf(envs::LocomotionEnv& env, const ObservationTerm* scan = nullptr) {
   const Tensor q = env.q()[0].detach().to(torch::kDouble), v = env.v()[0].detach();
   const int nj = env.numActions();
   RobotState s;
@@ -78,16 +79,25 @@ RobotState stateOf(envs::LocomotionEnv& env) {
     s.baseAngVel[i] = v[3 + i].item<double>();
     s.command[i] = env.commands()[0][i].item<double>();
   }
-  s.baseHeight = q[2].item<double>();
+  const sim::HeightField* ground = env.terrain().field.get();
+  const double bx = q[0].item<double>(), by = q[1].item<double>(), bz = q[2].item<double>();
+  s.baseHeight = bz - sim::groundHeight(ground, bx, by);
+  if (scan)
+    for (const auto& p : heightScanPoints(*scan, bx, by, std::atan2(R[1][0], R[0][0])))
+      s.heightScan.push_back(bz - sim::groundHeight(ground, p[0], p[1]));
   return s;
 }
 
 TEST(Controller, ObservationEqualsTheEnvironmentsWithJointsMappedByName) {
-  for (const std::string config : {"walk_quadruped_shac.yaml", "velocity_anymal_shac.yaml"}) {
+  for (const std::string config : {"walk_quadruped_shac.yaml", "velocity_anymal_shac.yaml",
+                                    "velocity_anymal_rough_shac.yaml"}) {
     const Exported& e = exported(config);
     ControllerConfig cc;
     cc.jointNames = reversedJoints(e);
     Controller c(e.path, cc);
+    const ObservationTerm* scan = nullptr;
+    for (const auto& t : c.metadata().observations)
+      if (t.name == "height_scan") scan = &t;
     EXPECT_EQ(c.robotIndex().front(), 11);
     envs::TaskConfig task = e.cfg.task;
     task.freezeRandomization();
@@ -97,8 +107,9 @@ TEST(Controller, ObservationEqualsTheEnvironmentsWithJointsMappedByName) {
     envs::LocomotionEnv env(task, eo);
     env.reset();
     const Tensor expected = env.observations()[0].to(torch::kDouble);
-    const std::vector<float> obs = c.observation(stateOf(env));
+    const std::vector<float> obs = c.observation(stateOf(env, scan));
     ASSERT_EQ(static_cast<int64_t>(obs.size()), expected.size(0)) << config;
+    EXPECT_EQ(scan != nullptr, config == "velocity_anymal_rough_shac.yaml");
     for (size_t i = 0; i < obs.size(); ++i)
       EXPECT_NEAR(obs[i], expected[i].item<double>(), 1e-5) << config << " entry " << i;
   }

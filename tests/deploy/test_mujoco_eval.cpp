@@ -11,6 +11,7 @@
 #include "deploy/export.h"
 #include "deploy/mujoco_eval.h"
 #include "envs/locomotion_env.h"
+#include "envs/terrain.h"
 #include "io/atomic_file.h"
 #include "runs/run_dir.h"
 #include "train/config.h"
@@ -20,13 +21,15 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Exports an actor for the ANYmal velocity task; zero weights give a zero action.
-std::string exportActor(const std::string& name, bool zero) {
+// Exports an actor for the ANYmal velocity task (or another config); zero weights give a zero
+// action.
+std::string exportActor(const std::string& name, bool zero,
+                        const std::string& config = "velocity_anymal_shac.yaml") {
   const fs::path d = fs::temp_directory_path() /
                      ("diffloco_test_mujoco_eval_" + std::to_string(::getpid())) / name;
   fs::remove_all(d);
   fs::create_directories(d);
-  const train::TrainConfig cfg = train::loadTrainConfig(configDir() + "/velocity_anymal_shac.yaml");
+  const train::TrainConfig cfg = train::loadTrainConfig(configDir() + "/" + config);
   envs::EnvOptions eo;
   eo.numEnvs = 1;
   eo.printSummary = false;
@@ -71,6 +74,35 @@ TEST(MujocoEval, ZeroActionStandsAndRandomPolicyGivesFiniteResults) {
   }
   o.timestep = 0.003;  // does not divide 0.02
   EXPECT_THROW(evaluateInMujoco(exportActor("zero2", true), robot.model, o), std::runtime_error);
+}
+
+// On terrain: the policy's terrain rebuilt as an hfield, episodes spawning on the tops of the
+// hardest stairs; a zero action stands there for the episode (the spawn is on the ground, not in
+// it or above it), the base height and the height scan are ray casts onto the hfield.
+TEST(MujocoEval, ZeroActionStandsOnTheTopOfTheStairs) {
+  const std::string file = exportActor("rough_zero", true, "velocity_anymal_rough_shac.yaml");
+  const train::TrainConfig cfg =
+      train::loadTrainConfig(configDir() + "/velocity_anymal_rough_shac.yaml");
+  const envs::Terrain t = envs::generateTerrain(cfg.task.terrain);
+  const Robot robot = loadRobot("anymal");
+  MujocoEvalOptions o;
+  o.episodes = 2;
+  o.episodeLengthS = 2.0;
+  o.cone = "elliptic";
+  o.noslipIterations = 10;
+  o.terrain = t.field;
+  for (int c : t.columnsOf("pyramid_stairs")) o.spawn.push_back({t.centreX(t.rows - 1), t.centreY(c)});
+  ASSERT_FALSE(o.spawn.empty());
+  double firstZ = 0;
+  o.onDecision = [&](int episode, int decision, const sim::VecX& q, const sim::VecX&,
+                     const std::array<double, 3>&) {
+    if (episode == 0 && decision == 0) firstZ = q[2];
+  };
+  const MujocoEpisodes r = evaluateInMujoco(file, robot.model, o);
+  const double top = sim::groundHeight(t.field.get(), o.spawn[0][0], o.spawn[0][1]);
+  EXPECT_GT(top, 1.0);  // the hardest stairs' platform: 10 steps of 12 cm... at least 1 m up
+  EXPECT_NEAR(firstZ - top, robot.defaultBaseHeight, 0.02);
+  for (int e = 0; e < 2; ++e) EXPECT_EQ(r.fell[e], 0) << e;
 }
 
 }  // namespace
