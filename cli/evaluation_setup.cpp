@@ -14,10 +14,10 @@
 #include <vector>
 
 #include "deploy/open_policy.h"
-#include "deploy/policy_metadata.h"
 #include "envs/sim_function.h"
 #include "policies/actor_critic.h"
 #include "robots/robot.h"
+#include "runtime/policy_metadata.h"
 #include "train/config.h"
 
 #ifdef DIFFLOCO_WITH_MUJOCO

@@ -9,7 +9,7 @@
 //   joint_targets(a) -> q*               default_pos + action_scale * clamp(a, -clip, clip)
 //   actuator_torque(q*, q, qd) -> tau    the PD law of sim/actuator.h (per-joint effort limit,
 //                                        speed-torque line), in the inputs' dtype
-//   metadata_json                        string attribute: deploy/policy_metadata.h as JSON
+//   metadata_json                        string attribute: runtime/policy_metadata.h as JSON
 // and beside it `<stem>.yaml` (policy.pt -> policy.yaml) with the same metadata.
 #pragma once
 
@@ -17,8 +17,8 @@
 
 #include <string>
 
-#include "deploy/policy_metadata.h"
 #include "policies/actor_critic.h"
+#include "runtime/policy_metadata.h"
 
 namespace diffloco::deploy {
 

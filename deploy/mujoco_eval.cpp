@@ -5,10 +5,10 @@
 #include <random>
 #include <stdexcept>
 
-#include "deploy/controller.h"
 #include "io/atomic_file.h"
 #include "mujoco/joint_order.h"
 #include "mujoco/mujoco_model.h"
+#include "runtime/controller.h"
 
 namespace diffloco::mj {
 

@@ -24,7 +24,7 @@
 #include <string>
 #include <vector>
 
-#include "deploy/policy_metadata.h"
+#include "runtime/policy_metadata.h"
 
 namespace diffloco::deploy {
 
