@@ -7,8 +7,8 @@
 
 #include <filesystem>
 
-#include "deploy/export.h"
 #include "envs/locomotion_env.h"
+#include "export/export.h"
 #include "io/atomic_file.h"
 #include "runs/run_dir.h"
 #include "runtime/controller.h"

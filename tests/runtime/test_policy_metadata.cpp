@@ -9,8 +9,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "deploy/export.h"
 #include "envs/locomotion_env.h"
+#include "export/export.h"
 #include "io/atomic_file.h"
 #include "robots/robot.h"
 #include "runs/run_dir.h"

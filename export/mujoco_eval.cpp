@@ -1,4 +1,4 @@
-#include "deploy/mujoco_eval.h"
+#include "export/mujoco_eval.h"
 
 #include <algorithm>
 #include <cmath>

@@ -30,7 +30,7 @@ struct ExportResult {
   PolicyMetadata metadata;
 };
 
-// torchscript: `out` is the TorchScript file; onnx: `out` is the ONNX file (deploy/onnx_export.h);
+// torchscript: `out` is the TorchScript file; onnx: `out` is the ONNX file (export/onnx_export.h);
 // both: <stem>.pt and <stem>.onnx. The YAML is <stem>.yaml in every case.
 enum class ExportFormat { TorchScript, Onnx, Both };
 ExportFormat parseExportFormat(const std::string& name);  // torchscript | onnx | both
