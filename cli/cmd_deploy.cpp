@@ -1,5 +1,5 @@
 // `diffloco export RUN -o policy.pt` and `diffloco fit-actuator LOG.csv -o actuator.yaml`
-// (deploy/export.h, ident/actuator_fit.h).
+// (export/export.h, ident/actuator_fit.h).
 #include <spdlog/spdlog.h>
 
 #include <cstdio>
@@ -7,7 +7,7 @@
 #include <stdexcept>
 
 #include "cli/commands.h"
-#include "deploy/export.h"
+#include "export/export.h"
 #include "ident/actuator_fit.h"
 
 namespace diffloco::cli {

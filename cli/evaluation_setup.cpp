@@ -13,16 +13,16 @@
 #include <string>
 #include <vector>
 
-#include "deploy/open_policy.h"
-#include "deploy/policy_metadata.h"
 #include "envs/sim_function.h"
 #include "envs/terrain.h"
+#include "export/open_policy.h"
 #include "policies/actor_critic.h"
 #include "robots/robot.h"
+#include "runtime/policy_metadata.h"
 #include "train/config.h"
 
 #ifdef DIFFLOCO_WITH_MUJOCO
-#include "deploy/mujoco_eval.h"
+#include "export/mujoco_eval.h"
 #endif
 
 namespace diffloco::cli {
@@ -31,7 +31,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// A policy and the task it was trained on (deploy/open_policy.h: run folder, policy.pt,
+// A policy and the task it was trained on (export/open_policy.h: run folder, policy.pt,
 // checkpoint or exported file, one rule for where the task comes from).
 struct LoadedForEval {
   train::PolicyFn policy;

@@ -107,7 +107,7 @@ struct ParamDef {
 enum class TermKind { Observation, Reward, Termination };
 
 // What an observation term means, written for someone who computes it outside diffloco: exported
-// with every policy that uses the term (deploy/policy_metadata.h) and listed in docs/deploy.md, so
+// with every policy that uses the term (runtime/policy_metadata.h) and listed in docs/deploy.md, so
 // the code below and its documentation have one source. Every observation term has all four
 // (tests/envs/test_term_definitions.cpp).
 struct TermDefinition {

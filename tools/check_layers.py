@@ -12,8 +12,8 @@ import re
 import sys
 import tempfile
 
-LAYERS = ["io", "config", "sim", "robots", "mujoco", "ident", "envs", "policies", "distributed", "algorithms",
-          "runs", "viz", "train", "deploy", "experiments", "cli"]
+LAYERS = ["io", "config", "runtime", "sim", "robots", "mujoco", "ident", "envs", "policies", "distributed",
+          "algorithms", "runs", "viz", "train", "export", "experiments", "cli"]
 INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]+"([^"/]+)/[^"]+"', re.M)
 
 

@@ -1,5 +1,5 @@
 // envs/terms: every observation term has its deployment contract (formula, frame, units,
-// conventions): it is exported with every policy that uses it (deploy/policy_metadata.h), so a
+// conventions): it is exported with every policy that uses it (runtime/policy_metadata.h), so a
 // term added without one would ship an undefined input.
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
-// libFuzzer target: an exported policy's metadata (deploy/policy_metadata.h), the contract a
+// libFuzzer target: an exported policy's metadata (runtime/policy_metadata.h), the contract a
 // robot-side controller reads (YAML or JSON text).
-#include "deploy/policy_metadata.h"
+#include "runtime/policy_metadata.h"
 #include "tests/fuzz/fuzz_input.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

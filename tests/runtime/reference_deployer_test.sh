@@ -1,10 +1,10 @@
 #!/bin/bash
 # ctest deploy_reference_mujoco: the contract test. Both shipped policies are upgraded to the
 # current metadata and exported as ONNX (`diffloco export OLD.pt --format both`); the reference
-# deployer (deploy/examples/mujoco_deployer.py: MuJoCo from PyPI, the robot from the embedded
+# deployer (runtime/examples/mujoco_deployer.py: MuJoCo from PyPI, the robot from the embedded
 # URDF, no diffloco code) runs them, and its numbers are compared with `diffloco eval --engine
 # mujoco` (Debian's MuJoCo, a model generated from our parsed URDF) on the same seeds and options.
-# The two MuJoCo models are compared field by field first (tests/deploy/compare_mujoco_models.py).
+# The two MuJoCo models are compared field by field first (tests/runtime/compare_mujoco_models.py).
 # The walk policy's falls differ (20 episodes: 2 / 0, 100: 2 / 6, in different episodes) with
 # identical models: differing round-off (MuJoCo 2.2.2 / 4.0, inertia principal axes in another
 # order) on a chaotic gait, docs/sim_to_sim.md. So the fall tolerance is a count, not equality.
@@ -30,9 +30,9 @@ compare() {  # name, dt, episodes, python condition on cpp (c) and reference (r)
         --save-mjcf "$work/$name.xml" --json 2>/dev/null) || fail "diffloco eval --engine mujoco of $name"
   # The models themselves agree to round-off (masses, full inertia tensors, frames, joints,
   # geoms and contact parameters, engine options): what the file says is enough to rebuild it.
-  "$python" "$repo/tests/deploy/compare_mujoco_models.py" "$work/$name.onnx" "$work/$name.xml" \
+  "$python" "$repo/tests/runtime/compare_mujoco_models.py" "$work/$name.onnx" "$work/$name.xml" \
     "$dt" || fail "$name: the reference deployer's MuJoCo model differs from diffloco's"
-  ref=$("$python" "$repo/deploy/examples/mujoco_deployer.py" "$work/$name.onnx" --dt "$dt" \
+  ref=$("$python" "$repo/runtime/examples/mujoco_deployer.py" "$work/$name.onnx" --dt "$dt" \
         --episodes "$episodes" --seed 0 --json) || fail "reference deployer on $name.onnx"
   echo "$name, diffloco eval --engine mujoco: $cpp"
   echo "$name, reference deployer:             $ref"

@@ -1,4 +1,4 @@
-#include "deploy/onnx_export.h"
+#include "export/onnx_export.h"
 
 #include <onnx/checker.h>
 #include <onnx/onnx_pb.h>

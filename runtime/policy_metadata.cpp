@@ -1,4 +1,4 @@
-#include "deploy/policy_metadata.h"
+#include "runtime/policy_metadata.h"
 
 #include <yaml-cpp/yaml.h>
 

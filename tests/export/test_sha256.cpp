@@ -1,8 +1,8 @@
-// deploy/sha256: the FIPS 180-4 test vectors (one block, two blocks, the empty string, a million
+// export/sha256: the FIPS 180-4 test vectors (one block, two blocks, the empty string, a million
 // 'a's crossing many blocks), so that Python's hashlib.sha256 agrees with the exported hashes.
 #include <gtest/gtest.h>
 
-#include "deploy/sha256.h"
+#include "export/sha256.h"
 
 namespace diffloco::deploy {
 namespace {

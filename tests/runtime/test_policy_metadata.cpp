@@ -1,4 +1,4 @@
-// deploy/policy_metadata: the contract round-trips (write -> read -> equal, JSON and YAML), every
+// runtime/policy_metadata: the contract round-trips (write -> read -> equal, JSON and YAML), every
 // observation term of every shipped training config is exported with its definition, files of
 // format 1 (pretrained/) are still read with their "no limit" values as null, and bad input is
 // an error naming the file, line, key and what was expected.
@@ -9,12 +9,12 @@
 #include <filesystem>
 #include <fstream>
 
-#include "deploy/export.h"
-#include "deploy/policy_metadata.h"
 #include "envs/locomotion_env.h"
+#include "export/export.h"
 #include "io/atomic_file.h"
 #include "robots/robot.h"
 #include "runs/run_dir.h"
+#include "runtime/policy_metadata.h"
 #include "train/config.h"
 
 namespace diffloco::deploy {
@@ -106,7 +106,7 @@ TEST(PolicyMetadata, NullsAndCurriculumRoundTrip) {
 
 TEST(PolicyMetadata, ReadsFormatOneWithNullsForItsSentinels) {
   // The walk policy's metadata as shipped before format 2 (files in the field keep loading).
-  const fs::path file = fs::path(configDir()).parent_path() / "tests" / "deploy" / "data" /
+  const fs::path file = fs::path(configDir()).parent_path() / "tests" / "runtime" / "data" /
                         "walk_quadruped_format1.yaml";
   const PolicyMetadata m = parsePolicyMetadata(readText(file), file.string());
   EXPECT_EQ(m.format, kMetadataFormatV1);

@@ -17,8 +17,8 @@
 #include <optional>
 #include <string>
 
-#include "deploy/policy_metadata.h"
 #include "policies/actor_critic.h"
+#include "runtime/policy_metadata.h"
 #include "train/config.h"
 
 namespace diffloco::deploy {

@@ -1,4 +1,4 @@
-#include "deploy/controller.h"
+#include "runtime/controller.h"
 
 #include <algorithm>
 #include <cmath>

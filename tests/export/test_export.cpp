@@ -1,7 +1,7 @@
-// deploy/export: the TorchScript file loads with torch::jit::load, gives the training-time
+// export/export: the TorchScript file loads with torch::jit::load, gives the training-time
 // actor's actions to 1e-6 on real and random observations, its actuator_torque is the
 // simulator's law, its metadata is complete, and a task that takes its actuator from a fitted
-// file exports those values. Writes the fixture that tests/deploy/check_export.py (Python's
+// file exports those values. Writes the fixture that tests/export/check_export.py (Python's
 // torch.jit.load) compares against.
 #include <gtest/gtest.h>
 #include <torch/torch.h>
@@ -12,10 +12,10 @@
 #include <filesystem>
 #include <fstream>
 
-#include "deploy/export.h"
-#include "deploy/open_policy.h"
-#include "deploy/sha256.h"
 #include "envs/locomotion_env.h"
+#include "export/export.h"
+#include "export/open_policy.h"
+#include "export/sha256.h"
 #include "ident/actuator_fit.h"
 #include "io/atomic_file.h"
 #include "robots/robot.h"
@@ -143,7 +143,7 @@ TEST(Export, ActionsMatchTheTrainingActorAndPythonFixture) {
     EXPECT_NEAR(tgt[1][j].item<double>(), meta.defaultJointPos[j] + meta.actionScale * aj, 1e-6);
   }
 
-  // Fixture for the Python check (tests/deploy/check_export.py).
+  // Fixture for the Python check (tests/export/check_export.py).
   if (const char* dir = std::getenv("DIFFLOCO_EXPORT_FIXTURE")) {
     const fs::path d = dir;
     fs::create_directories(d);
@@ -335,7 +335,7 @@ TEST(Export, ErrorsNameWhatIsMissing) {
   }
 }
 
-// openPolicy's one rule (deploy/open_policy.h), which eval, play and export share: the task the
+// openPolicy's one rule (export/open_policy.h), which eval, play and export share: the task the
 // file records wins over config.yaml beside it; config.yaml gives how it was trained; a file
 // that records no task takes config.yaml's; a checkpoint carries its own config.
 TEST(OpenPolicy, TheFilesOwnTaskWinsAndTheConfigGivesTheTraining) {

@@ -1,4 +1,4 @@
-// A minimal robot-side controller for an exported policy (deploy/export.h). Links LibTorch's
+// A minimal robot-side controller for an exported policy (export/export.h). Links LibTorch's
 // TorchScript runtime and yaml-cpp only: no simulator, environment or training code.
 //
 //   Controller c("policy.pt", {.jointNames = robot_order});
@@ -24,7 +24,7 @@
 #include <string>
 #include <vector>
 
-#include "deploy/policy_metadata.h"
+#include "runtime/policy_metadata.h"
 
 namespace diffloco::deploy {
 

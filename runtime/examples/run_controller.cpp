@@ -11,7 +11,7 @@
 #include <exception>
 #include <string>
 
-#include "deploy/controller.h"
+#include "runtime/controller.h"
 
 int main(int argc, char** argv) {
   if (argc < 2) {

@@ -1,4 +1,4 @@
-#include "deploy/export.h"
+#include "export/export.h"
 
 #include <yaml-cpp/yaml.h>
 
@@ -9,10 +9,10 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "deploy/open_policy.h"
-#include "deploy/sha256.h"
+#include "export/open_policy.h"
+#include "export/sha256.h"
 #ifdef DIFFLOCO_WITH_ONNX
-#include "deploy/onnx_export.h"
+#include "export/onnx_export.h"
 #endif
 #include "envs/task_config.h"
 #include "io/atomic_file.h"

@@ -1,14 +1,14 @@
-#include "deploy/mujoco_eval.h"
+#include "export/mujoco_eval.h"
 
 #include <algorithm>
 #include <cmath>
 #include <random>
 #include <stdexcept>
 
-#include "deploy/controller.h"
 #include "io/atomic_file.h"
 #include "mujoco/joint_order.h"
 #include "mujoco/mujoco_model.h"
+#include "runtime/controller.h"
 
 namespace diffloco::mj {
 

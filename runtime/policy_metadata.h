@@ -1,4 +1,4 @@
-// The metadata of an exported policy (deploy/export.h): the contract between the training and a
+// The metadata of an exported policy (export/export.h): the contract between the training and a
 // robot or another simulator, complete enough to rebuild the training setting from the file alone
 // (robot URDF, gravity, observation definitions, reset distribution, limits, contact model,
 // actuator law, provenance). It travels inside the TorchScript file as the JSON string attribute

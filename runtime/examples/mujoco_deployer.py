@@ -8,7 +8,7 @@ starting point for a robot team's own loop. Needs numpy, onnx, onnxruntime and m
 
     python3 mujoco_deployer.py policy.onnx [--episodes 100] [--seed 0] [--dt 0.002] [--json]
 
-The episode protocol is `diffloco eval --engine mujoco`'s (deploy/mujoco_eval.h), draw for draw
+The episode protocol is `diffloco eval --engine mujoco`'s (export/mujoco_eval.h), draw for draw
 (the same std::mt19937_64 stream), so the two compare on the same seeds: the robot starts level at
 joints.default_base_height with U(-reset_noise, reset_noise) on each default joint angle and a
 command drawn from the metadata's ranges; the policy decides every control_dt, the PD law runs at

@@ -3,7 +3,7 @@
 // stacks that run ONNX Runtime. Built from C++ with the protobuf classes of Debian's libonnx (no
 // Python at export time) and checked with ONNX's own checker before it is written.
 //
-//   input  "obs"      float32 [batch, num_obs]   (the observation of deploy/policy_metadata.h)
+//   input  "obs"      float32 [batch, num_obs]   (the observation of runtime/policy_metadata.h)
 //   output "actions"  float32 [batch, num_actions] (before the action clip and scale)
 //   metadata_props    "metadata_json": the same JSON as the TorchScript file's metadata_json;
 //                     "format": its format name
@@ -19,7 +19,7 @@
 
 #include <string>
 
-#include "deploy/policy_metadata.h"
+#include "runtime/policy_metadata.h"
 
 namespace diffloco::deploy {
 

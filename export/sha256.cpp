@@ -1,4 +1,4 @@
-#include "deploy/sha256.h"
+#include "export/sha256.h"
 
 #include <array>
 #include <cstdint>

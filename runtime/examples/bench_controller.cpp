@@ -1,4 +1,4 @@
-// Per-tick cost of the robot-side controller (deploy/controller.h) for exported policies: one
+// Per-tick cost of the robot-side controller (runtime/controller.h) for exported policies: one
 // control tick in Policy mode = limit checks + observation from the robot state + the network
 // (TorchScript forward) + the PD law in plain C++. Also each part on its own. One thread, as on a
 // robot's control core; the state is a standing robot with small joint noise so that the network
@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "deploy/controller.h"
+#include "runtime/controller.h"
 
 namespace {
 

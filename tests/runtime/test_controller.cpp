@@ -1,4 +1,4 @@
-// deploy/controller: joints mapped by name, the observation built from a RobotState equals the
+// runtime/controller: joints mapped by name, the observation built from a RobotState equals the
 // environment's, the actuator law equals the exported module's, and the state machine (passive
 // -> stand up -> policy -> damping) with its limit checks.
 #include <gtest/gtest.h>
@@ -7,11 +7,11 @@
 
 #include <filesystem>
 
-#include "deploy/controller.h"
-#include "deploy/export.h"
 #include "envs/locomotion_env.h"
+#include "export/export.h"
 #include "io/atomic_file.h"
 #include "runs/run_dir.h"
+#include "runtime/controller.h"
 #include "train/config.h"
 
 namespace diffloco::deploy {

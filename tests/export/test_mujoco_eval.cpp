@@ -1,4 +1,4 @@
-// deploy/mujoco_eval: an exported policy runs in MuJoCo on the robot's URDF. A policy whose
+// export/mujoco_eval: an exported policy runs in MuJoCo on the robot's URDF. A policy whose
 // action is zero holds the default pose through the exported PD law: ANYmal stands for the whole
 // episode; a random policy gives finite per-episode results of the right sizes.
 #include <gtest/gtest.h>
@@ -8,10 +8,10 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include "deploy/export.h"
-#include "deploy/mujoco_eval.h"
 #include "envs/locomotion_env.h"
 #include "envs/terrain.h"
+#include "export/export.h"
+#include "export/mujoco_eval.h"
 #include "io/atomic_file.h"
 #include "runs/run_dir.h"
 #include "train/config.h"

@@ -1,4 +1,4 @@
-#include "deploy/open_policy.h"
+#include "export/open_policy.h"
 
 #include <filesystem>
 #include <sstream>

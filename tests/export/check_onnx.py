@@ -1,4 +1,4 @@
-"""ONNX Runtime against TorchScript: runs each ONNX file that test_deploy
+"""ONNX Runtime against TorchScript: runs each ONNX file that test_export
 (OnnxExport.WritesModelsForOnnxRuntime) wrote on its 1000 observations and compares the actions
 with the TorchScript file's, and both with the same graph evaluated in float64 (ONNX's reference
 evaluator on the weights cast to double), to 1e-5; runs ONNX's checker on the file; checks that

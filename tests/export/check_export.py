@@ -1,5 +1,5 @@
 """Loads an exported diffloco policy with Python's torch.jit.load (no diffloco code) and compares
-its actions and actuator torques with the values the C++ test (test_deploy,
+its actions and actuator torques with the values the C++ test (test_export,
 Export.ActionsMatchTheTrainingActorAndPythonFixture) wrote from the training-time actor.
 
 usage: check_export.py FIXTURE_DIR

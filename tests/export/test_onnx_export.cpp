@@ -1,6 +1,6 @@
-// deploy/onnx_export: `--format onnx` writes an ONNX file whose metadata_props carry the same
+// export/onnx_export: `--format onnx` writes an ONNX file whose metadata_props carry the same
 // metadata as the TorchScript file. The numbers are checked by ONNX Runtime itself
-// (tests/deploy/check_onnx.py, ctest deploy_onnx_runtime): this test writes its fixture, for a
+// (tests/export/check_onnx.py, ctest deploy_onnx_runtime): this test writes its fixture, for a
 // freshly exported SHAC walk actor (LayerNorm, tanh) and for both shipped policies upgraded from
 // their older metadata: model.onnx, model.pt, 1000 observations and the TorchScript actions.
 #include <gtest/gtest.h>
@@ -11,8 +11,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "deploy/export.h"
 #include "envs/locomotion_env.h"
+#include "export/export.h"
 #include "io/atomic_file.h"
 #include "robots/robot.h"
 #include "runs/run_dir.h"

@@ -9,7 +9,7 @@
 //   joint_targets(a) -> q*               default_pos + action_scale * clamp(a, -clip, clip)
 //   actuator_torque(q*, q, qd) -> tau    the PD law of sim/actuator.h (per-joint effort limit,
 //                                        speed-torque line), in the inputs' dtype
-//   metadata_json                        string attribute: deploy/policy_metadata.h as JSON
+//   metadata_json                        string attribute: runtime/policy_metadata.h as JSON
 // and beside it `<stem>.yaml` (policy.pt -> policy.yaml) with the same metadata.
 #pragma once
 
@@ -17,8 +17,8 @@
 
 #include <string>
 
-#include "deploy/policy_metadata.h"
 #include "policies/actor_critic.h"
+#include "runtime/policy_metadata.h"
 
 namespace diffloco::deploy {
 
@@ -30,7 +30,7 @@ struct ExportResult {
   PolicyMetadata metadata;
 };
 
-// torchscript: `out` is the TorchScript file; onnx: `out` is the ONNX file (deploy/onnx_export.h);
+// torchscript: `out` is the TorchScript file; onnx: `out` is the ONNX file (export/onnx_export.h);
 // both: <stem>.pt and <stem>.onnx. The YAML is <stem>.yaml in every case.
 enum class ExportFormat { TorchScript, Onnx, Both };
 ExportFormat parseExportFormat(const std::string& name);  // torchscript | onnx | both

@@ -1,5 +1,5 @@
 """The two MuJoCo models of one exported policy agree: the reference deployer's (MuJoCo 4.0 from
-the embedded URDF, deploy/examples/mujoco_deployer.py) and the MJCF that `diffloco eval --engine
+the embedded URDF, runtime/examples/mujoco_deployer.py) and the MJCF that `diffloco eval --engine
 mujoco --save-mjcf` compiled (generated from our parsed URDF by mujoco/mujoco_model.cpp).
 Compares what the dynamics depend on: tree, masses, full inertia tensors about the centre of
 mass (the principal-axes order and quaternion may differ), joint axes, armature, damping,
@@ -12,7 +12,7 @@ import sys
 import mujoco
 import numpy as np
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "deploy", "examples"))
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "runtime", "examples"))
 import mujoco_deployer as deployer  # noqa: E402
 
 TOL = 1e-12  # relative
