@@ -101,7 +101,7 @@ grep -q '"episodes": 3,' "$dir/eval.json" || fail "eval must report 3 episodes: 
 grep -q '"contact": "smoothed"' "$dir/eval.json" || fail "eval must use the trained contact model"
 "$bin" eval "$run/policy.pt" --episodes 2 --envs 2 --contact hard --dt 0.005 --iterations 50 \
   >"$dir/eval.txt" 2>&1 || { cat "$dir/eval.txt"; fail "eval --contact hard failed"; }
-grep -q "contact hard, sim dt 0.005 s, 50 solver iterations: 2 episodes" "$dir/eval.txt" ||
+grep -q "contact hard, sim dt 0.005 s, 50 solver iterations, ground plane: 2 episodes" "$dir/eval.txt" ||
   fail "eval overrides not applied: $(cat "$dir/eval.txt")"
 rc=0
 "$bin" eval "$run" --dt 0.003 >"$dir/eval_bad.txt" 2>&1 || rc=$?
