@@ -81,6 +81,7 @@ LocomotionEnv::LocomotionEnv(TaskConfig task, const EnvOptions& options)
   k_.envDt = task_.envDt;
   k_.link = link_.get();
   k_.terrain = terrain_.field;
+  k_.terrainSlopes = task_.sim.contact.backwardTerrain;
 
   // Sizes, per-column observation scale and noise, reward weights, what the terms read.
   std::vector<double> scale, noise;

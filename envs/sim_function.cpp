@@ -181,18 +181,21 @@ class FootPositionsFunction : public torch::autograd::Function<FootPositionsFunc
   }
 };
 
-// h(x, y) of a height field, elementwise; its backward is the slope (h_x, h_y), computed with h.
+// h(x, y) of a height field, elementwise; its backward is the slope (h_x, h_y) of `slopes`
+// (the same field, or a smoothed copy for straight-through terrain), computed with h.
 class GroundHeightFunction : public torch::autograd::Function<GroundHeightFunction> {
  public:
   static variable_list forward(AutogradContext* ctx, const Tensor& x, const Tensor& y,
-                               const sim::HeightField* field) {
+                               const sim::HeightField* field, const sim::HeightField* slopes) {
     const Tensor xc = x.contiguous(), yc = y.contiguous();
     Tensor h = torch::empty_like(xc), hx = torch::empty_like(xc), hy = torch::empty_like(xc);
     const double *xp = xc.data_ptr<double>(), *yp = yc.data_ptr<double>();
     double *hp = h.data_ptr<double>(), *hxp = hx.data_ptr<double>(), *hyp = hy.data_ptr<double>();
     for (std::int64_t i = 0; i < xc.numel(); ++i) {
       const sim::SurfacePoint s = sim::sampleSurface(*field, xp[i], yp[i]);
-      hp[i] = s.h, hxp[i] = s.hx, hyp[i] = s.hy;
+      hp[i] = s.h;
+      const sim::SurfacePoint d = slopes == field ? s : sim::sampleSurface(*slopes, xp[i], yp[i]);
+      hxp[i] = d.hx, hyp[i] = d.hy;
     }
     ctx->save_for_backward({hx, hy});
     return {h};
@@ -201,18 +204,22 @@ class GroundHeightFunction : public torch::autograd::Function<GroundHeightFuncti
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
     const auto saved = ctx->get_saved_variables();
     const Tensor g = asDouble(grads[0]);
-    return {g * saved[0], g * saved[1], Tensor()};
+    return {g * saved[0], g * saved[1], Tensor(), Tensor()};
   }
 };
 
 }  // namespace
 
 torch::Tensor groundHeight(const std::shared_ptr<const sim::HeightField>& field,
-                           const torch::Tensor& x, const torch::Tensor& y) {
+                           const torch::Tensor& x, const torch::Tensor& y,
+                           const std::shared_ptr<const sim::HeightField>& slopes) {
   if (!field) return torch::zeros_like(asDouble(x));
   if (!x.sizes().equals(y.sizes()))
     throw std::invalid_argument("groundHeight: x and y must have the same shape");
-  return GroundHeightFunction::apply(asDouble(x), asDouble(y), field.get())[0];
+  const sim::HeightField* d = slopes ? slopes.get() : field.get();
+  if (d->nx != field->nx || d->ny != field->ny || d->spacing != field->spacing)
+    throw std::invalid_argument("groundHeight: the slopes' field must have the field's grid");
+  return GroundHeightFunction::apply(asDouble(x), asDouble(y), field.get(), d)[0];
 }
 
 void setTorchThreads(int threads) {

@@ -84,9 +84,11 @@ torch::Tensor footPositions(SimLink& link, const torch::Tensor& q);
 
 // Heights h(x, y) [..] of the ground (sim/terrain.h; 0 everywhere without a height field) under
 // world points x, y [..] (double, any equal shapes), differentiable in x and y (the interpolant's
-// slopes). The height field must outlive the graph.
+// slopes). With `slopes` (a field on the same grid, e.g. a smoothed copy: straight-through
+// terrain) the derivative is that field's slope instead. The fields must outlive the graph.
 torch::Tensor groundHeight(const std::shared_ptr<const sim::HeightField>& field,
-                           const torch::Tensor& x, const torch::Tensor& y);
+                           const torch::Tensor& x, const torch::Tensor& y,
+                           const std::shared_ptr<const sim::HeightField>& slopes = nullptr);
 
 // Torch's intra-op threads and, when the BLAS is OpenBLAS, its own pool (at::set_num_threads does
 // not reach it, and its idle threads spin): the simulator's pool and torch share the same cores,

@@ -148,7 +148,8 @@ const StateFeatures& TermContext::state() {
 
 const Tensor& TermContext::baseHeight() {
   if (!baseHeight_.defined())
-    baseHeight_ = k_.terrain ? state().height - groundHeight(k_.terrain, q.select(1, 0), q.select(1, 1))
+    baseHeight_ = k_.terrain ? state().height - groundHeight(k_.terrain, q.select(1, 0),
+                                                             q.select(1, 1), k_.terrainSlopes)
                              : state().height;
   return baseHeight_;
 }
@@ -158,7 +159,8 @@ const Tensor& TermContext::footHeight() {
     const Tensor feet = footPositions(*k_.link, q);
     footHeight_ = feet.select(2, 2) - k_.footRadius;
     if (k_.terrain)
-      footHeight_ = footHeight_ - groundHeight(k_.terrain, feet.select(2, 0), feet.select(2, 1));
+      footHeight_ = footHeight_ - groundHeight(k_.terrain, feet.select(2, 0), feet.select(2, 1),
+                                               k_.terrainSlopes);
   }
   return footHeight_;
 }
@@ -246,7 +248,7 @@ Tensor heightScan(TermContext& c, const TermParams& p) {
   const Tensor lx = torch::tensor(px, torch::kDouble), ly = torch::tensor(py, torch::kDouble);
   const Tensor wx = c.q.select(1, 0).unsqueeze(1) + cy * lx - sy * ly;
   const Tensor wy = c.q.select(1, 1).unsqueeze(1) + sy * lx + cy * ly;
-  const Tensor h = groundHeight(c.constants().terrain, wx, wy);
+  const Tensor h = groundHeight(c.constants().terrain, wx, wy, c.constants().terrainSlopes);
   return (s.height.unsqueeze(1) - p("offset") - h).clamp(-p("clip"), p("clip"));
 }
 

@@ -31,6 +31,9 @@ struct TaskConstants {
   double envDt = 0.01;
   SimLink* link = nullptr;  // foot kinematics
   std::shared_ptr<const sim::HeightField> terrain;  // null: the plane z = 0
+  // The field whose slopes the ground heights' derivatives take (terrain.backward_smoothing's
+  // smoothed copy, as the simulator's backward pass does); null: the terrain's own.
+  std::shared_ptr<const sim::HeightField> terrainSlopes;
 };
 
 // The state split into the quantities terms read, each its own tensor made by one autograd node

@@ -189,3 +189,30 @@ TEST(SimFunction, GroundHeightMatchesTheSurfaceAndFiniteDifferences) {
   EXPECT_LT(relErr(g[1], fy), 1e-7);
   EXPECT_EQ(groundHeight(nullptr, x, y).abs().max().item<double>(), 0.0);
 }
+
+// Straight-through terrain: the heights are the field's, their derivative the smoothed copy's
+// slope (finite differences of the smoothed field's heights); a grid that differs is an error.
+TEST(SimFunction, GroundHeightTakesItsSlopesFromTheSlopesField) {
+  auto hf = std::make_shared<sim::HeightField>();
+  hf->nx = 30, hf->ny = 20, hf->spacing = 0.1, hf->originX = -1, hf->originY = -1;
+  for (int k = 0; k < hf->nx * hf->ny; ++k) hf->heights.push_back(0.05 * std::sin(0.7 * k));
+  auto smooth = std::make_shared<const sim::HeightField>(sim::smoothHeightField(*hf, 0.15));
+  torch::manual_seed(5);
+  const Tensor x = torch::rand({7}, kF64) * 2.5 - 0.8, y = torch::rand({7}, kF64) * 1.6 - 0.8;
+  const Tensor xa = x.clone().requires_grad_(), ya = y.clone().requires_grad_();
+  const Tensor h = groundHeight(hf, xa, ya, smooth);
+  EXPECT_LT((h - groundHeight(hf, x, y)).abs().max().item<double>(), 1e-15);
+  const Tensor w = torch::randn({7}, kF64);
+  const auto g = torch::autograd::grad({(h * w).sum()}, {xa, ya});
+  torch::NoGradGuard noGrad;
+  const double e = 1e-6;
+  const Tensor fx = ((groundHeight(smooth, x + e, y) - groundHeight(smooth, x - e, y)) * w) / (2 * e);
+  const Tensor fy = ((groundHeight(smooth, x, y + e) - groundHeight(smooth, x, y - e)) * w) / (2 * e);
+  EXPECT_LT(relErr(g[0], fx), 1e-7);
+  EXPECT_LT(relErr(g[1], fy), 1e-7);
+  EXPECT_GT(relErr(g[0], ((groundHeight(hf, x + e, y) - groundHeight(hf, x - e, y)) * w) / (2 * e)),
+            1e-2);
+  auto coarse = std::make_shared<sim::HeightField>(*hf);
+  coarse->spacing = 0.2;
+  EXPECT_THROW(groundHeight(hf, x, y, coarse), std::invalid_argument);
+}
