@@ -103,6 +103,13 @@ train::EvalResult evaluateMujoco(const EvalArgs& a, Recording* recording) {
   o.iterations = a.iterations > 0 ? a.iterations : 100;  // MuJoCo's default
   o.noslipIterations = a.noslip;
   o.mjcfPath = a.saveMjcf;
+  o.friction = a.friction;
+  o.actionDelaySteps = a.actionDelay;
+  o.motorStrength = a.motorStrength;
+  o.addedBaseMass = a.addedMass;
+  o.observationNoise = a.observationNoise;
+  o.pushVelocity = a.pushVelocity;
+  if (!a.pushIntervalS.empty()) o.pushIntervalS = {a.pushIntervalS[0], a.pushIntervalS[1]};
   const envs::TaskConfig task = meta.taskYaml.empty()
                                     ? envs::TaskConfig()
                                     : envs::parseTaskConfig(YAML::Load(meta.taskYaml), a.policy);
@@ -160,6 +167,7 @@ train::EvalResult evaluateMujoco(const EvalArgs& a, Recording* recording) {
     s.meanSpeed = m.meanSpeed[i];
     s.linVelErr2 = m.linVelErr2[i];
     s.yawRateErr2 = m.yawRateErr2[i];
+    s.limitExcess = m.limitExcess[i];
     r.episodes.push_back(s);
   }
   return r;
@@ -248,6 +256,25 @@ void addEvalOptions(CLI::App* cmd, EvalArgs& a) {
       ->capture_default_str();
   cmd->add_option("--save-mjcf", p->saveMjcf,
                   "mujoco: write the MJCF model MuJoCo compiled to this file");
+  // The conditions of a robustness evaluation in MuJoCo (in ours: --set randomization.*).
+  cmd->add_option("--friction", p->friction, "mujoco: ground friction (default: the exported)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--action-delay", p->actionDelay,
+                  "mujoco: control periods from a decision to its targets at the drives")
+      ->check(CLI::Range(0, 100));
+  cmd->add_option("--motor-strength", p->motorStrength,
+                  "mujoco: the drives' kp and kd multiplied by this (torque limits unchanged)")
+      ->check(CLI::Range(0.01, 100.0));
+  cmd->add_option("--added-mass", p->addedMass, "mujoco: payload on the base [kg]")
+      ->check(CLI::Range(-1000.0, 1000.0));
+  cmd->add_flag("--observation-noise", p->observationNoise,
+                "mujoco: the policy senses its state with the exported per-term noise");
+  cmd->add_option("--push-velocity", p->pushVelocity,
+                  "mujoco: pushes add U(-x, x) [m/s] to the base's world v_x and v_y")
+      ->check(CLI::Range(0.0, 100.0));
+  cmd->add_option("--push-interval", p->pushIntervalS, "mujoco: a push every U(a, b) s (10 15)")
+      ->expected(2)
+      ->check(CLI::Range(0.001, 1e6));
   // The range is checked on the text: CLI11 wraps an out-of-range unsigned value silently.
   cmd->add_option("--seed", p->options.seed, "seed of resets, commands, noise")
       ->check(CLI::Range(0.0, 9.2e18))
@@ -276,7 +303,9 @@ void rejectOtherEngineOptions(const CLI::App* cmd, const EvalArgs& a) {
        mujoco ? std::vector<const char*>{"--set", "--contact", "--reset-scale", "--task"}
               : std::vector<const char*>{"--robot", "--episode-length", "--reset-noise",
                                          "--integrator", "--cone", "--solver", "--noslip",
-                                         "--save-mjcf"})
+                                         "--friction", "--action-delay", "--motor-strength",
+                                         "--added-mass", "--observation-noise", "--push-velocity",
+                                         "--push-interval", "--save-mjcf"})
     if (cmd->count(o) > 0)
       throw std::runtime_error(std::string(o) + " applies to --engine " +
                                (mujoco ? "diffloco" : "mujoco") + " only, not to --engine " +

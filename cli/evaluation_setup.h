@@ -26,6 +26,12 @@ struct EvalArgs {
   std::string integrator = "Euler", cone = "pyramidal", solver = "Newton";  // mujoco
   int noslip = 0;                                                           // mujoco
   std::string saveMjcf;           // mujoco: write the compiled MJCF here
+  // mujoco: the conditions of a robustness evaluation (export/mujoco_eval.h); nominal defaults
+  double friction = 0;  // 0: the exported friction
+  int actionDelay = 0;
+  double motorStrength = 1, addedMass = 0, pushVelocity = 0;
+  std::vector<double> pushIntervalS;  // empty: 10-15 s
+  bool observationNoise = false;
   std::vector<std::string> sets;  // diffloco: task overrides, key.path=value
   std::string task;               // diffloco: evaluate on this task instead of the trained one
   double durationS = 0;           // both engines: episode length override (play's --duration)

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <deque>
+#include <limits>
+#include <map>
 #include <random>
 #include <stdexcept>
 
@@ -41,6 +44,20 @@ MujocoEpisodes evaluateInMujoco(const std::string& policyPath, const sim::Model&
   if (!o.mjcfPath.empty()) io::writeFileAtomic(o.mjcfPath, mjcf);
   MujocoModel mj(mjcf);
   if (o.terrain) loadHeightField(mj.m, *o.terrain);
+  if (o.addedBaseMass != 0) {  // as sim::BatchSim::setAddedBaseMass: the inertia scales with m
+    const int base = mj.m->jnt_bodyid[0];  // the free joint's body
+    const double scale = (mj.m->body_mass[base] + o.addedBaseMass) / mj.m->body_mass[base];
+    if (!(scale > 0))
+      throw std::invalid_argument("mujoco eval: an added base mass of " +
+                                  std::to_string(o.addedBaseMass) + " kg leaves none");
+    mj.m->body_mass[base] *= scale;
+    for (int i = 0; i < 3; ++i) mj.m->body_inertia[3 * base + i] *= scale;
+  }
+  if (o.actionDelaySteps < 0 || !(o.motorStrength > 0) || o.pushVelocity < 0 ||
+      !(o.pushIntervalS[0] > 0) || o.pushIntervalS[1] < o.pushIntervalS[0])
+    throw std::invalid_argument(
+        "mujoco eval: conditions need delay >= 0, motor strength > 0, push velocity >= 0 and a "
+        "push interval 0 < a <= b");
   mj_forward(mj.m, mj.d);  // the floor's pose, which the ray casts below read
   // Height of the ground under (x, y): a ray cast down onto the floor geom (group 0; the robot's
   // geoms are in group 3), the plane z = 0 without terrain.
@@ -69,10 +86,24 @@ MujocoEpisodes evaluateInMujoco(const std::string& policyPath, const sim::Model&
   q0[2] = meta.defaultBaseHeight;
   for (int i = 0; i < meta.numJoints(); ++i) q0[7 + ctl.robotIndex()[i]] = meta.defaultJointPos[i];
 
-  std::mt19937_64 rng(o.seed);
-  auto uniform = [&](double lo, double hi) {
-    return lo == hi ? lo : std::uniform_real_distribution<double>(lo, hi)(rng);
+  // Resets and commands draw from `rng`, noise and pushes from their own streams, so that every
+  // condition meets the same episodes.
+  std::mt19937_64 rng(o.seed), noiseRng(o.seed ^ 0x6e6f697365ULL), pushRng(o.seed ^ 0x70757368ULL);
+  auto uniformOf = [](std::mt19937_64& g, double lo, double hi) {
+    return lo == hi ? lo : std::uniform_real_distribution<double>(lo, hi)(g);
   };
+  auto uniform = [&](double lo, double hi) { return uniformOf(rng, lo, hi); };
+  // The exported noise of each sensed quantity (observationNoise).
+  std::map<std::string, double> noise;
+  for (const auto& t : meta.observations) noise[t.name] = o.observationNoise ? t.noise : 0.0;
+  auto perturb = [&](auto& values, const char* term) {
+    const double n = noise.count(term) ? noise.at(term) : 0.0;
+    if (n > 0)
+      for (auto& x : values) x += uniformOf(noiseRng, -n, n);
+  };
+  std::vector<double> defaultTarget(nj);  // what a zero action commands (the delay's fill)
+  for (int i = 0; i < meta.numJoints(); ++i)
+    defaultTarget[ctl.robotIndex()[i]] = meta.defaultJointPos[i];
   MujocoEpisodes r;
   r.timestep = mo.timestep;
   r.controlDt = meta.controlDt;
@@ -99,7 +130,11 @@ MujocoEpisodes evaluateInMujoco(const std::string& policyPath, const sim::Model&
     toMujocoState(model, q, v, mj.d->qpos, mj.d->qvel);
     mj_forward(mj.m, mj.d);
     ctl.startPolicy();
-    double sumVx = 0, sumSpeed = 0, sumLin = 0, sumYaw = 0;
+    std::deque<std::vector<double>> pending(o.actionDelaySteps, defaultTarget);
+    double nextPush = o.pushVelocity > 0
+                          ? uniformOf(pushRng, o.pushIntervalS[0], o.pushIntervalS[1])
+                          : std::numeric_limits<double>::infinity();
+    double sumVx = 0, sumSpeed = 0, sumLin = 0, sumYaw = 0, limitExcess = 0;
     int k = 0;
     bool fell = false;
     for (; k < steps && !fell; ++k) {
@@ -145,11 +180,33 @@ MujocoEpisodes evaluateInMujoco(const std::string& policyPath, const sim::Model&
           break;
         }
       }
-      const std::vector<double> target = ctl.policyStep(s);
+      for (int i = 0; i < nj; ++i) {
+        const auto& joint = model.joints[i];
+        limitExcess =
+            std::max({limitExcess, joint.lower - s.jointPos[i], s.jointPos[i] - joint.upper});
+      }
+      deploy::RobotState sensed = s;
+      perturb(sensed.baseLinVel, "base_lin_vel");
+      perturb(sensed.baseAngVel, "base_ang_vel");
+      perturb(sensed.jointPos, "joint_pos");
+      perturb(sensed.jointVel, "joint_vel");
+      perturb(sensed.heightScan, "height_scan");
+      std::array<double, 1> height{sensed.baseHeight};
+      perturb(height, "base_height");
+      sensed.baseHeight = height[0];
+      pending.push_back(ctl.policyStep(sensed));
+      const std::vector<double> target = pending.front();
+      pending.pop_front();
+      if (k * meta.controlDt >= nextPush) {  // a push: the base's world velocity jumps
+        mj.d->qvel[0] += uniformOf(pushRng, -o.pushVelocity, o.pushVelocity);
+        mj.d->qvel[1] += uniformOf(pushRng, -o.pushVelocity, o.pushVelocity);
+        nextPush += uniformOf(pushRng, o.pushIntervalS[0], o.pushIntervalS[1]);
+      }
       for (int sub = 0; sub < decimation; ++sub) {
         for (int j = 0; j < nj; ++j)
           s.jointPos[mjOrder[j]] = mj.d->qpos[7 + j], s.jointVel[mjOrder[j]] = mj.d->qvel[6 + j];
-        const std::vector<double> tau = ctl.actuatorTorque(target, s.jointPos, s.jointVel);
+        const std::vector<double> tau =
+            ctl.actuatorTorque(target, s.jointPos, s.jointVel, o.motorStrength);
         for (int j = 0; j < nj; ++j) mj.d->qfrc_applied[6 + j] = tau[mjOrder[j]];
         mj_step(mj.m, mj.d);
       }
@@ -161,6 +218,7 @@ MujocoEpisodes evaluateInMujoco(const std::string& policyPath, const sim::Model&
     r.meanSpeed.push_back(sumSpeed / n);
     r.linVelErr2.push_back(sumLin / n);
     r.yawRateErr2.push_back(sumYaw / n);
+    r.limitExcess.push_back(limitExcess);
     for (int i = 0; i < 3; ++i) r.command[i].push_back(s.command[i]);
   }
   return r;

@@ -29,6 +29,17 @@ struct MujocoEvalOptions {
   double friction = 0;        // 0: the metadata's friction
   double jointPosNoise = 0;   // U(-x, x) added to the default joint angles at reset [rad]
   std::uint64_t seed = 0;
+  // Conditions a robot meets (the robustness evaluation; the defaults are nominal), each as the
+  // task's randomisation of the same name applies it in training:
+  int actionDelaySteps = 0;  // control periods from a decision to its targets at the drives
+  double motorStrength = 1;  // kp and kd multiplied by this; torque limits unchanged
+  double addedBaseMass = 0;  // [kg] on the base, its inertia scaled with its mass
+  // The policy senses its state with the exported per-term noise U(-noise, noise) (base and
+  // joint velocities, joint angles, base height, height scan; not projected gravity, which the
+  // state holds as an orientation).
+  bool observationNoise = false;
+  double pushVelocity = 0;                      // [m/s] U(-x, x) added to the base's world v_x, v_y
+  std::array<double, 2> pushIntervalS{10, 15};  // a push every U(a, b) seconds
   // Optional: called at every policy decision of every episode with the state it is taken in (q,
   // v in our layout, sim/model.h, which MuJoCo's free joint shares) and the command. Records
   // rollouts to watch.
@@ -57,6 +68,7 @@ struct MujocoEpisodes {
   std::vector<double> meanSpeed;    // mean horizontal velocity along the base heading [m/s]
   std::vector<double> linVelErr2;   // mean over decisions of |cmd_xy - v_xy (base axes)|^2
   std::vector<double> yawRateErr2;  // mean over decisions of (cmd_wz - w_z)^2
+  std::vector<double> limitExcess;  // largest angle of any joint beyond its URDF limits [rad]
   std::vector<double> command[3];   // the command of each episode (v_x, v_y, w_z)
   double timestep = 0, controlDt = 0, episodeLengthS = 0;
   std::string engineOptions;  // as the compiled model runs: mj::engineOptions

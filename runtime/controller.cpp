@@ -202,7 +202,8 @@ std::vector<double> Controller::policyAction(const std::vector<float>& obs) {
 
 std::vector<double> Controller::actuatorTorque(const std::vector<double>& target,
                                                const std::vector<double>& q,
-                                               const std::vector<double>& qd) const {
+                                               const std::vector<double>& qd,
+                                               double gainScale) const {
   // The law of sim/actuator.cpp (and of the module's actuator_torque), robot order. A missing
   // limit is the simulator's default 1e10, so that the torques equal training's bit for bit.
   const int nj = meta_.numJoints();
@@ -212,7 +213,7 @@ std::vector<double> Controller::actuatorTorque(const std::vector<double>& target
   for (int i = 0; i < nj; ++i) {
     const int r = robotIndex_[i];
     const double effort = meta_.effort[i];
-    const double pd = meta_.kp * (target[r] - q[r]) - meta_.kd * qd[r];
+    const double pd = gainScale * (meta_.kp * (target[r] - q[r]) - meta_.kd * qd[r]);
     const double vmax = velocityLimit * (1.0 + effort / saturation);
     const double w = std::clamp(qd[r], -vmax, vmax) / velocityLimit;
     const double hi = std::min(saturation * (1.0 - w), effort);

@@ -84,10 +84,12 @@ class Controller {
   // Building blocks (public for tests and custom loops).
   std::vector<float> observation(const RobotState& s) const;        // policy layout
   std::vector<double> policyAction(const std::vector<float>& obs);  // forward(), policy order
-  // The exported actuator law for targets and state in the robot's joint order.
+  // The exported actuator law for targets and state in the robot's joint order. gainScale
+  // multiplies kp and kd (a weaker or stronger drive, the task's motor_strength; the torque
+  // limits stay), 1 on a robot.
   std::vector<double> actuatorTorque(const std::vector<double>& target,
-                                     const std::vector<double>& q,
-                                     const std::vector<double>& qd) const;
+                                     const std::vector<double>& q, const std::vector<double>& qd,
+                                     double gainScale = 1.0) const;
   // Policy mode without the stand-up (a simulated robot that starts in the default pose):
   // zero last action, policy time 0. Then policyStep() = one decision: observation, forward,
   // clip; returns the joint targets (robot order) and advances the last action and the time.

@@ -170,6 +170,16 @@ std::map<std::string, double> EvalResult::summary() const {
     m["yaw_rate_rms"] = yawRateRms();
   }
   if (!std::isnan(terrainLevelMean)) m["terrain_level_mean"] = terrainLevelMean;
+  if (!episodes.empty() && !std::isnan(episodes[0].limitExcess)) {
+    double worst = 0;
+    int beyond = 0;
+    for (const auto& e : episodes) {
+      worst = std::max(worst, e.limitExcess);
+      beyond += e.limitExcess > 0;
+    }
+    m["joint_limit_excess_max"] = worst;
+    m["episodes_beyond_joint_limits"] = beyond;
+  }
   return m;
 }
 

@@ -47,6 +47,9 @@ struct EpisodeStats {
   double meanSpeed = 0;    // mean horizontal speed along the base heading [m/s]
   double linVelErr2 = 0;   // mean over steps of |cmd_xy - v_xy|^2, base axes [m^2/s^2]
   double yawRateErr2 = 0;  // mean over steps of (cmd_wz - w_z)^2 [rad^2/s^2]
+  // Largest angle of any joint beyond its URDF limits [rad] (MuJoCo's evaluation; NaN in ours,
+  // which does not measure it).
+  double limitExcess = std::nan("");
 };
 
 struct EvalResult {

@@ -105,6 +105,66 @@ TEST(MujocoEval, ZeroActionStandsOnTheTopOfTheStairs) {
   for (int e = 0; e < 2; ++e) EXPECT_EQ(r.fell[e], 0) << e;
 }
 
+// The robustness conditions, each against what it must do. Base states are recorded at every
+// decision of episode 0.
+struct Trace {
+  std::vector<sim::VecX> q;
+  MujocoEpisodes r;
+};
+Trace run(const std::string& file, MujocoEvalOptions o) {
+  Trace t;
+  o.onDecision = [&t](int episode, int, const sim::VecX& q, const sim::VecX&,
+                      const std::array<double, 3>&) {
+    if (episode == 0) t.q.push_back(q);
+  };
+  t.r = evaluateInMujoco(file, loadRobot("anymal").model, o);
+  return t;
+}
+
+TEST(MujocoEval, ConditionsActAsTheirRandomisationsDo) {
+  const std::string zero = exportActor("cond_zero", true), random = exportActor("cond_rnd", false);
+  MujocoEvalOptions o;
+  o.episodes = 2;
+  o.episodeLengthS = 1.0;
+  o.jointPosNoise = 0;
+  const Trace stand = run(zero, o), act = run(random, o);
+  // Delay: the first two decisions' targets are the default pose's, as a zero action's are; the
+  // states agree bit for bit until the first delayed action arrives, and differ after it.
+  MujocoEvalOptions delayed = o;
+  delayed.actionDelaySteps = 2;
+  const Trace late = run(random, delayed);
+  ASSERT_GT(late.q.size(), 4u);
+  for (int k = 0; k <= 2; ++k) EXPECT_EQ((late.q[k] - stand.q[k]).norm(), 0.0) << k;
+  EXPECT_GT((late.q[3] - stand.q[3]).norm(), 1e-9);
+  EXPECT_GT((act.q[1] - stand.q[1]).norm(), 1e-9);
+  // Every condition meets the same episodes: the same commands.
+  for (int e = 0; e < 2; ++e) EXPECT_EQ(late.r.command[0][e], act.r.command[0][e]);
+  // Weaker drives and a payload let the standing robot sag lower than the nominal one.
+  MujocoEvalOptions weak = o, heavy = o;
+  weak.motorStrength = 0.5;
+  heavy.addedBaseMass = 20;
+  EXPECT_LT(run(zero, weak).q.back()[2], stand.q.back()[2] - 1e-3);
+  EXPECT_LT(run(zero, heavy).q.back()[2], stand.q.back()[2] - 1e-3);
+  // Observation noise changes what the policy decides, not what the first state is.
+  MujocoEvalOptions noisy = o;
+  noisy.observationNoise = true;
+  const Trace sensed = run(random, noisy);
+  EXPECT_EQ((sensed.q[0] - act.q[0]).norm(), 0.0);
+  EXPECT_GT((sensed.q[1] - act.q[1]).norm(), 1e-9);
+  // A push moves the standing robot; without one it stays put.
+  MujocoEvalOptions pushed = o;
+  pushed.pushVelocity = 1.0;
+  pushed.pushIntervalS = {0.2, 0.3};
+  EXPECT_GT(std::abs(run(zero, pushed).r.meanVx[0]), 10 * std::abs(stand.r.meanVx[0]));
+  for (double x : stand.r.limitExcess) EXPECT_EQ(x, 0.0);  // the default pose is within limits
+  MujocoEvalOptions bad = o;
+  bad.addedBaseMass = -1000;
+  EXPECT_THROW(run(zero, bad), std::invalid_argument);
+  bad = o;
+  bad.motorStrength = 0;
+  EXPECT_THROW(run(zero, bad), std::invalid_argument);
+}
+
 }  // namespace
 }  // namespace diffloco::mj
 
