@@ -1,5 +1,5 @@
-// A robot with its dimensions fixed at compile time: ANYmal's 13 bodies (base + 12 joint bodies),
-// 4 sphere feet. Plain data with no pointers, so one copy lives in a kernel's constant parameter
+// A robot with its dimensions fixed at compile time: a 12-joint quadruped's 13 bodies (base + 12
+// joint bodies) and 4 sphere feet (ANYmal's; every robot in configs/robots has them). Plain data with no pointers, so one copy lives in a kernel's constant parameter
 // space and every loop has a constant trip count. A robot of other sizes does not fit; toFixed
 // (gpu/fixed_convert.h) refuses it.
 #pragma once

@@ -88,3 +88,32 @@ TEST(FixedStep, SmoothedWithCutoffMatches) {
   stepFixed(fm, toFixed(o), toView(nullptr), start, fix);
   EXPECT_LE(compare(fix, dyn).rel, 1e-10);
 }
+
+// The fixed sizes are those of a 12-joint quadruped with 4 feet: every robot shipped in
+// configs/robots fits them, each with its own dt, drive and armature.
+TEST(FixedStep, MatchesSimStepOnEveryShippedRobot) {
+  const sim::HeightField bumps = bumpyField(0.02, 12);
+  for (const char* name : {"anymal", "quadruped", "go_like"}) {
+    Robot r = loadRobot(name);
+    for (auto& j : r.model.joints) j.armature = r.armature;
+    const sim::VecX qs = r.standingConfiguration();
+    const std::vector<double> qStand(qs.data(), qs.data() + qs.size());
+    const FixedModel fm = toFixed(r.model);
+    for (const sim::HeightField* ground : {static_cast<const sim::HeightField*>(nullptr), &bumps}) {
+      const WorldSet start = randomWorlds(qStand, ground, 300, 21);
+      const ContactCoverage cov = contactCoverage(fm, toView(ground), start);
+      EXPECT_GT(cov.some + cov.all, 30) << name;
+      for (auto cm : {sim::ContactModel::Hard, sim::ContactModel::Smoothed, sim::ContactModel::Soft}) {
+        sim::SimOptions o = options(r, cm);
+        if (ground) o.contact.terrain = std::make_shared<sim::HeightField>(bumps);
+        WorldSet dyn, fix;
+        EXPECT_EQ(stepDynamic(r.model, o, start, dyn), 0) << name;
+        EXPECT_EQ(stepFixed(fm, toFixed(o), toView(ground), start, fix), 0) << name;
+        const Difference d = compare(fix, dyn);
+        EXPECT_LE(d.rel, 1e-10) << name << ", " << sim::toString(cm)
+                                << (ground ? " on the height field" : " on the plane") << ": world "
+                                << d.world << ", max abs " << d.abs;
+      }
+    }
+  }
+}
