@@ -12,7 +12,7 @@ import re
 import sys
 import tempfile
 
-LAYERS = ["io", "config", "runtime", "sim", "robots", "mujoco", "ident", "envs", "policies", "distributed",
+LAYERS = ["io", "config", "runtime", "sim", "gpu", "robots", "mujoco", "ident", "envs", "policies", "distributed",
           "algorithms", "runs", "viz", "train", "export", "experiments", "cli"]
 INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]+"([^"/]+)/[^"]+"', re.M)
 

@@ -1,0 +1,187 @@
+// Foot contact for the fixed-size step: sphere geometry against the ground (gpu/fixed_terrain.h),
+// the contact Jacobian rows of the feet in the problem, the soft model's penalty law, and for the
+// hard and smoothed models the Delassus blocks and the Gauss-Seidel solve. The same formulas and
+// order as sim/contact.cpp and sim/soft_contact.h (which explain the choices).
+#pragma once
+
+#include "gpu/fixed_dynamics.h"
+#include "gpu/fixed_terrain.h"
+
+namespace diffloco::gpu {
+
+struct FixedContacts {
+  FixedSphereContact foot[NFEET];  // per foot: depth, frame, point
+  int active[NFEET];               // feet in the problem, in order
+  int nc;
+  double Jc[3 * NFEET][NV];        // rows (normal, t1, t2) per active contact
+  double Yc[3 * NFEET][MAXPATH];   // L^-T Jc^T on each active foot's dof path
+  double G[3 * NFEET][3 * NFEET];  // Delassus matrix Jc H^-1 Jc^T
+  double c[3 * NFEET];             // contact velocity without impulses
+  double impulse[3 * NFEET];
+  double sigma[NFEET];
+};
+
+DL_HD void footGeometry(const FixedModel& m, const FixedData& d, const HeightFieldView& hf,
+                        FixedContacts& fc) {
+  for (int j = 0; j < NFEET; ++j) {
+    const int b = m.footBody[j];
+    const V3 centre = mul(d.R[b], m.footOffset[j]) + d.p[b];
+    fc.foot[j] = sphereContact(hf, centre, m.footRadius[j]);
+  }
+}
+
+DL_HD void selectContacts(const FixedOptions& o, FixedContacts& fc) {
+  fc.nc = 0;
+  for (int j = 0; j < NFEET; ++j) {
+    const double dep = fc.foot[j].depth;
+    const bool in = o.model == FixedContact::Soft       ? true
+                    : o.model == FixedContact::Smoothed ? dep >= -o.cutoff
+                                                        : dep >= 0;
+    if (in) fc.active[fc.nc++] = j;
+  }
+}
+
+// Rows of frame^T J(point) for each active foot (sim::contactJacobians and sim::pointJacobian).
+DL_HD void contactJacobians(const FixedModel& m, const FixedData& d, FixedContacts& fc) {
+  for (int a = 0; a < fc.nc; ++a) {
+    const int j = fc.active[a];
+    const FixedSphereContact& c = fc.foot[j];
+    double J[3][NV];
+    for (int r = 0; r < 3; ++r)
+      for (int k = 0; k < NV; ++k) J[r][k] = 0;
+    for (int i = m.footBody[j]; i > 0; i = m.parent[i]) {
+      const V3 col = cross(mul(d.R[i], m.axis[i]), c.point - d.p[i]);
+      for (int r = 0; r < 3; ++r) J[r][5 + i] = col[r];
+    }
+    const M3 base = mul(skew(c.point - d.p[0]), d.R[0]);
+    for (int r = 0; r < 3; ++r)
+      for (int k = 0; k < 3; ++k) {
+        J[r][k] = r == k ? 1.0 : 0.0;
+        J[r][3 + k] = -base(r, k);
+      }
+    for (int r = 0; r < 3; ++r)
+      for (int k = 0; k < NV; ++k)
+        fc.Jc[3 * a + r][k] =
+            c.frame(0, r) * J[0][k] + c.frame(1, r) * J[1][k] + c.frame(2, r) * J[2][k];
+  }
+}
+
+// Penalty force of eq. 17-18 in contact coordinates (sim::softBranches, sim::softPenaltyForce).
+DL_HD V3 softForce(const FixedOptions& o, double depth, const V3& vc) {
+  const bool approaching = vc[0] < 0;
+  const double fn = o.softKp * depth - (approaching ? o.softKd * vc[0] : 0.0);
+  const bool viscous = o.softKf * norm2(vc[1], vc[2]) <= o.mu * fn;
+  const double k = viscous ? o.softKf : o.mu * fn / norm2(vc[1], vc[2]);
+  return v3(fn, -k * vc[1], -k * vc[2]);
+}
+
+// Generalized penalty force sum_a Jc_a^T f_a at velocity v, into out (sim step.cpp's
+// softContactForce).
+DL_HD void softContactForce(const FixedOptions& o, const FixedContacts& fc, const double* v,
+                            double* out) {
+  for (int k = 0; k < NV; ++k) out[k] = 0;
+  for (int a = 0; a < fc.nc; ++a) {
+    const double dep = fc.foot[fc.active[a]].depth;
+    if (dep < 0) continue;
+    V3 vc;
+    for (int r = 0; r < 3; ++r) {
+      double s = 0;
+      for (int k = 0; k < NV; ++k) s += fc.Jc[3 * a + r][k] * v[k];
+      vc[r] = s;
+    }
+    const V3 f = softForce(o, dep, vc);
+    for (int k = 0; k < NV; ++k)
+      out[k] += fc.Jc[3 * a][k] * f[0] + fc.Jc[3 * a + 1][k] * f[1] + fc.Jc[3 * a + 2][k] * f[2];
+  }
+}
+
+// Yc = L^-T Jc^T along each foot's dof path and G = Yc D^-1 Yc^T (sim::delassus).
+DL_HD void delassus(const FixedModel& m, const FixedData& d, FixedContacts& fc) {
+  for (int a = 0; a < fc.nc; ++a) {
+    const int foot = fc.active[a];
+    const int* P = m.footDofs[foot];
+    const int n = m.footDofCount[foot];
+    for (int t = 0; t < n; ++t)
+      for (int r = 0; r < 3; ++r) fc.Yc[3 * a + r][t] = fc.Jc[3 * a + r][P[t]];
+    for (int t = n - 1; t > 0; --t)
+      for (int s2 = t - 1; s2 >= 0; --s2) {
+        const double l = d.LD[P[t] * NV + P[s2]];
+        for (int r = 0; r < 3; ++r) fc.Yc[3 * a + r][s2] -= l * fc.Yc[3 * a + r][t];
+      }
+  }
+  for (int a = 0; a < fc.nc; ++a) {
+    const int* Pa = m.footDofs[fc.active[a]];
+    for (int b = a; b < fc.nc; ++b) {
+      const int n = m.footCommon[fc.active[a]][fc.active[b]];
+      double g[3][3] = {{0, 0, 0}, {0, 0, 0}, {0, 0, 0}};
+      for (int t = 0; t < n; ++t) {
+        const double dt = d.LD[Pa[t] * NV + Pa[t]];
+        for (int r = 0; r < 3; ++r)
+          for (int s = 0; s < 3; ++s) g[r][s] += fc.Yc[3 * a + r][t] * fc.Yc[3 * b + s][t] / dt;
+      }
+      for (int r = 0; r < 3; ++r)
+        for (int s = 0; s < 3; ++s) {
+          fc.G[3 * a + r][3 * b + s] = g[r][s];
+          fc.G[3 * b + s][3 * a + r] = g[r][s];
+        }
+    }
+  }
+}
+
+DL_HD V3 proxFrictionCone(const V3& p, double mu) {
+  if (p[0] <= 0) return zero3();
+  const double tn = norm2(p[1], p[2]);
+  const double lim = mu * p[0];
+  if (tn <= lim) return p;
+  const double s = lim / tn;
+  return v3(p[0], s * p[1], s * p[2]);
+}
+
+// One contact's update given s = sum_k G_jk p_k + c_j (sim::gaussSeidelUpdate).
+DL_HD V3 gaussSeidelUpdate(const V3& p, const V3& s, const M3& Gjj, const M3& Ginv, double mu) {
+  const V3 stick = p - mul(Ginv, s);
+  if (stick[0] > 0 && norm2(stick[1], stick[2]) <= mu * stick[0]) return stick;
+  const double a = Gjj(1, 1), b = Gjj(1, 2), dd = Gjj(2, 2);
+  const double lmax = 0.5 * (a + dd) + sqrt(0.25 * (a - dd) * (a - dd) + b * b);
+  const double rn = 1.0 / Gjj(0, 0), rt = 1.0 / lmax;
+  return proxFrictionCone(v3(p[0] - rn * s[0], p[1] - rt * s[1], p[2] - rt * s[2]), mu);
+}
+
+DL_HD M3 gBlock(const FixedContacts& fc, int a, int b) {
+  M3 r;
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 3; ++j) r(i, j) = fc.G[3 * a + i][3 * b + j];
+  return r;
+}
+
+// Gauss-Seidel with the friction-cone prox from the eq. 11 guess (sim::solveContacts); the
+// smoothed model scales the impulses by sigmoid(depth kappa).
+DL_HD void solveContacts(const FixedOptions& o, FixedContacts& fc) {
+  const bool smooth = o.model == FixedContact::Smoothed;
+  M3 Ginv[NFEET];
+  for (int a = 0; a < fc.nc; ++a) {
+    fc.sigma[a] = smooth ? 1.0 / (1.0 + exp(-(fc.foot[fc.active[a]].depth * o.kappa))) : 1.0;
+    Ginv[a] = inverse3(gBlock(fc, a, a));
+    const V3 p = -mul(Ginv[a], v3(fc.c[3 * a], fc.c[3 * a + 1], fc.c[3 * a + 2]));
+    for (int r = 0; r < 3; ++r) fc.impulse[3 * a + r] = p[r];
+  }
+  for (int it = 0; it < o.iterations; ++it)
+    for (int j = 0; j < fc.nc; ++j) {
+      V3 s = v3(fc.c[3 * j], fc.c[3 * j + 1], fc.c[3 * j + 2]);
+      for (int k = 0; k < fc.nc; ++k) {
+        const double w = k == j ? 1.0 : fc.sigma[k];
+        for (int r = 0; r < 3; ++r)
+          s[r] += w * (fc.G[3 * j + r][3 * k] * fc.impulse[3 * k] +
+                       fc.G[3 * j + r][3 * k + 1] * fc.impulse[3 * k + 1] +
+                       fc.G[3 * j + r][3 * k + 2] * fc.impulse[3 * k + 2]);
+      }
+      const V3 p = gaussSeidelUpdate(v3(fc.impulse[3 * j], fc.impulse[3 * j + 1], fc.impulse[3 * j + 2]),
+                                     s, gBlock(fc, j, j), Ginv[j], o.mu);
+      for (int r = 0; r < 3; ++r) fc.impulse[3 * j + r] = p[r];
+    }
+  if (smooth)
+    for (int a = 0; a < fc.nc; ++a)
+      for (int r = 0; r < 3; ++r) fc.impulse[3 * a + r] *= fc.sigma[a];
+}
+
+}  // namespace diffloco::gpu

@@ -1,0 +1,88 @@
+#include "gpu/fixed_convert.h"
+
+#include <stdexcept>
+#include <string>
+
+namespace diffloco::gpu {
+namespace {
+
+V3 fromEigen(const sim::Vec3& a) { return v3(a.x(), a.y(), a.z()); }
+
+M3 fromEigen(const sim::Mat3& a) {
+  M3 r;
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 3; ++j) r(i, j) = a(i, j);
+  return r;
+}
+
+}  // namespace
+
+FixedModel toFixed(const sim::Model& model) {
+  if (model.nbodies() != NB || model.nfeet() != NFEET)
+    throw std::invalid_argument("fixed-size step: model '" + model.name + "' has " +
+                                std::to_string(model.nbodies()) + " bodies and " +
+                                std::to_string(model.nfeet()) + " feet, the fixed path " +
+                                std::to_string(NB) + " and " + std::to_string(NFEET));
+  FixedModel f{};
+  for (int i = 0; i < NB; ++i) {
+    const sim::Body& b = model.bodies[i];
+    f.parent[i] = b.parent;
+    f.treeE[i] = fromEigen(b.tree.E);
+    f.treeR[i] = fromEigen(b.tree.r);
+    f.axis[i] = fromEigen(b.axis);
+    f.inertia[i] = {b.inertia.m, fromEigen(b.inertia.h), fromEigen(b.inertia.Io)};
+  }
+  for (int j = 0; j < NJ; ++j) {
+    f.damping[j] = model.joints[j].damping;
+    f.armature[j] = model.joints[j].armature;
+    f.effort[j] = model.joints[j].effort;
+  }
+  for (int k = 0; k < NV; ++k) f.dofParent[k] = model.dofParent[k];
+  for (int a = 0; a < NFEET; ++a) {
+    const sim::Foot& ft = model.feet[a];
+    f.footBody[a] = ft.body;
+    f.footOffset[a] = fromEigen(ft.offset);
+    f.footRadius[a] = ft.radius;
+    const auto& path = model.footDofs[a];
+    f.footDofCount[a] = static_cast<int>(path.size());
+    for (int t = 0; t < f.footDofCount[a]; ++t) f.footDofs[a][t] = path[t];
+    for (int b = 0; b < NFEET; ++b) f.footCommon[a][b] = model.footCommonDofs[a][b];
+  }
+  f.gravity = fromEigen(model.gravity);
+  return f;
+}
+
+FixedOptions toFixed(const sim::SimOptions& opt) {
+  const sim::ContactOptions& c = opt.contact;
+  FixedOptions f{};
+  f.dt = opt.dt;
+  switch (c.model) {
+    case sim::ContactModel::Hard: f.model = FixedContact::Hard; break;
+    case sim::ContactModel::Smoothed: f.model = FixedContact::Smoothed; break;
+    case sim::ContactModel::Soft: f.model = FixedContact::Soft; break;
+    default: throw std::invalid_argument("fixed-size step: no straight_through contact yet");
+  }
+  if (c.model == sim::ContactModel::Soft && c.integrator != sim::Integrator::Fixed)
+    throw std::invalid_argument("fixed-size step: the soft model's adaptive integrator is not in");
+  f.mu = c.mu;
+  f.iterations = c.iterations;
+  f.kappa = c.kappa;
+  f.cutoff = c.cutoff;
+  f.softKp = c.softKp;
+  f.softKd = c.softKd;
+  f.softKf = c.softKf;
+  f.softSubsteps = c.softSubsteps;
+  f.kp = opt.actuator.kp;
+  f.kd = opt.actuator.kd;
+  f.effort = opt.actuator.effort;
+  f.saturation = opt.actuator.saturation;
+  f.velocityLimit = opt.actuator.velocityLimit;
+  return f;
+}
+
+HeightFieldView toView(const sim::HeightField* hf) {
+  if (!hf) return HeightFieldView{0, 0, 1, 0, 0, nullptr};
+  return HeightFieldView{hf->originX, hf->originY, hf->spacing, hf->nx, hf->ny, hf->heights.data()};
+}
+
+}  // namespace diffloco::gpu

@@ -1,0 +1,17 @@
+// Host-side conversion of the dynamic simulator's types into the fixed-size ones (gpu/fixed_model.h).
+// Throws std::invalid_argument when the robot's sizes or the options do not fit the fixed path.
+#pragma once
+
+#include "gpu/fixed_model.h"
+#include "sim/model.h"
+#include "sim/options.h"
+#include "sim/terrain.h"
+
+namespace diffloco::gpu {
+
+FixedModel toFixed(const sim::Model& model);
+FixedOptions toFixed(const sim::SimOptions& opt);
+// A view of hf's heights (nullptr: the plane); hf must outlive the view.
+HeightFieldView toView(const sim::HeightField* hf);
+
+}  // namespace diffloco::gpu

@@ -1,0 +1,133 @@
+// One simulation step on fixed-size data, the same scheme as sim::step (sim/step.h describes it):
+// Moreau's midpoint stepping with the hard or smoothed Gauss-Seidel contact, or the soft penalty
+// model at softSubsteps fixed sub-steps. Host and device code; no heap, no exceptions.
+#pragma once
+
+#include "gpu/fixed_contact.h"
+
+namespace diffloco::gpu {
+
+// PD torque with the DC-motor envelope (sim::actuatorTorque).
+DL_HD double actuatorTorque(const FixedOptions& o, double effortLimit, double qTarget, double q,
+                            double qd) {
+  const double effort = o.effort < effortLimit ? o.effort : effortLimit;
+  const double tau = o.kp * (qTarget - q) - o.kd * qd;
+  const double vmax = o.velocityLimit * (1.0 + effort / o.saturation);
+  const double w = (qd < -vmax ? -vmax : vmax < qd ? vmax : qd) / o.velocityLimit;
+  const double hiLine = o.saturation * (1.0 - w), loLine = o.saturation * (-1.0 - w);
+  const double hi = hiLine < effort ? hiLine : effort;
+  const double lo = loLine > -effort ? loLine : -effort;
+  return tau < lo ? lo : hi < tau ? hi : tau;
+}
+
+// qOut = q (+) dv: base position plus dv[0:3], orientation times exp(dv[3:6]) (body frame),
+// joints plus dv[6:] (sim::integrate). qOut may alias q.
+DL_HD void integrate(const double* q, const double* dv, double* qOut) {
+  const double th = sqrt(dv[3] * dv[3] + dv[4] * dv[4] + dv[5] * dv[5]);
+  const double half = 0.5 * th;
+  const double k = th < 1e-6 ? 0.5 - th * th / 48.0 : sin(half) / th;
+  const double bw = cos(half), bx = k * dv[3], by = k * dv[4], bz = k * dv[5];
+  const double aw = q[3], ax = q[4], ay = q[5], az = q[6];
+  double w = aw * bw - ax * bx - ay * by - az * bz;
+  double x = aw * bx + ax * bw + ay * bz - az * by;
+  double y = aw * by + ay * bw + az * bx - ax * bz;
+  double z = aw * bz + az * bw + ax * by - ay * bx;
+  const double n = sqrt(w * w + x * x + y * y + z * z);
+  w /= n;
+  x /= n;
+  y /= n;
+  z /= n;
+  for (int j = 0; j < NJ; ++j) qOut[7 + j] = q[7 + j] + dv[6 + j];
+  for (int r = 0; r < 3; ++r) qOut[r] = q[r] + dv[r];
+  qOut[3] = w;
+  qOut[4] = x;
+  qOut[5] = y;
+  qOut[6] = z;
+}
+
+// Actuator, q_mid, bias forces, H and its factor, u = v - h H^-1 (bias - tau + damping)
+// (sim::stepDynamics).
+DL_HD void stepDynamics(const FixedModel& m, const FixedOptions& o, FixedData& d, const double* q,
+                        const double* v, const double* qTarget, double h, double* u) {
+  double tauJoint[NJ], dq[NV], qMid[NQ];
+  for (int j = 0; j < NJ; ++j)
+    tauJoint[j] = actuatorTorque(o, m.effort[j], qTarget[j], q[7 + j], v[6 + j]);
+  for (int k = 0; k < NV; ++k) dq[k] = 0.5 * h * v[k];
+  integrate(q, dq, qMid);
+  forwardKinematics(m, d, qMid);
+  biasForces(m, d, v);
+  for (int j = 0; j < NJ; ++j) d.tau[6 + j] += m.damping[j] * v[6 + j] - tauJoint[j];
+  crba(m, d);
+  factorize(m, d);
+  for (int k = 0; k < NV; ++k) u[k] = d.tau[k];
+  solveH(m, d, u);
+  for (int k = 0; k < NV; ++k) u[k] = v[k] - h * u[k];
+}
+
+DL_HD bool allFinite(const double* x, int n) {
+  bool ok = true;
+  for (int k = 0; k < n; ++k) ok = ok && fabs(x[k]) <= 1.7976931348623157e308;  // false for NaN
+  return ok;
+}
+
+// Advances (q, v) by o.dt with joint targets qTarget into (qNext, vNext), which must not alias
+// q and v. Returns false when the new state is not finite.
+DL_HD bool fixedStep(const FixedModel& m, const FixedOptions& o, const HeightFieldView& hf,
+                     const double* q, const double* v, const double* qTarget, double* qNext,
+                     double* vNext) {
+  FixedData d;
+  FixedContacts fc;
+  double u[NV], work[NV];
+  if (o.model == FixedContact::Soft) {
+    const int n = o.softSubsteps > 1 ? o.softSubsteps : 1;
+    const double h = o.dt / n;
+    double vPrev[NV];
+    for (int k = 0; k < NQ; ++k) qNext[k] = q[k];
+    for (int k = 0; k < NV; ++k) vNext[k] = v[k];
+    for (int s = 0; s < n; ++s) {
+      for (int k = 0; k < NV; ++k) vPrev[k] = vNext[k];
+      stepDynamics(m, o, d, qNext, vPrev, qTarget, h, u);
+      footGeometry(m, d, hf, fc);
+      selectContacts(o, fc);
+      contactJacobians(m, d, fc);
+      softContactForce(o, fc, vPrev, work);
+      solveH(m, d, work);
+      for (int k = 0; k < NV; ++k) vNext[k] = u[k] + h * work[k];
+      for (int k = 0; k < NV; ++k) work[k] = 0.5 * h * (vPrev[k] + vNext[k]);
+      integrate(qNext, work, qNext);
+    }
+  } else {
+    stepDynamics(m, o, d, q, v, qTarget, o.dt, u);
+    footGeometry(m, d, hf, fc);
+    selectContacts(o, fc);
+    if (fc.nc > 0) {
+      contactJacobians(m, d, fc);
+      delassus(m, d, fc);
+      for (int r = 0; r < 3 * fc.nc; ++r) {
+        double s = 0;
+        for (int k = 0; k < NV; ++k) s += fc.Jc[r][k] * u[k];
+        fc.c[r] = s;
+      }
+      solveContacts(o, fc);
+      // v' = u + H^-1 Jc^T p = u + L^-1 D^-1 Y p, Y = L^-T Jc^T living on the feet's dof paths
+      for (int k = 0; k < NV; ++k) work[k] = 0;
+      for (int a = 0; a < fc.nc; ++a) {
+        const int foot = fc.active[a];
+        for (int t = 0; t < m.footDofCount[foot]; ++t)
+          work[m.footDofs[foot][t]] += fc.Yc[3 * a][t] * fc.impulse[3 * a] +
+                                       fc.Yc[3 * a + 1][t] * fc.impulse[3 * a + 1] +
+                                       fc.Yc[3 * a + 2][t] * fc.impulse[3 * a + 2];
+      }
+      for (int k = 0; k < NV; ++k) work[k] /= d.LD[k * NV + k];
+      solveL(m, d, work);
+      for (int k = 0; k < NV; ++k) vNext[k] = u[k] + work[k];
+    } else {
+      for (int k = 0; k < NV; ++k) vNext[k] = u[k];
+    }
+    for (int k = 0; k < NV; ++k) work[k] = 0.5 * o.dt * (v[k] + vNext[k]);
+    integrate(q, work, qNext);
+  }
+  return allFinite(qNext, NQ) && allFinite(vNext, NV);
+}
+
+}  // namespace diffloco::gpu

@@ -1,0 +1,104 @@
+// The ground of sim/terrain.h for the fixed-size step: the plane z = 0 or a height field with a
+// bicubic Catmull-Rom patch per cell, and a sphere's contact against it. Same formulas and order as
+// sim::sampleSurface and sim::sphereContact (that header explains them); here on plain arrays.
+#pragma once
+
+#include "gpu/fixed_model.h"
+
+namespace diffloco::gpu {
+
+struct FixedSurface {
+  double h, hx, hy, hxx, hxy, hyy;
+};
+
+struct FixedSphereContact {
+  double depth;
+  M3 frame;  // columns: normal, tangent1, tangent2 (world)
+  V3 point;  // contact point (world)
+};
+
+// Cell index and local coordinate of a world coordinate, held two cells outside the grid at most.
+DL_HD void locateCell(double x, double origin, double spacing, int n, int& cell, double& t) {
+  double g = (x - origin) / spacing;
+  if (!(g > -2.0)) g = -2.0;
+  if (!(g < n + 1.0)) g = n + 1.0;
+  const double f = floor(g);
+  cell = static_cast<int>(f);
+  t = g - f;
+}
+
+// Catmull-Rom weights at t and their first and second derivatives.
+struct CatmullRom {
+  double w[4], d[4], dd[4];
+  DL_HD explicit CatmullRom(double t) {
+    const double t2 = t * t, t3 = t2 * t;
+    w[0] = 0.5 * (-t + 2 * t2 - t3);
+    w[1] = 0.5 * (2 - 5 * t2 + 3 * t3);
+    w[2] = 0.5 * (t + 4 * t2 - 3 * t3);
+    w[3] = 0.5 * (-t2 + t3);
+    d[0] = 0.5 * (-1 + 4 * t - 3 * t2);
+    d[1] = 0.5 * (-10 * t + 9 * t2);
+    d[2] = 0.5 * (1 + 8 * t - 9 * t2);
+    d[3] = 0.5 * (-2 * t + 3 * t2);
+    dd[0] = 2 - 3 * t;
+    dd[1] = -5 + 9 * t;
+    dd[2] = 4 - 9 * t;
+    dd[3] = -1 + 3 * t;
+  }
+};
+
+DL_HD int clampIndex(int i, int n) { return i < 0 ? 0 : i > n - 1 ? n - 1 : i; }
+
+DL_HD FixedSurface sampleSurface(const HeightFieldView& hf, double x, double y) {
+  int i, j;
+  double u, v;
+  locateCell(x, hf.originX, hf.spacing, hf.nx, i, u);
+  locateCell(y, hf.originY, hf.spacing, hf.ny, j, v);
+  const CatmullRom bu(u), bv(v);
+  double hv = 0, hu = 0, huu = 0, dhv = 0, dhu = 0, ddhv = 0;
+  for (int b = 0; b < 4; ++b) {
+    double r = 0, ru = 0, ruu = 0;
+    const double* row = hf.heights + static_cast<long long>(clampIndex(j - 1 + b, hf.ny)) * hf.nx;
+    for (int a = 0; a < 4; ++a) {
+      const double p = row[clampIndex(i - 1 + a, hf.nx)];
+      r += bu.w[a] * p;
+      ru += bu.d[a] * p;
+      ruu += bu.dd[a] * p;
+    }
+    hv += bv.w[b] * r;
+    hu += bv.w[b] * ru;
+    huu += bv.w[b] * ruu;
+    dhv += bv.d[b] * r;
+    dhu += bv.d[b] * ru;
+    ddhv += bv.dd[b] * r;
+  }
+  const double inv = 1.0 / hf.spacing, inv2 = inv * inv;
+  return FixedSurface{hv, hu * inv, dhv * inv, huu * inv2, dhu * inv2, ddhv * inv2};
+}
+
+DL_HD FixedSphereContact sphereContact(const HeightFieldView& hf, const V3& centre, double radius) {
+  FixedSphereContact c;
+  if (!hf.heights) {
+    c.depth = radius - centre[2];
+    c.frame = M3{{0, 1, 0, 0, 0, 1, 1, 0, 0}};  // columns z, x, y
+    c.point = v3(centre[0], centre[1], centre[2] - radius);
+    return c;
+  }
+  const FixedSurface s = sampleSurface(hf, centre[0], centre[1]);
+  const double gn = sqrt(1 + s.hx * s.hx + s.hy * s.hy);
+  const V3 n = v3(-s.hx / gn, -s.hy / gn, 1 / gn);
+  c.depth = radius - (centre[2] - s.h) * n[2];
+  c.point = centre - radius * n;
+  const V3 u = v3(1 - n[0] * n[0], -n[0] * n[1], -n[0] * n[2]);  // e_x without its normal part
+  const double un = sqrt(dot(u, u));
+  const V3 t1 = v3(u[0] / un, u[1] / un, u[2] / un);
+  const V3 t2 = cross(n, t1);
+  for (int r = 0; r < 3; ++r) {
+    c.frame(r, 0) = n[r];
+    c.frame(r, 1) = t1[r];
+    c.frame(r, 2) = t2[r];
+  }
+  return c;
+}
+
+}  // namespace diffloco::gpu

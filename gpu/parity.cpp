@@ -1,0 +1,114 @@
+#include "gpu/parity.h"
+
+#include <cmath>
+#include <random>
+
+#include "gpu/fixed_step.h"
+#include "sim/data.h"
+#include "sim/step.h"
+
+namespace diffloco::gpu {
+
+WorldSet randomWorlds(const std::vector<double>& qStand, const sim::HeightField* ground, int n,
+                      unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> u(-1, 1);
+  WorldSet w;
+  w.n = n;
+  w.q.resize(static_cast<size_t>(n) * NQ);
+  w.v.resize(static_cast<size_t>(n) * NV);
+  w.target.resize(static_cast<size_t>(n) * NJ);
+  for (int k = 0; k < n; ++k) {
+    double* q = &w.q[static_cast<size_t>(k) * NQ];
+    for (int i = 0; i < NQ; ++i) q[i] = qStand[i];
+    q[0] = u(rng);
+    q[1] = u(rng);
+    q[2] += sim::groundHeight(ground, q[0], q[1]) + 0.04 * u(rng) - 0.01;
+    sim::Quat qt(1, 0.05 * u(rng), 0.05 * u(rng), 0.3 * u(rng));
+    qt.normalize();
+    q[3] = qt.w();
+    q[4] = qt.x();
+    q[5] = qt.y();
+    q[6] = qt.z();
+    for (int j = 0; j < NJ; ++j) q[7 + j] += 0.2 * u(rng);
+    for (int i = 0; i < NV; ++i) w.v[static_cast<size_t>(k) * NV + i] = 0.5 * u(rng);
+    for (int j = 0; j < NJ; ++j)
+      w.target[static_cast<size_t>(k) * NJ + j] = qStand[7 + j] + 0.3 * u(rng);
+  }
+  return w;
+}
+
+sim::HeightField bumpyField(double amplitude, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> u(-1, 1);
+  sim::HeightField hf;
+  hf.originX = hf.originY = -2.0;
+  hf.spacing = 0.1;
+  hf.nx = hf.ny = 41;
+  hf.heights.resize(static_cast<size_t>(hf.nx) * hf.ny);
+  for (double& h : hf.heights) h = amplitude * u(rng);
+  return hf;
+}
+
+int stepDynamic(const sim::Model& model, const sim::SimOptions& opt, const WorldSet& in,
+                WorldSet& out) {
+  out = in;
+  sim::Data data(model);
+  sim::VecX qn(NQ), vn(NV);
+  int bad = 0;
+  for (int k = 0; k < in.n; ++k) {
+    const Eigen::Map<const sim::VecX> q(&in.q[static_cast<size_t>(k) * NQ], NQ);
+    const Eigen::Map<const sim::VecX> v(&in.v[static_cast<size_t>(k) * NV], NV);
+    const Eigen::Map<const sim::VecX> t(&in.target[static_cast<size_t>(k) * NJ], NJ);
+    bad += !sim::step(model, opt, data, q, v, t, qn, vn);
+    for (int i = 0; i < NQ; ++i) out.q[static_cast<size_t>(k) * NQ + i] = qn[i];
+    for (int i = 0; i < NV; ++i) out.v[static_cast<size_t>(k) * NV + i] = vn[i];
+  }
+  return bad;
+}
+
+int stepFixed(const FixedModel& model, const FixedOptions& opt, const HeightFieldView& hf,
+              const WorldSet& in, WorldSet& out) {
+  out = in;
+  int bad = 0;
+  for (int k = 0; k < in.n; ++k)
+    bad += !fixedStep(model, opt, hf, &in.q[static_cast<size_t>(k) * NQ],
+                      &in.v[static_cast<size_t>(k) * NV], &in.target[static_cast<size_t>(k) * NJ],
+                      &out.q[static_cast<size_t>(k) * NQ], &out.v[static_cast<size_t>(k) * NV]);
+  return bad;
+}
+
+Difference compare(const WorldSet& a, const WorldSet& b) {
+  Difference d;
+  auto scan = [&](const std::vector<double>& x, const std::vector<double>& y, int per) {
+    for (size_t i = 0; i < x.size(); ++i) {
+      const double e = std::abs(x[i] - y[i]);
+      const double r = e / (1 + std::abs(y[i]));
+      if (!(e <= d.abs)) d.abs = e;  // a NaN is kept
+      if (!(r <= d.rel)) {
+        d.rel = r;
+        d.world = static_cast<int>(i / per);
+      }
+    }
+  };
+  scan(a.q, b.q, NQ);
+  scan(a.v, b.v, NV);
+  return d;
+}
+
+ContactCoverage contactCoverage(const FixedModel& model, const HeightFieldView& hf,
+                                const WorldSet& worlds) {
+  ContactCoverage c;
+  FixedData d;
+  FixedContacts fc;
+  for (int k = 0; k < worlds.n; ++k) {
+    forwardKinematics(model, d, &worlds.q[static_cast<size_t>(k) * NQ]);
+    footGeometry(model, d, hf, fc);
+    int touching = 0;
+    for (int j = 0; j < NFEET; ++j) touching += fc.foot[j].depth >= 0;
+    (touching == 0 ? c.none : touching == NFEET ? c.all : c.some)++;
+  }
+  return c;
+}
+
+}  // namespace diffloco::gpu

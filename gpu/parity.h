@@ -1,0 +1,52 @@
+// Host-side helpers shared by the CPU parity test (tests/gpu) and gpu_check: random worlds in and
+// out of contact, a bumpy height field, the dynamic and fixed-size steps over a set of worlds, and
+// the difference measure between two results.
+#pragma once
+
+#include <vector>
+
+#include "gpu/fixed_model.h"
+#include "sim/model.h"
+#include "sim/options.h"
+#include "sim/terrain.h"
+
+namespace diffloco::gpu {
+
+// n worlds, world-major: q[w * NQ + k], v[w * NV + k], target[w * NJ + j].
+struct WorldSet {
+  int n = 0;
+  std::vector<double> q, v, target;
+};
+
+// Worlds around a standing configuration qStand (NQ entries): base moved by up to +-1 m in x and
+// y, from 5 cm lower to 3 cm higher above the ground under it (some feet in contact, some not),
+// tilted and turned, joints moved by up to 0.2 rad, random velocities and targets.
+WorldSet randomWorlds(const std::vector<double>& qStand, const sim::HeightField* ground, int n,
+                      unsigned seed);
+
+// A height field of random samples, +-amplitude around 0, covering [-2, 2]^2 m at 0.1 m spacing.
+sim::HeightField bumpyField(double amplitude, unsigned seed);
+
+// One step of every world through sim::step (dynamic sizes) or gpu::fixedStep (host build).
+// Returns the number of worlds whose result is not finite.
+int stepDynamic(const sim::Model& model, const sim::SimOptions& opt, const WorldSet& in,
+                WorldSet& out);
+int stepFixed(const FixedModel& model, const FixedOptions& opt, const HeightFieldView& hf,
+              const WorldSet& in, WorldSet& out);
+
+// Largest |a - b| / (1 + |b|) over every q and v entry of every world (b: the reference), and the
+// largest |a - b|.
+struct Difference {
+  double rel = 0, abs = 0;
+  int world = -1;  // where rel is largest
+};
+Difference compare(const WorldSet& a, const WorldSet& b);
+
+// Worlds with no foot, some feet and all feet touching the ground (depth >= 0) at their start.
+struct ContactCoverage {
+  int none = 0, some = 0, all = 0;
+};
+ContactCoverage contactCoverage(const FixedModel& model, const HeightFieldView& hf,
+                                const WorldSet& worlds);
+
+}  // namespace diffloco::gpu

@@ -1,0 +1,254 @@
+// gpu_check: the fixed-size step on a CUDA device against the CPU (gpu::fixedStep built for the
+// host, and the dynamic sim::step), then its speed on the GPU and the CPU cost of the fixed path
+// against sim::step. Writes JSON (docs/gpu.md shows a run). Without a GPU it runs the CPU parts,
+// says that there is no device and exits 0.
+//
+//   gpu_check [--out FILE] [--worlds N] [--sizes 1024,4096,...] [--cpu-worlds N]
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "gpu/cuda_batch.h"
+#include "gpu/fixed_convert.h"
+#include "gpu/parity.h"
+#include "robots/robot.h"
+
+using namespace diffloco;
+using namespace diffloco::gpu;
+
+namespace {
+
+constexpr double kTolerance = 1e-10;
+
+struct Case {
+  sim::ContactModel model;
+  bool terrain;
+  std::string name() const {
+    return std::string(sim::toString(model)) + (terrain ? "/terrain" : "/plane");
+  }
+};
+
+// Per-world comparison: the largest difference and how many worlds exceed the tolerance.
+struct WorldDiff {
+  Difference d;
+  int over = 0;
+};
+
+WorldDiff compareWorlds(const WorldSet& a, const WorldSet& b) {
+  WorldDiff r;
+  r.d = compare(a, b);
+  for (int w = 0; w < a.n; ++w) {
+    WorldSet x, y;
+    x.n = y.n = 1;
+    x.q.assign(a.q.begin() + w * NQ, a.q.begin() + (w + 1) * NQ);
+    x.v.assign(a.v.begin() + w * NV, a.v.begin() + (w + 1) * NV);
+    y.q.assign(b.q.begin() + w * NQ, b.q.begin() + (w + 1) * NQ);
+    y.v.assign(b.v.begin() + w * NV, b.v.begin() + (w + 1) * NV);
+    r.over += !(compare(x, y).rel <= kTolerance);
+  }
+  return r;
+}
+
+std::string json(const WorldDiff& w) {
+  std::ostringstream s;
+  s.precision(3);
+  s << "{\"max_rel\": " << std::scientific << w.d.rel << ", \"max_abs\": " << w.d.abs
+    << ", \"worlds_over_1e-10\": " << w.over << "}";
+  return s.str();
+}
+
+double seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+std::vector<int> parseSizes(const std::string& s) {
+  std::vector<int> out;
+  std::stringstream in(s);
+  std::string item;
+  while (std::getline(in, item, ',')) out.push_back(std::stoi(item));
+  return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string outPath = "gpu_check.json";
+  int worlds = 10000, cpuWorlds = 1000;
+  std::vector<int> sizes{1024, 4096, 16384, 65536};
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto next = [&]() -> std::string {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "gpu_check: %s needs a value\n", a.c_str());
+        std::exit(2);
+      }
+      return argv[++i];
+    };
+    if (a == "--out") outPath = next();
+    else if (a == "--worlds") worlds = std::stoi(next());
+    else if (a == "--cpu-worlds") cpuWorlds = std::stoi(next());
+    else if (a == "--sizes") sizes = parseSizes(next());
+    else {
+      std::fprintf(stderr, "usage: gpu_check [--out FILE] [--worlds N] [--sizes 1024,4096,...] "
+                           "[--cpu-worlds N]\n");
+      return 2;
+    }
+  }
+
+  Robot robot = loadRobot("anymal");
+  for (auto& j : robot.model.joints) j.armature = robot.armature;
+  const sim::VecX qs = robot.standingConfiguration();
+  const std::vector<double> qStand(qs.data(), qs.data() + qs.size());
+  const FixedModel fm = toFixed(robot.model);
+  const auto bumps = std::make_shared<sim::HeightField>(bumpyField(0.04, 11));
+  auto options = [&](const Case& c) {
+    sim::SimOptions o;
+    o.dt = robot.dt;
+    o.actuator = robot.actuator;
+    o.contact.model = c.model;
+    if (c.terrain) o.contact.terrain = bumps;
+    return o;
+  };
+  std::vector<Case> cases;
+  for (bool terrain : {false, true})
+    for (auto cm : {sim::ContactModel::Hard, sim::ContactModel::Smoothed, sim::ContactModel::Soft})
+      cases.push_back({cm, terrain});
+
+  std::string device;
+  try {
+    device = cudaDeviceName();
+  } catch (const std::exception& e) {
+    device.clear();
+  }
+  std::printf("gpu_check: device %s\n", device.empty() ? "none (CPU parts only)" : device.c_str());
+  std::ostringstream js;
+  const std::time_t now = std::time(nullptr);
+  char date[32];
+  std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+  js << "{\n  \"device\": \"" << (device.empty() ? "none" : device) << "\",\n  \"date\": \"" << date
+     << "\",\n  \"robot\": \"anymal\", \"dt\": " << robot.dt << ", \"soft_substeps\": "
+     << sim::ContactOptions().softSubsteps << ", \"gs_iterations\": "
+     << sim::ContactOptions().iterations << ",\n  \"tolerance\": 1e-10,\n"
+     << "  \"difference\": \"max over q, v entries of |a - b| / (1 + |b|), b the reference\",\n";
+
+  // 1. Parity: one step of `worlds` random worlds per case.
+  bool allOk = true;
+  js << "  \"parity\": [\n";
+  for (size_t ci = 0; ci < cases.size(); ++ci) {
+    const Case& c = cases[ci];
+    const sim::SimOptions o = options(c);
+    const HeightFieldView view = toView(o.contact.terrain.get());
+    const WorldSet start = randomWorlds(qStand, o.contact.terrain.get(), worlds, 100 + ci);
+    const ContactCoverage cov = contactCoverage(fm, view, start);
+    WorldSet dyn, fix;
+    const int badDyn = stepDynamic(robot.model, o, start, dyn);
+    const int badFix = stepFixed(fm, toFixed(o), view, start, fix);
+    const WorldDiff cpu = compareWorlds(fix, dyn);
+    allOk = allOk && cpu.over == 0;
+    js << "    {\"case\": \"" << c.name() << "\", \"worlds\": " << worlds
+       << ", \"start_feet_touching\": {\"none\": " << cov.none << ", \"some\": " << cov.some
+       << ", \"all\": " << cov.all << "}, \"nonfinite_dynamic\": " << badDyn
+       << ", \"nonfinite_fixed\": " << badFix << ",\n     \"cpu_fixed_vs_dynamic\": " << json(cpu);
+    std::printf("%-18s cpu fixed vs dynamic: max rel %.3g (%d worlds over 1e-10)", c.name().c_str(),
+                cpu.d.rel, cpu.over);
+    if (!device.empty()) {
+      CudaBatch gpu(fm, toFixed(o), view, worlds);
+      gpu.upload(start.q.data(), start.v.data(), start.target.data());
+      const int badGpu = gpu.step(1);
+      WorldSet g = start;
+      gpu.download(g.q.data(), g.v.data());
+      const WorldDiff vsFixed = compareWorlds(g, fix), vsDyn = compareWorlds(g, dyn);
+      allOk = allOk && vsFixed.over == 0 && vsDyn.over == 0;
+      js << ",\n     \"gpu_vs_cpu_fixed\": " << json(vsFixed)
+         << ",\n     \"gpu_vs_dynamic\": " << json(vsDyn) << ", \"nonfinite_gpu\": " << badGpu;
+      std::printf("; gpu vs cpu fixed %.3g (%d over), gpu vs dynamic %.3g (%d over)", vsFixed.d.rel,
+                  vsFixed.over, vsDyn.d.rel, vsDyn.over);
+    }
+    std::printf("\n");
+    std::fflush(stdout);
+    js << "}" << (ci + 1 < cases.size() ? "," : "") << "\n";
+  }
+  js << "  ],\n";
+
+  // 2. CPU cost per step, fixed against dynamic on the same worlds, alternating rounds; one
+  // thread. Median and minimum over the rounds.
+  js << "  \"cpu_timing\": [\n";
+  const int rounds = 7;
+  for (size_t ci = 0; ci < cases.size(); ++ci) {
+    const Case& c = cases[ci];
+    const sim::SimOptions o = options(c);
+    const FixedOptions fo = toFixed(o);
+    const HeightFieldView view = toView(o.contact.terrain.get());
+    const WorldSet start = randomWorlds(qStand, o.contact.terrain.get(), cpuWorlds, 200 + ci);
+    std::vector<double> tDyn, tFix;
+    WorldSet out;
+    for (int r = 0; r < rounds; ++r) {
+      double t0 = seconds();
+      stepDynamic(robot.model, o, start, out);
+      tDyn.push_back((seconds() - t0) / cpuWorlds * 1e6);
+      t0 = seconds();
+      stepFixed(fm, fo, view, start, out);
+      tFix.push_back((seconds() - t0) / cpuWorlds * 1e6);
+    }
+    std::sort(tDyn.begin(), tDyn.end());
+    std::sort(tFix.begin(), tFix.end());
+    js << "    {\"case\": \"" << c.name() << "\", \"worlds\": " << cpuWorlds
+       << ", \"rounds\": " << rounds << ", \"dynamic_us_median\": " << tDyn[rounds / 2]
+       << ", \"dynamic_us_min\": " << tDyn[0] << ", \"fixed_us_median\": " << tFix[rounds / 2]
+       << ", \"fixed_us_min\": " << tFix[0] << "}" << (ci + 1 < cases.size() ? "," : "") << "\n";
+    std::printf("%-18s cpu us/step: dynamic %.2f (min %.2f), fixed %.2f (min %.2f)\n",
+                c.name().c_str(), tDyn[rounds / 2], tDyn[0], tFix[rounds / 2], tFix[0]);
+    std::fflush(stdout);
+  }
+  js << "  ]";
+
+  // 3. GPU speed: steps of every world, one launch per step, timed by CUDA events after warm-up.
+  if (!device.empty()) {
+    js << ",\n  \"gpu_timing\": [\n";
+    bool first = true;
+    auto timeOne = [&](const Case& c, int n, int threads, int regCap = 0) {
+      const sim::SimOptions o = options(c);
+      const HeightFieldView view = toView(o.contact.terrain.get());
+      const WorldSet start = randomWorlds(qStand, o.contact.terrain.get(), n, 300);
+      CudaBatch gpu(fm, toFixed(o), view, n, threads);
+      gpu.setRegisterCap(regCap);
+      gpu.upload(start.q.data(), start.v.data(), start.target.data());
+      gpu.step(3);  // warm-up
+      const double probe = gpu.timeSteps(3) / 3;
+      const int steps = std::clamp(static_cast<int>(250.0 / std::max(probe, 1e-3)), 5, 1000);
+      const double ms = gpu.timeSteps(steps);
+      const int bad = gpu.step(1);
+      const double perStep = ms / steps;
+      js << (first ? "" : ",\n") << "    {\"case\": \"" << c.name() << "\", \"worlds\": " << n
+         << ", \"threads_per_block\": " << threads << ", \"register_cap\": " << regCap
+         << ", \"steps\": " << steps
+         << ", \"ms_per_step\": " << perStep << ", \"world_steps_per_s\": " << n / perStep * 1e3
+         << ", \"nonfinite_after\": " << bad << "}";
+      first = false;
+      std::printf("%-18s %6d worlds, %3d threads/block, reg cap %3d: %.4f ms/step, %.3g "
+                  "world-steps/s\n",
+                  c.name().c_str(), n, threads, regCap, perStep, n / perStep * 1e3);
+      std::fflush(stdout);
+    };
+    for (const Case& c : cases)
+      for (int n : sizes) timeOne(c, n, 128);
+    for (int threads : {32, 64, 256}) timeOne({sim::ContactModel::Soft, false}, 16384, threads);
+    for (int threads : {32, 64, 256}) timeOne({sim::ContactModel::Smoothed, false}, 16384, threads);
+    for (int cap : {128, 64})
+      for (auto cm : {sim::ContactModel::Soft, sim::ContactModel::Smoothed})
+        timeOne({cm, false}, 16384, 128, cap);
+    js << "\n  ]";
+  }
+  js << ",\n  \"parity_ok\": " << (allOk ? "true" : "false") << "\n}\n";
+  std::ofstream(outPath) << js.str();
+  std::printf("gpu_check: parity %s; wrote %s\n", allOk ? "ok" : "FAILED", outPath.c_str());
+  if (device.empty()) std::printf("gpu_check: no CUDA device, GPU parts skipped\n");
+  return allOk ? 0 : 1;
+}
