@@ -99,9 +99,12 @@ train::EvalResult evaluateMujoco(const EvalArgs& a, Recording* recording) {
   o.timestep = a.dt;
   o.episodeLengthS = a.episodeLengthS;
   o.jointPosNoise = a.resetNoise;
-  o.integrator = a.integrator, o.cone = a.cone, o.solver = a.solver;
-  o.iterations = a.iterations > 0 ? a.iterations : 100;  // MuJoCo's default
-  o.noslipIterations = a.noslip;
+  const deploy::EvaluationProtocol advice = meta.evaluation.value_or(deploy::EvaluationProtocol());
+  o.integrator = a.integrator.empty() ? advice.mujocoIntegrator : a.integrator;
+  o.cone = a.cone.empty() ? advice.mujocoCone : a.cone;
+  o.solver = a.solver.empty() ? advice.mujocoSolver : a.solver;
+  o.iterations = a.iterations > 0 ? a.iterations : advice.mujocoIterations;
+  o.noslipIterations = a.noslip >= 0 ? a.noslip : advice.mujocoNoslipIterations;
   o.mjcfPath = a.saveMjcf;
   o.friction = a.friction;
   o.actionDelaySteps = a.actionDelay;
@@ -245,15 +248,19 @@ void addEvalOptions(CLI::App* cmd, EvalArgs& a) {
                   "Gauss-Seidel iterations (default: trained); mujoco: the constraint solver's "
                   "iterations (default: MuJoCo's 100)")
       ->check(CLI::Range(1, 10000));
-  cmd->add_option("--integrator", p->integrator, "mujoco: Euler (MuJoCo's default), RK4 or implicit")
-      ->capture_default_str();
-  cmd->add_option("--cone", p->cone, "mujoco: friction cone, pyramidal (default) or elliptic")
-      ->capture_default_str();
-  cmd->add_option("--solver", p->solver, "mujoco: PGS, CG or Newton (default)")
-      ->capture_default_str();
-  cmd->add_option("--noslip", p->noslip, "mujoco: noslip iterations (default 0)")
-      ->check(CLI::Range(0, 10000))
-      ->capture_default_str();
+  // Unset MuJoCo options take the file's recommendation (its evaluation section), else MuJoCo's
+  // defaults.
+  cmd->add_option(
+      "--integrator", p->integrator,
+      "mujoco: Euler, RK4 or implicit (default: the file's recommendation, else Euler)");
+  cmd->add_option("--cone", p->cone,
+                  "mujoco: friction cone, pyramidal or elliptic (default: the file's "
+                  "recommendation, else pyramidal)");
+  cmd->add_option("--solver", p->solver,
+                  "mujoco: PGS, CG or Newton (default: the file's recommendation, else Newton)");
+  cmd->add_option("--noslip", p->noslip,
+                  "mujoco: noslip iterations (default: the file's recommendation, else 0)")
+      ->check(CLI::Range(0, 10000));
   cmd->add_option("--save-mjcf", p->saveMjcf,
                   "mujoco: write the MJCF model MuJoCo compiled to this file");
   // The conditions of a robustness evaluation in MuJoCo (in ours: --set randomization.*).

@@ -23,8 +23,9 @@ struct EvalArgs {
   double episodeLengthS = 0;      // mujoco: 0 = the task's
   double resetNoise = 0.1;        // mujoco: U(-x, x) on the default joint angles at reset [rad]
   double resetScale = 1;          // diffloco: scale of the task's initial-state noise
-  std::string integrator = "Euler", cone = "pyramidal", solver = "Newton";  // mujoco
-  int noslip = 0;                                                           // mujoco
+  // mujoco: empty or -1, the file's recommendation (its evaluation section), else MuJoCo's default
+  std::string integrator, cone, solver;
+  int noslip = -1;
   std::string saveMjcf;           // mujoco: write the compiled MJCF here
   // mujoco: the conditions of a robustness evaluation (export/mujoco_eval.h); nominal defaults
   double friction = 0;  // 0: the exported friction

@@ -78,6 +78,37 @@ std::optional<double> limit(double x) {
   return x >= 1e9 ? std::nullopt : std::optional<double>(x);
 }
 
+// How `diffloco eval` evaluates a policy of this task (train/evaluation.cpp,
+// export/mujoco_eval.cpp), in the file so that an outside evaluator can reproduce it.
+EvaluationProtocol evaluationProtocol(const envs::TaskConfig& t) {
+  EvaluationProtocol e;
+  if (t.terrain.enabled) {
+    // On a height field MuJoCo's pyramidal cone lets feet creep (several contacts per foot):
+    // the robot sinks; the elliptic cone with noslip matches our contact (docs/terrain.md).
+    e.mujocoCone = "elliptic";
+    e.mujocoNoslipIterations = 10;
+  }
+  e.frictionCombination =
+      "simulation.friction is the coefficient of every foot-ground pair; in MuJoCo every geom "
+      "gets it, so the pair's (the max of the two) is the same";
+  e.commands =
+      "uniform in the commands ranges; our simulator resamples every commands.resample_s (a "
+      "standing command with probability standing_fraction), MuJoCo keeps one per episode";
+  e.trackingRms =
+      "sqrt of the mean over every decision of every episode (pooled, step-weighted) of |cmd_xy - "
+      "v_xy|^2 (base axes) and (cmd_wz - w_z)^2, transients after a command change included, "
+      "measured in the state each decision is taken in";
+  e.resets =
+      "our simulator: the reset section's distribution; MuJoCo: the default pose at "
+      "default_base_height above the ground, joints + U(-0.1, 0.1) rad";
+  e.terrain = t.terrain.enabled
+                  ? "the task's terrain (task.yaml's terrain section regenerates it exactly); one "
+                    "sub-terrain type at a level: every episode spawns at the centre of a tile of "
+                    "that type and level, heights measured from the ground under the point"
+                  : "the plane z = 0";
+  return e;
+}
+
 std::optional<std::vector<double>> range(bool on, const envs::Range& r) {
   return on ? std::optional<std::vector<double>>({r.lo, r.hi}) : std::nullopt;
 }
@@ -149,6 +180,9 @@ void describeTask(const envs::TaskConfig& t, const Robot& robot, PolicyMetadata&
   m.frictionRange = range(rnd.friction, rnd.frictionRange);
   m.addedMassRange = range(rnd.addedMass, rnd.addedMassRange);
   m.pushIntervalS = range(rnd.pushes, rnd.pushIntervalS);
+  m.motorStrengthRange = range(rnd.motorStrength, rnd.motorStrengthRange);
+  m.actionDelaySteps = range(rnd.actionDelay, rnd.actionDelaySteps);
+  m.evaluation = evaluationProtocol(t);
   m.pushVelocity.reset();
   if (rnd.pushes) m.pushVelocity = rnd.pushVelocity;
   m.terminationTilt.reset(), m.terminationHeight.reset();

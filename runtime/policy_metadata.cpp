@@ -184,6 +184,11 @@ void visitMetadata(PolicyMetadata& m, V& v, int format = 2) {
           s.field("added_mass", m.addedMassRange, "", kAny);
           s.field("push_interval_s", m.pushIntervalS, "", kAny);
           s.field("push_velocity", m.pushVelocity, "", kAny);
+          // Written since their keys exist; absent in older files (then off).
+          bool present = true;
+          s.optionalField("motor_strength", present, m.motorStrengthRange, "", kAny);
+          present = true;
+          s.optionalField("action_delay_steps", present, m.actionDelaySteps, "", kAny);
         });
   v.group("terminations", "trained with (null: none); the controller's default safety limits",
           [&](auto& s) {
@@ -207,6 +212,28 @@ void visitMetadata(PolicyMetadata& m, V& v, int format = 2) {
               s.nullableGroup("curriculum", "", m.curriculum,
                               [](auto& c, CurriculumFactors& x) { visitCurriculum(c, x); });
             });
+  if (v2) {
+    bool present = m.evaluation.has_value();
+    EvaluationProtocol e = m.evaluation.value_or(EvaluationProtocol());
+    v.optionalGroup(
+        "evaluation",
+        "how diffloco evaluates this policy (diffloco eval; docs/sim_to_sim.md, docs/terrain.md): "
+        "the MuJoCo options recommended for it, how foot and ground friction combine, the "
+        "commands, what the tracking errors pool, the resets and the terrain conditions",
+        present, [&](auto& s) {
+          s.field("mujoco_integrator", e.mujocoIntegrator, "", kAny);
+          s.field("mujoco_cone", e.mujocoCone, "", kAny);
+          s.field("mujoco_solver", e.mujocoSolver, "", kAny);
+          s.field("mujoco_iterations", e.mujocoIterations, "", kAny);
+          s.field("mujoco_noslip_iterations", e.mujocoNoslipIterations, "", kAny);
+          s.field("friction_combination", e.frictionCombination, "", kAny);
+          s.field("commands", e.commands, "", kAny);
+          s.field("tracking_rms", e.trackingRms, "", kAny);
+          s.field("resets", e.resets, "", kAny);
+          s.field("terrain", e.terrain, "", kAny);
+        });
+    if (present) m.evaluation = e;
+  }
   v.group("task", "the task as trained (YAML text, diffloco's configs/tasks format)",
           [&](auto& s) { s.field("yaml", m.taskYaml, "", kAny); });
 }
@@ -234,7 +261,8 @@ void checkSizes(const PolicyMetadata& m, const std::string& source) {
   if (m.gravity.size() != 3)
     throw std::runtime_error(source + ": robot.gravity has " + std::to_string(m.gravity.size()) +
                              " entries, expected 3");
-  for (const auto* r : {&m.frictionRange, &m.addedMassRange, &m.pushIntervalS})
+  for (const auto* r : {&m.frictionRange, &m.addedMassRange, &m.pushIntervalS,
+                        &m.motorStrengthRange, &m.actionDelaySteps})
     if (*r && (*r)->size() != 2)
       throw std::runtime_error(source + ": randomization ranges are [lo, hi] or null");
 }

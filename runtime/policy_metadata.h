@@ -55,6 +55,15 @@ struct CurriculumFactors {
   double commandResample = 1;  // x commands.resample_s
 };
 
+// How diffloco evaluates the policy, so that an outside evaluator can reproduce its numbers: the
+// MuJoCo options recommended for it (a terrain policy needs the elliptic cone with noslip:
+// docs/terrain.md), how friction combines, and what the tracking errors are.
+struct EvaluationProtocol {
+  std::string mujocoIntegrator = "Euler", mujocoCone = "pyramidal", mujocoSolver = "Newton";
+  int mujocoIterations = 100, mujocoNoslipIterations = 0;
+  std::string frictionCombination, commands, trackingRms, resets, terrain;
+};
+
 struct PolicyMetadata {
   std::string format = kMetadataFormat;
   std::string task;
@@ -108,6 +117,10 @@ struct PolicyMetadata {
   // Domain randomisation trained with (null: off).
   std::optional<std::vector<double>> frictionRange, addedMassRange, pushIntervalS;
   std::optional<double> pushVelocity;
+  std::optional<std::vector<double>> motorStrengthRange;  // kp, kd x U(lo, hi)
+  std::optional<std::vector<double>> actionDelaySteps;    // control periods, integer U{lo..hi}
+  // Absent in files written before it (then the MuJoCo defaults apply).
+  std::optional<EvaluationProtocol> evaluation;
   // Terminations trained with (null: none); the controller's default safety limits.
   std::optional<double> terminationTilt, terminationHeight;
   // The whole task as trained (YAML text of configs/tasks/*.yaml with every override applied):

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# The robustness table of a velocity policy: the conditions a robot meets (ground friction, action
+# latency, weaker and stronger drives, payload, sensor noise, pushes) one at a time on the flat
+# floor, in MuJoCo (`eval --engine mujoco` condition flags) and in our simulator with hard contact
+# (the task's randomisation keys fixed to the condition), one JSON object per line.
+# usage: tools/robustness_eval.sh EXPORTED_POLICY EPISODES [DIFFLOCO] > out.jsonl
+set -euo pipefail
+policy=$1 episodes=$2 bin=${3:-build/diffloco}
+# name | MuJoCo flags | our simulator's task overrides (each also fixes the others to nominal)
+nominal="--set randomization.friction=[0.8,0.8] --set randomization.push_velocity=0
+  --set randomization.observation_noise=false --set randomization.motor_strength=[1,1]
+  --set randomization.action_delay_steps=[0,0] --set randomization.added_base_mass=[0,0]"
+conditions=(
+  "nominal||"
+  "friction_0.3|--friction 0.3|--set randomization.friction=[0.3,0.3]"
+  "friction_0.5|--friction 0.5|--set randomization.friction=[0.5,0.5]"
+  "friction_1.5|--friction 1.5|--set randomization.friction=[1.5,1.5]"
+  "delay_1|--action-delay 1|--set randomization.action_delay_steps=[1,1]"
+  "delay_2|--action-delay 2|--set randomization.action_delay_steps=[2,2]"
+  "motor_0.8|--motor-strength 0.8|--set randomization.motor_strength=[0.8,0.8]"
+  "motor_1.2|--motor-strength 1.2|--set randomization.motor_strength=[1.2,1.2]"
+  "payload_+5kg|--added-mass 5|--set randomization.added_base_mass=[5,5]"
+  "noise|--observation-noise|--set randomization.observation_noise=true"
+  "push_1.0|--push-velocity 1.0 --push-interval 5 8|--set randomization.push_velocity=1.0 --set randomization.push_interval_s=[5,8]"
+)
+for c in "${conditions[@]}"; do
+  IFS='|' read -r name mj ours <<<"$c"
+  printf '{"engine": "mujoco", "condition": "%s", "result": ' "$name"
+  # shellcheck disable=SC2086
+  "$bin" eval "$policy" --engine mujoco --cone elliptic --noslip 10 --terrain none \
+    --episodes "$episodes" --seed 1 $mj --json | tr -d '\n'
+  printf '}\n'
+  printf '{"engine": "diffloco", "condition": "%s", "result": ' "$name"
+  # shellcheck disable=SC2086
+  "$bin" eval "$policy" --contact hard --terrain none --episodes "$episodes" --envs 100 --seed 1 \
+    $nominal $ours --json | tr -d '\n'
+  printf '}\n'
+done
