@@ -195,7 +195,8 @@ DL_HD void solveContacts(const FixedOptions& o, FixedContacts& fc, FixedGsTape* 
       }
       const V3 pOld = v3(fc.impulse[3 * j], fc.impulse[3 * j + 1], fc.impulse[3 * j + 2]);
       bool stuck = false;
-      const V3 p = gaussSeidelUpdate(pOld, s, gBlock(fc, j, j), Ginv[j], o.mu, tape ? &stuck : nullptr);
+      const V3 p =
+          gaussSeidelUpdate(pOld, s, gBlock(fc, j, j), Ginv[j], o.mu, tape ? &stuck : nullptr);
       if (tape) {
         tape->pOld[update] = pOld;
         tape->s[update] = s;

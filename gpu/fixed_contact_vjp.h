@@ -46,7 +46,8 @@ DL_HD void solveContactsVjp(const FixedOptions& o, const FixedContacts& fc, cons
   if (smooth)
     for (int a = 0; a < nc; ++a) {
       for (int r = 0; r < 3; ++r) w[3 * a + r] = fc.sigma[a];
-      sigmaBar[a] += pb[3 * a] * p[3 * a] + pb[3 * a + 1] * p[3 * a + 1] + pb[3 * a + 2] * p[3 * a + 2];
+      sigmaBar[a] +=
+          pb[3 * a] * p[3 * a] + pb[3 * a + 1] * p[3 * a + 1] + pb[3 * a + 2] * p[3 * a + 2];
       for (int r = 0; r < 3; ++r) pb[3 * a + r] *= fc.sigma[a];
     }
 
@@ -101,8 +102,8 @@ DL_HD void solveContactsVjp(const FixedOptions& o, const FixedContacts& fc, cons
         for (int r = 0; r < 3; ++r) pGs[3 * j + r] -= p[3 * j + r] * gsb[r];
       }
       for (int r = 0; r < m; ++r) {
-        const double g = fc.G[r][3 * j] * sBar[0] + fc.G[r][3 * j + 1] * sBar[1] +
-                         fc.G[r][3 * j + 2] * sBar[2];
+        const double g =
+            fc.G[r][3 * j] * sBar[0] + fc.G[r][3 * j + 1] * sBar[1] + fc.G[r][3 * j + 2] * sBar[2];
         pGs[r] += p[r] * g;
         pb[r] += w[r] * g;
         const double wp = w[r] * p[r];

@@ -10,19 +10,19 @@ namespace diffloco::gpu {
 
 // Per-world scratch of one step (sim::Data's forward part).
 struct FixedData {
-  M3 E[NB];           // parent -> body rotation of X[i] (X[i].r is the model's treeR)
-  M3 R[NB];           // body -> world
-  V3 p[NB];           // body origin, world
-  double LD[NV * NV]; // H's lower triangle on the dof tree, then L (below the diagonal) and D
-  double tau[NV];     // bias forces minus joint torques
+  M3 E[NB];            // parent -> body rotation of X[i] (X[i].r is the model's treeR)
+  M3 R[NB];            // body -> world
+  V3 p[NB];            // body origin, world
+  double LD[NV * NV];  // H's lower triangle on the dof tree, then L (below the diagonal) and D
+  double tau[NV];      // bias forces minus joint torques
 };
 
 // What the VJP reads of RNEA and CRBA besides FixedData (sim::Data's vel, acc, f, Ic): written by
 // biasForces and crba when given one.
 struct FixedDynamicsTape {
   SMotion vel[NB], acc[NB];
-  SForce f[NB];      // after the inward pass
-  SInertia Ic[NB];   // composite inertias
+  SForce f[NB];     // after the inward pass
+  SInertia Ic[NB];  // composite inertias
 };
 
 DL_HD M3 quatToMatrix(double w, double x, double y, double z) {  // Eigen's toRotationMatrix

@@ -7,8 +7,12 @@
 
 namespace diffloco::gpu {
 
-DL_HD SMotion asMotion(const SForce& f) { return {f.f, f.n}; }
-DL_HD SForce asForce(const SMotion& m) { return {m.v, m.w}; }
+DL_HD SMotion asMotion(const SForce& f) {
+  return {f.f, f.n};
+}
+DL_HD SForce asForce(const SMotion& m) {
+  return {m.v, m.w};
+}
 
 // out = X.apply(m): adds the adjoint of E given the output adjoint.
 DL_HD void applyEbar(const V3& r, const SMotion& m, const SMotion& outBar, M3& Ebar) {
@@ -99,7 +103,9 @@ DL_HD void biasForcesVjp(const FixedModel& m, const FixedData& d, const FixedDyn
   for (int r = 0; r < 3; ++r) vbar[3 + r] += vb[0].w[r];
 }
 
-DL_HD double hAt(const double* H, int r, int c) { return H[r * NV + c]; }
+DL_HD double hAt(const double* H, int r, int c) {
+  return H[r * NV + c];
+}
 
 // Adjoint of crba: Hbar (NV x NV row-major; both triangles count) -> bar (sim::crbaVjp). Each
 // column's force chain is recomputed (the same operations as crba) instead of taped.
@@ -139,10 +145,12 @@ DL_HD void crbaVjp(const FixedModel& m, const FixedData& d, const FixedDynamicsT
 
     // Base entries: H[0:3, k] = R0 F.f, H[3:6, k] = F.n (and the symmetric row).
     SForce Fb;
-    const V3 hb = v3(hAt(Hbar, 0, k) + hAt(Hbar, k, 0), hAt(Hbar, 1, k) + hAt(Hbar, k, 1), hAt(Hbar, 2, k) + hAt(Hbar, k, 2));
+    const V3 hb = v3(hAt(Hbar, 0, k) + hAt(Hbar, k, 0), hAt(Hbar, 1, k) + hAt(Hbar, k, 1),
+                     hAt(Hbar, 2, k) + hAt(Hbar, k, 2));
     Fb.f = mulT(R0, hb);
     addTo(bar.R[0], outer(hb, F[np].f));
-    Fb.n = v3(hAt(Hbar, 3, k) + hAt(Hbar, k, 3), hAt(Hbar, 4, k) + hAt(Hbar, k, 4), hAt(Hbar, 5, k) + hAt(Hbar, k, 5));
+    Fb.n = v3(hAt(Hbar, 3, k) + hAt(Hbar, k, 3), hAt(Hbar, 4, k) + hAt(Hbar, k, 4),
+              hAt(Hbar, 5, k) + hAt(Hbar, k, 5));
     for (int l = np - 1; l >= 0; --l) {
       const int j = path[l];
       applyTransposeEbar(m.treeR[j], F[l], Fb, bar.E[j]);

@@ -49,8 +49,8 @@ DL_HD V3 skewVjp(const M3& S) {
 // (sim::rotationMatrixVjp).
 DL_HD void rotationMatrixVjp(const double* quat, const M3& B, double* out) {
   const double w = quat[0], x = quat[1], y = quat[2], z = quat[3];
-  out[0] += 2.0 * (-B(0, 1) * z + B(0, 2) * y + B(1, 0) * z - B(1, 2) * x - B(2, 0) * y +
-                   B(2, 1) * x);
+  out[0] +=
+      2.0 * (-B(0, 1) * z + B(0, 2) * y + B(1, 0) * z - B(1, 2) * x - B(2, 0) * y + B(2, 1) * x);
   out[1] += 2.0 * (B(0, 1) * y + B(0, 2) * z + B(1, 0) * y - 2 * B(1, 1) * x - B(1, 2) * w +
                    B(2, 0) * z + B(2, 1) * w - 2 * B(2, 2) * x);
   out[2] += 2.0 * (-2 * B(0, 0) * y + B(0, 1) * x + B(0, 2) * w + B(1, 0) * x + B(1, 2) * z -

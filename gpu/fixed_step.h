@@ -73,11 +73,10 @@ DL_HD bool allFinite(const double* x, int n) {
 
 // The hard or smoothed step in the caller's d, fc and u (the tape's, or a plain step's scratch);
 // with dyn and gs, records what fixedStepVjp reads.
-DL_HD void hardOrSmoothedStep(const FixedModel& m, const FixedOptions& o,
-                              const HeightFieldView& hf, const double* q, const double* v,
-                              const double* qTarget, double* qNext, double* vNext, FixedData& d,
-                              FixedContacts& fc, double* u, FixedDynamicsTape* dyn,
-                              FixedGsTape* gs) {
+DL_HD void hardOrSmoothedStep(const FixedModel& m, const FixedOptions& o, const HeightFieldView& hf,
+                              const double* q, const double* v, const double* qTarget,
+                              double* qNext, double* vNext, FixedData& d, FixedContacts& fc,
+                              double* u, FixedDynamicsTape* dyn, FixedGsTape* gs) {
   double work[NV];
   stepDynamics(m, o, d, q, v, qTarget, o.dt, u, dyn);
   footGeometry(m, d, hf, fc);

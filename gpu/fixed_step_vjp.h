@@ -72,9 +72,8 @@ DL_HD void actuatorTorqueVjp(const FixedOptions& o, double effortLimit, double q
 // (q, v, qTarget), adds the adjoints of (q, v, qTarget) to out (sim::stepVjp, hard and smoothed).
 // hf only says whether the ground is a height field (the tape holds what was sampled).
 DL_HD void fixedStepVjp(const FixedModel& m, const FixedOptions& o, const HeightFieldView& hf,
-                        const double* q, const double* v, const double* qTarget,
-                        const FixedTape& t, const double* gq, const double* gv,
-                        FixedAdjoint& out) {
+                        const double* q, const double* v, const double* qTarget, const FixedTape& t,
+                        const double* gq, const double* gv, FixedAdjoint& out) {
   const double h = o.dt;
   const FixedData& d = t.d;
   const FixedContacts& fc = t.fc;

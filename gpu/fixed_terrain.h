@@ -13,8 +13,8 @@ struct FixedSurface {
 
 struct FixedSphereContact {
   double depth;
-  M3 frame;  // columns: normal, tangent1, tangent2 (world)
-  V3 point;  // contact point (world)
+  M3 frame;              // columns: normal, tangent1, tangent2 (world)
+  V3 point;              // contact point (world)
   FixedSurface surface;  // the height field at the centre's (x, y), zero on the plane (for the VJP)
 };
 

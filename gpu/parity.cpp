@@ -1,9 +1,8 @@
 #include "gpu/parity.h"
 
 #include <cmath>
-#include <random>
-
 #include <memory>
+#include <random>
 
 #include "gpu/fixed_step_vjp.h"
 #include "sim/data.h"
@@ -159,7 +158,9 @@ Difference compareImpl(const WorldSet& a, const WorldSet& b, bool targets) {
 
 }  // namespace
 
-Difference compare(const WorldSet& a, const WorldSet& b) { return compareImpl(a, b, false); }
+Difference compare(const WorldSet& a, const WorldSet& b) {
+  return compareImpl(a, b, false);
+}
 Difference compareWithTargets(const WorldSet& a, const WorldSet& b) {
   return compareImpl(a, b, true);
 }

@@ -140,8 +140,8 @@ TEST(FixedStepVjp, AgreesWithCentralDifferences) {
         EXPECT_LE(rel, 1e-5) << sim::toString(fo.model == FixedContact::Hard
                                                   ? sim::ContactModel::Hard
                                                   : sim::ContactModel::Smoothed)
-                             << (ground ? " height field" : " plane") << ", world " << w
-                             << ": FD " << fd << ", VJP " << ad;
+                             << (ground ? " height field" : " plane") << ", world " << w << ": FD "
+                             << fd << ", VJP " << ad;
       }
       std::printf("FD check %s, %s: %d worlds, max rel %.3g\n", sim::toString(cm),
                   ground ? "height field" : "plane", n, worst);
