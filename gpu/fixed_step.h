@@ -109,6 +109,24 @@ DL_HD void hardOrSmoothedStep(const FixedModel& m, const FixedOptions& o, const 
   integrate(q, work, qNext);
 }
 
+// One sub-step of length h of the soft model from (q, v) into (qOut, vOut) in the caller's d, fc
+// and u; qOut may alias q, vOut must not alias v. With dyn, records what the VJP reads.
+DL_HD void softSubstep(const FixedModel& m, const FixedOptions& o, const HeightFieldView& hf,
+                       double h, const double* q, const double* v, const double* qTarget,
+                       double* qOut, double* vOut, FixedData& d, FixedContacts& fc, double* u,
+                       FixedDynamicsTape* dyn) {
+  double work[NV];
+  stepDynamics(m, o, d, q, v, qTarget, h, u, dyn);
+  footGeometry(m, d, hf, fc);
+  selectContacts(o, fc);
+  contactJacobians(m, d, fc);
+  softContactForce(o, fc, v, work);
+  solveH(m, d, work);
+  for (int k = 0; k < NV; ++k) vOut[k] = u[k] + h * work[k];
+  for (int k = 0; k < NV; ++k) work[k] = 0.5 * h * (v[k] + vOut[k]);
+  integrate(q, work, qOut);
+}
+
 // Advances (q, v) by o.dt with joint targets qTarget into (qNext, vNext), which must not alias
 // q and v. Returns false when the new state is not finite.
 DL_HD bool fixedStep(const FixedModel& m, const FixedOptions& o, const HeightFieldView& hf,
@@ -116,7 +134,7 @@ DL_HD bool fixedStep(const FixedModel& m, const FixedOptions& o, const HeightFie
                      double* vNext) {
   FixedData d;
   FixedContacts fc;
-  double u[NV], work[NV];
+  double u[NV];
   if (o.model == FixedContact::Soft) {
     const int n = o.softSubsteps > 1 ? o.softSubsteps : 1;
     const double h = o.dt / n;
@@ -125,15 +143,7 @@ DL_HD bool fixedStep(const FixedModel& m, const FixedOptions& o, const HeightFie
     for (int k = 0; k < NV; ++k) vNext[k] = v[k];
     for (int s = 0; s < n; ++s) {
       for (int k = 0; k < NV; ++k) vPrev[k] = vNext[k];
-      stepDynamics(m, o, d, qNext, vPrev, qTarget, h, u);
-      footGeometry(m, d, hf, fc);
-      selectContacts(o, fc);
-      contactJacobians(m, d, fc);
-      softContactForce(o, fc, vPrev, work);
-      solveH(m, d, work);
-      for (int k = 0; k < NV; ++k) vNext[k] = u[k] + h * work[k];
-      for (int k = 0; k < NV; ++k) work[k] = 0.5 * h * (vPrev[k] + vNext[k]);
-      integrate(qNext, work, qNext);
+      softSubstep(m, o, hf, h, qNext, vPrev, qTarget, qNext, vNext, d, fc, u, nullptr);
     }
   } else {
     hardOrSmoothedStep(m, o, hf, q, v, qTarget, qNext, vNext, d, fc, u, nullptr, nullptr);

@@ -68,6 +68,41 @@ DL_HD void actuatorTorqueVjp(const FixedOptions& o, double effortLimit, double q
   }
 }
 
+// Reverse of stepDynamics(q, v, qTarget, h) run in d and dyn, given the adjoint ubar of u, lambda
+// = H^-1 ubar, and the adjoints already gathered on H (Hbar, NV x NV, consumed) and on the
+// kinematics at q_mid (bar, consumed). Adds to out (sim's dynamicsVjp in sim/step_vjp.cpp).
+DL_HD void stepDynamicsVjp(const FixedModel& m, const FixedOptions& o, const FixedData& d,
+                           const FixedDynamicsTape& dyn, const double* q, const double* v,
+                           const double* qTarget, double h, const double* u, const double* ubar,
+                           const double* lambda, double* Hbar, FixedKinBar& bar,
+                           FixedAdjoint& out) {
+  double work[NV], dvbar[NV];
+  // Reverse of stepDynamics: u = v - h H^-1 b, lambda = H^-1 ubar.
+  for (int k = 0; k < NV; ++k) out.v[k] += ubar[k];
+  for (int r = 0; r < NV; ++r)
+    for (int c = 0; c < NV; ++c) Hbar[r * NV + c] += lambda[r] * (v[c] - u[c]);
+  double bbar[NV];
+  for (int k = 0; k < NV; ++k) bbar[k] = -h * lambda[k];
+  // b = RNEA(q_mid, v) + damping v - tau.
+  biasForcesVjp(m, d, dyn, v, bbar, bar, out.v);
+  crbaVjp(m, d, dyn, Hbar, bar);
+  double qMid[NQ], qmidBar[NQ];
+  for (int k = 0; k < NV; ++k) work[k] = 0.5 * h * v[k];
+  integrate(q, work, qMid);
+  for (int k = 0; k < NQ; ++k) qmidBar[k] = 0;
+  forwardKinematicsVjp(m, d, qMid, bar, qmidBar);
+  // q_mid = q (+) h/2 v.
+  for (int k = 0; k < NV; ++k) dvbar[k] = 0;
+  integrateVjp(q, work, qmidBar, out.q, dvbar);
+  for (int k = 0; k < NV; ++k) out.v[k] += 0.5 * h * dvbar[k];
+  for (int j = 0; j < NJ; ++j) {
+    const double bb = bbar[6 + j];
+    out.v[6 + j] += m.damping[j] * bb;
+    actuatorTorqueVjp(o, m.effort[j], qTarget[j], q[7 + j], v[6 + j], -bb, out.qTarget[j],
+                      out.q[7 + j], out.v[6 + j]);
+  }
+}
+
 // Given the adjoints gq (NQ), gv (NV) of (q', v') of the step fixedStepRecord taped at
 // (q, v, qTarget), adds the adjoints of (q, v, qTarget) to out (sim::stepVjp, hard and smoothed).
 // hf only says whether the ground is a height field (the tape holds what was sampled).
@@ -196,30 +231,7 @@ DL_HD void fixedStepVjp(const FixedModel& m, const FixedOptions& o, const Height
     solveH(m, d, lambda);
   }
 
-  // Reverse of stepDynamics: u = v - h H^-1 b, lambda = H^-1 ubar.
-  for (int k = 0; k < NV; ++k) out.v[k] += ubar[k];
-  for (int r = 0; r < NV; ++r)
-    for (int c = 0; c < NV; ++c) Hbar[r * NV + c] += lambda[r] * (v[c] - u[c]);
-  double bbar[NV];
-  for (int k = 0; k < NV; ++k) bbar[k] = -h * lambda[k];
-  // b = RNEA(q_mid, v) + damping v - tau.
-  biasForcesVjp(m, d, t.dyn, v, bbar, bar, out.v);
-  crbaVjp(m, d, t.dyn, Hbar, bar);
-  double qMid[NQ], qmidBar[NQ];
-  for (int k = 0; k < NV; ++k) work[k] = 0.5 * h * v[k];
-  integrate(q, work, qMid);
-  for (int k = 0; k < NQ; ++k) qmidBar[k] = 0;
-  forwardKinematicsVjp(m, d, qMid, bar, qmidBar);
-  // q_mid = q (+) h/2 v.
-  for (int k = 0; k < NV; ++k) dvbar[k] = 0;
-  integrateVjp(q, work, qmidBar, out.q, dvbar);
-  for (int k = 0; k < NV; ++k) out.v[k] += 0.5 * h * dvbar[k];
-  for (int j = 0; j < NJ; ++j) {
-    const double bb = bbar[6 + j];
-    out.v[6 + j] += m.damping[j] * bb;
-    actuatorTorqueVjp(o, m.effort[j], qTarget[j], q[7 + j], v[6 + j], -bb, out.qTarget[j],
-                      out.q[7 + j], out.v[6 + j]);
-  }
+  stepDynamicsVjp(m, o, d, t.dyn, q, v, qTarget, h, u, ubar, lambda, Hbar, bar, out);
 }
 
 }  // namespace diffloco::gpu

@@ -4,7 +4,7 @@
 #include <memory>
 #include <random>
 
-#include "gpu/fixed_step_vjp.h"
+#include "gpu/fixed_soft_vjp.h"
 #include "sim/data.h"
 #include "sim/step.h"
 #include "sim/step_vjp.h"
@@ -117,17 +117,23 @@ int vjpDynamic(const sim::Model& model, const sim::SimOptions& opt, const WorldS
 int vjpFixed(const FixedModel& model, const FixedOptions& opt, const HeightFieldView& hf,
              const WorldSet& in, const WorldSet& seeds, WorldSet& out) {
   out = in;
-  const auto tape = std::make_unique<FixedTape>();  // 17 KB: not on the stack
+  const auto tape = std::make_unique<FixedTape>();  // tens of KB: not on the stack
+  const auto softTape = std::make_unique<FixedSoftTape>();
   double qn[NQ], vn[NV];
   FixedAdjoint adj;
   int bad = 0;
   for (int k = 0; k < in.n; ++k) {
     const size_t iq = static_cast<size_t>(k) * NQ, iv = static_cast<size_t>(k) * NV,
                  it = static_cast<size_t>(k) * NJ;
-    bad += !fixedStepRecord(model, opt, hf, &in.q[iq], &in.v[iv], &in.target[it], qn, vn, *tape);
     setZero(adj);
-    fixedStepVjp(model, opt, hf, &in.q[iq], &in.v[iv], &in.target[it], *tape, &seeds.q[iq],
-                 &seeds.v[iv], adj);
+    if (opt.model == FixedContact::Soft) {
+      bad += !fixedSoftStepVjp(model, opt, hf, &in.q[iq], &in.v[iv], &in.target[it], &seeds.q[iq],
+                               &seeds.v[iv], *softTape, adj);
+    } else {
+      bad += !fixedStepRecord(model, opt, hf, &in.q[iq], &in.v[iv], &in.target[it], qn, vn, *tape);
+      fixedStepVjp(model, opt, hf, &in.q[iq], &in.v[iv], &in.target[it], *tape, &seeds.q[iq],
+                   &seeds.v[iv], adj);
+    }
     for (int i = 0; i < NQ; ++i) out.q[iq + i] = adj.q[i];
     for (int i = 0; i < NV; ++i) out.v[iv + i] = adj.v[i];
     for (int i = 0; i < NJ; ++i) out.target[it + i] = adj.qTarget[i];

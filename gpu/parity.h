@@ -39,9 +39,9 @@ int stepFixed(const FixedModel& model, const FixedOptions& opt, const HeightFiel
 // Random seeds: every entry uniform in [-1, 1].
 WorldSet randomSeeds(int n, unsigned seed);
 
-// The adjoints of every world's step through sim::stepVjp (dynamic sizes) or fixedStepRecord +
-// fixedStepVjp (host build; hard and smoothed models). Return the number of worlds whose forward
-// step failed (not finite, or a model the fixed tape does not hold).
+// The adjoints of every world's step through sim::stepVjp (dynamic sizes) or, host build,
+// fixedStepRecord + fixedStepVjp (hard, smoothed) and fixedSoftStepVjp (soft). Return the number
+// of worlds whose forward step failed (not finite, or sizes the fixed tapes do not hold).
 int vjpDynamic(const sim::Model& model, const sim::SimOptions& opt, const WorldSet& in,
                const WorldSet& seeds, WorldSet& out);
 int vjpFixed(const FixedModel& model, const FixedOptions& opt, const HeightFieldView& hf,

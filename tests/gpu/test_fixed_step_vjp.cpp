@@ -1,6 +1,7 @@
-// gpu/fixed_step_vjp.h compiled for the CPU: the VJP of the fixed-size hard and smoothed steps
-// against sim::stepVjp on random worlds in and out of contact, on the plane and on a bumpy height
-// field, and against central differences of the fixed forward step itself. Needs no GPU.
+// gpu/fixed_step_vjp.h and gpu/fixed_soft_vjp.h compiled for the CPU: the VJP of the fixed-size
+// hard, smoothed and soft steps against sim::stepVjp on random worlds in and out of contact, on the
+// plane and on a bumpy height field, and against central differences of the fixed forward step
+// itself. Needs no GPU.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -9,7 +10,7 @@
 #include <vector>
 
 #include "gpu/fixed_convert.h"
-#include "gpu/fixed_step_vjp.h"
+#include "gpu/fixed_soft_vjp.h"
 #include "gpu/parity.h"
 #include "robots/robot.h"
 
@@ -58,7 +59,8 @@ TEST(FixedStepVjp, MatchesSimStepVjpOnPlaneAndHeightField) {
     EXPECT_GT(cov.none, n / 20);  // worlds out of contact, partly in, fully in
     EXPECT_GT(cov.some, n / 20);
     EXPECT_GT(cov.all, n / 20);
-    for (auto cm : {sim::ContactModel::Hard, sim::ContactModel::Smoothed}) {
+    for (auto cm :
+         {sim::ContactModel::Hard, sim::ContactModel::Smoothed, sim::ContactModel::Soft}) {
       const sim::SimOptions o = options(a.robot, cm, ground);
       WorldSet dyn, fix;
       EXPECT_EQ(vjpDynamic(a.robot.model, o, start, seeds, dyn), 0);
@@ -104,7 +106,8 @@ TEST(FixedStepVjp, AgreesWithCentralDifferences) {
     const WorldSet start = randomWorlds(a.qStand, ground, n, ground ? 21 : 20);
     const WorldSet seeds = randomSeeds(n, 22);
     const HeightFieldView view = toView(ground);
-    for (auto cm : {sim::ContactModel::Hard, sim::ContactModel::Smoothed}) {
+    for (auto cm :
+         {sim::ContactModel::Hard, sim::ContactModel::Smoothed, sim::ContactModel::Soft}) {
       const FixedOptions fo = toFixed(options(a.robot, cm, ground));
       WorldSet adj;
       ASSERT_EQ(vjpFixed(fm, fo, view, start, seeds, adj), 0);
@@ -137,11 +140,8 @@ TEST(FixedStepVjp, AgreesWithCentralDifferences) {
         for (int k = 0; k < NJ; ++k) ad += adj.target[w * NJ + k] * dt[k];
         const double rel = std::abs(fd - ad) / (1 + std::abs(ad));
         worst = std::max(worst, rel);
-        EXPECT_LE(rel, 1e-5) << sim::toString(fo.model == FixedContact::Hard
-                                                  ? sim::ContactModel::Hard
-                                                  : sim::ContactModel::Smoothed)
-                             << (ground ? " height field" : " plane") << ", world " << w << ": FD "
-                             << fd << ", VJP " << ad;
+        EXPECT_LE(rel, 1e-5) << sim::toString(cm) << (ground ? " height field" : " plane")
+                             << ", world " << w << ": FD " << fd << ", VJP " << ad;
       }
       std::printf("FD check %s, %s: %d worlds, max rel %.3g\n", sim::toString(cm),
                   ground ? "height field" : "plane", n, worst);
