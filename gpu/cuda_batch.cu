@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "gpu/cuda_batch.h"
-#include "gpu/fixed_step_vjp.h"
+#include "gpu/fixed_soft_vjp.h"
 
 namespace diffloco::gpu {
 namespace {
@@ -93,6 +93,21 @@ __global__ void fusedVjpKernel(DL_VJP_ARGS) {
   double qo[NQ], vo[NV];
   failed[w] = !fixedStepRecord(model, opt, field, ql, vl, tl, qo, vo, t);
   vjpAndStore(model, opt, field, n, w, ql, vl, tl, t, gq, gv, aq, av, at);
+}
+
+// The soft model: the checkpointed VJP in the thread's local memory (no split variant).
+__global__ void softVjpKernel(DL_VJP_ARGS) {
+  DL_LOAD_WORLD
+  double gql[NQ], gvl[NV];
+  for (int k = 0; k < NQ; ++k) gql[k] = gq[k * n + w];
+  for (int k = 0; k < NV; ++k) gvl[k] = gv[k * n + w];
+  FixedSoftTape t;
+  FixedAdjoint a;
+  setZero(a);
+  failed[w] = !fixedSoftStepVjp(model, opt, field, ql, vl, tl, gql, gvl, t, a);
+  for (int k = 0; k < NQ; ++k) aq[k * n + w] = a.q[k];
+  for (int k = 0; k < NV; ++k) av[k * n + w] = a.v[k];
+  for (int k = 0; k < NJ; ++k) at[k * n + w] = a.qTarget[k];
 }
 
 __global__ void recordKernel(DL_VJP_ARGS) {
@@ -267,6 +282,11 @@ void CudaBatch::launchKernel(Kernel k) {
                                               aq_, av_, at_, qn_, vn_, tape_, failed_);
       break;
     case Kernel::Fused:
+      if (opt_.model == FixedContact::Soft) {
+        softVjpKernel<<<blocks, threads_>>>(model_, opt_, field_, n_, q_, v_, target_, gq_, gv_,
+                                            aq_, av_, at_, qn_, vn_, tape_, failed_);
+        break;
+      }
       fusedVjpKernel<<<blocks, threads_>>>(model_, opt_, field_, n_, q_, v_, target_, gq_, gv_, aq_,
                                            av_, at_, qn_, vn_, tape_, failed_);
       break;
@@ -274,6 +294,8 @@ void CudaBatch::launchKernel(Kernel k) {
 }
 
 int CudaBatch::vjp(VjpKind kind) {
+  if (opt_.model == FixedContact::Soft && kind == VjpKind::Split)
+    throw std::runtime_error("CudaBatch::vjp: the soft model has no split VJP");
   if (kind == VjpKind::Fused) {
     launchKernel(Kernel::Fused);
   } else {
@@ -290,6 +312,8 @@ int CudaBatch::vjp(VjpKind kind) {
 }
 
 double CudaBatch::timeKernel(Kernel k, int steps) {
+  if (opt_.model == FixedContact::Soft && (k == Kernel::Record || k == Kernel::VjpFromTape))
+    throw std::runtime_error("CudaBatch::timeKernel: the soft model has no stored tape");
   if (k == Kernel::VjpFromTape) launchKernel(Kernel::Record);
   cudaEvent_t start, stop;
   check(cudaEventCreate(&start), "event");

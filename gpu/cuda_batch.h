@@ -36,11 +36,12 @@ class CudaBatch {
   // Milliseconds that `steps` launches take, by CUDA events (after the previous work finished).
   double timeSteps(int steps);
 
-  // The VJP (hard and smoothed models). Seeds: the adjoints of (q', v'), world-major (NQ, NV).
+  // The VJP. Seeds: the adjoints of (q', v'), world-major (NQ, NV).
   void uploadSeeds(const double* gq, const double* gv);
   // Fused: one kernel records the tape in the thread's local memory and runs the VJP (as
-  // sim::stepVjp, which recomputes the forward). Split: a forward kernel stores each world's tape
-  // in device memory (word k of world w at k * worlds + w), a second kernel reads it back.
+  // sim::stepVjp, which recomputes the forward); for the soft model, fixedSoftStepVjp. Split (hard
+  // and smoothed only): a forward kernel stores each world's tape in device memory (word k of
+  // world w at k * worlds + w), a second kernel reads it back.
   enum class VjpKind { Fused, Split };
   // The adjoints of every world's step at the uploaded state (the state does not advance);
   // returns the worlds whose forward failed.
@@ -48,7 +49,7 @@ class CudaBatch {
   void downloadAdjoints(double* q, double* v, double* target) const;
   // Milliseconds that `steps` launches of one kernel take at the uploaded state (no advance):
   // the plain forward step, the forward storing its tape, the VJP reading that tape (after one
-  // recording), or the fused forward + VJP.
+  // recording), or the fused forward + VJP (Record and VjpFromTape: hard and smoothed only).
   enum class Kernel { Forward, Record, VjpFromTape, Fused };
   double timeKernel(Kernel k, int steps);
   // Bytes of one world's tape.
