@@ -67,7 +67,7 @@ DL_HD bool fixedSoftStepVjp(const FixedModel& m, const FixedOptions& o, const He
     const double* qs0 = t.q[s];
     const double* vs0 = t.v[s];
     const double* v1 = t.v[s + 1];
-    {  // the sub-step again, with its tape (the same arithmetic: the same v1)
+    {  // the sub-step again, with its tape (the same code as the forward above)
       double qo[NQ], vo[NV];
       softSubstep(m, o, hf, h, qs0, vs0, qTarget, qo, vo, t.d, t.fc, t.u, &t.dyn);
     }
