@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "gpu/cuda_batch.h"
-#include "gpu/fixed_step.h"
+#include "gpu/fixed_soft_vjp.h"
 
 namespace diffloco::gpu {
 namespace {
@@ -16,13 +16,10 @@ void check(cudaError_t e, const char* what) {
 
 // One thread per world; the state is structure-of-arrays (entry k of world w at k * n + w) so that
 // a warp's loads and stores of one entry are contiguous.
-__device__ __forceinline__ void stepWorld(const FixedModel& model, const FixedOptions& opt,
-                                          const HeightFieldView& field, int n,
-                                          const double* __restrict__ q,
-                                          const double* __restrict__ v,
-                                          const double* __restrict__ target,
-                                          double* __restrict__ qn, double* __restrict__ vn,
-                                          int* __restrict__ failed) {
+__device__ __forceinline__ void stepWorld(
+    const FixedModel& model, const FixedOptions& opt, const HeightFieldView& field, int n,
+    const double* __restrict__ q, const double* __restrict__ v, const double* __restrict__ target,
+    double* __restrict__ qn, double* __restrict__ vn, int* __restrict__ failed) {
   const int w = blockIdx.x * blockDim.x + threadIdx.x;
   if (w >= n) return;
   double ql[NQ], vl[NV], tl[NJ], qo[NQ], vo[NV];
@@ -34,20 +31,102 @@ __device__ __forceinline__ void stepWorld(const FixedModel& model, const FixedOp
   for (int k = 0; k < NV; ++k) vn[k * n + w] = vo[k];
 }
 
-#define DL_STEP_ARGS                                                                       \
-  const __grid_constant__ FixedModel model, const FixedOptions opt,                       \
-      const HeightFieldView field, int n, const double *__restrict__ q,                   \
-      const double *__restrict__ v, const double *__restrict__ target,                    \
-      double *__restrict__ qn, double *__restrict__ vn, int *__restrict__ failed
+#define DL_STEP_ARGS                                                                             \
+  const __grid_constant__ FixedModel model, const FixedOptions opt, const HeightFieldView field, \
+      int n, const double *__restrict__ q, const double *__restrict__ v,                         \
+      const double *__restrict__ target, double *__restrict__ qn, double *__restrict__ vn,       \
+      int *__restrict__ failed
 
 // The same kernel with the compiler free to use 255 registers, or capped (by launch bounds) at
 // 128 and 64 registers: what register pressure costs against occupancy.
-__global__ void stepKernel(DL_STEP_ARGS) { stepWorld(model, opt, field, n, q, v, target, qn, vn, failed); }
+__global__ void stepKernel(DL_STEP_ARGS) {
+  stepWorld(model, opt, field, n, q, v, target, qn, vn, failed);
+}
 __global__ void __launch_bounds__(128, 4) stepKernel128(DL_STEP_ARGS) {
   stepWorld(model, opt, field, n, q, v, target, qn, vn, failed);
 }
 __global__ void __launch_bounds__(128, 8) stepKernel64(DL_STEP_ARGS) {
   stepWorld(model, opt, field, n, q, v, target, qn, vn, failed);
+}
+
+// The VJP kernels. Adjoints and seeds are structure-of-arrays like the state; a stored tape is
+// word-interleaved (word k of world w at k * n + w) so that a warp's copies are contiguous.
+constexpr int kTapeWords = static_cast<int>(sizeof(FixedTape) / sizeof(double));
+static_assert(sizeof(FixedTape) % sizeof(double) == 0, "the tape is copied as 8-byte words");
+
+#define DL_LOAD_WORLD                                  \
+  const int w = blockIdx.x * blockDim.x + threadIdx.x; \
+  if (w >= n) return;                                  \
+  double ql[NQ], vl[NV], tl[NJ];                       \
+  for (int k = 0; k < NQ; ++k) ql[k] = q[k * n + w];   \
+  for (int k = 0; k < NV; ++k) vl[k] = v[k * n + w];   \
+  for (int k = 0; k < NJ; ++k) tl[k] = target[k * n + w];
+
+__device__ __forceinline__ void vjpAndStore(const FixedModel& model, const FixedOptions& opt,
+                                            const HeightFieldView& field, int n, int w,
+                                            const double* ql, const double* vl, const double* tl,
+                                            const FixedTape& t, const double* __restrict__ gq,
+                                            const double* __restrict__ gv, double* __restrict__ aq,
+                                            double* __restrict__ av, double* __restrict__ at) {
+  double gql[NQ], gvl[NV];
+  for (int k = 0; k < NQ; ++k) gql[k] = gq[k * n + w];
+  for (int k = 0; k < NV; ++k) gvl[k] = gv[k * n + w];
+  FixedAdjoint a;
+  setZero(a);
+  fixedStepVjp(model, opt, field, ql, vl, tl, t, gql, gvl, a);
+  for (int k = 0; k < NQ; ++k) aq[k * n + w] = a.q[k];
+  for (int k = 0; k < NV; ++k) av[k * n + w] = a.v[k];
+  for (int k = 0; k < NJ; ++k) at[k * n + w] = a.qTarget[k];
+}
+
+#define DL_VJP_ARGS                                                                              \
+  const __grid_constant__ FixedModel model, const FixedOptions opt, const HeightFieldView field, \
+      int n, const double *__restrict__ q, const double *__restrict__ v,                         \
+      const double *__restrict__ target, const double *__restrict__ gq,                          \
+      const double *__restrict__ gv, double *__restrict__ aq, double *__restrict__ av,           \
+      double *__restrict__ at, double *__restrict__ qn, double *__restrict__ vn,                 \
+      double *__restrict__ tape, int *__restrict__ failed
+
+__global__ void fusedVjpKernel(DL_VJP_ARGS) {
+  DL_LOAD_WORLD
+  FixedTape t;
+  double qo[NQ], vo[NV];
+  failed[w] = !fixedStepRecord(model, opt, field, ql, vl, tl, qo, vo, t);
+  vjpAndStore(model, opt, field, n, w, ql, vl, tl, t, gq, gv, aq, av, at);
+}
+
+// The soft model: the checkpointed VJP in the thread's local memory (no split variant).
+__global__ void softVjpKernel(DL_VJP_ARGS) {
+  DL_LOAD_WORLD
+  double gql[NQ], gvl[NV];
+  for (int k = 0; k < NQ; ++k) gql[k] = gq[k * n + w];
+  for (int k = 0; k < NV; ++k) gvl[k] = gv[k * n + w];
+  FixedSoftTape t;
+  FixedAdjoint a;
+  setZero(a);
+  failed[w] = !fixedSoftStepVjp(model, opt, field, ql, vl, tl, gql, gvl, t, a);
+  for (int k = 0; k < NQ; ++k) aq[k * n + w] = a.q[k];
+  for (int k = 0; k < NV; ++k) av[k * n + w] = a.v[k];
+  for (int k = 0; k < NJ; ++k) at[k * n + w] = a.qTarget[k];
+}
+
+__global__ void recordKernel(DL_VJP_ARGS) {
+  DL_LOAD_WORLD
+  FixedTape t;
+  double qo[NQ], vo[NV];
+  failed[w] = !fixedStepRecord(model, opt, field, ql, vl, tl, qo, vo, t);
+  const double* words = reinterpret_cast<const double*>(&t);
+  for (int k = 0; k < kTapeWords; ++k) tape[static_cast<size_t>(k) * n + w] = words[k];
+  for (int k = 0; k < NQ; ++k) qn[k * n + w] = qo[k];
+  for (int k = 0; k < NV; ++k) vn[k * n + w] = vo[k];
+}
+
+__global__ void vjpFromTapeKernel(DL_VJP_ARGS) {
+  DL_LOAD_WORLD
+  FixedTape t;
+  double* words = reinterpret_cast<double*>(&t);
+  for (int k = 0; k < kTapeWords; ++k) words[k] = tape[static_cast<size_t>(k) * n + w];
+  vjpAndStore(model, opt, field, n, w, ql, vl, tl, t, gq, gv, aq, av, at);
 }
 
 }  // namespace
@@ -73,6 +152,11 @@ CudaBatch::CudaBatch(const FixedModel& model, const FixedOptions& opt, const Hei
   check(cudaMalloc(&vn_, n * NV * sizeof(double)), "cudaMalloc vn");
   check(cudaMalloc(&target_, n * NJ * sizeof(double)), "cudaMalloc target");
   check(cudaMalloc(&failed_, n * sizeof(int)), "cudaMalloc failed");
+  check(cudaMalloc(&gq_, n * NQ * sizeof(double)), "cudaMalloc gq");
+  check(cudaMalloc(&gv_, n * NV * sizeof(double)), "cudaMalloc gv");
+  check(cudaMalloc(&aq_, n * NQ * sizeof(double)), "cudaMalloc aq");
+  check(cudaMalloc(&av_, n * NV * sizeof(double)), "cudaMalloc av");
+  check(cudaMalloc(&at_, n * NJ * sizeof(double)), "cudaMalloc at");
   if (field.heights) {
     const size_t count = static_cast<size_t>(field.nx) * field.ny;
     check(cudaMalloc(&heights_, count * sizeof(double)), "cudaMalloc heights");
@@ -85,7 +169,9 @@ CudaBatch::CudaBatch(const FixedModel& model, const FixedOptions& opt, const Hei
 CudaBatch::~CudaBatch() {
   for (void* p : {static_cast<void*>(q_), static_cast<void*>(qn_), static_cast<void*>(v_),
                   static_cast<void*>(vn_), static_cast<void*>(target_),
-                  static_cast<void*>(heights_), static_cast<void*>(failed_)})
+                  static_cast<void*>(heights_), static_cast<void*>(failed_),
+                  static_cast<void*>(gq_), static_cast<void*>(gv_), static_cast<void*>(aq_),
+                  static_cast<void*>(av_), static_cast<void*>(at_), static_cast<void*>(tape_)})
     if (p) cudaFree(p);
 }
 
@@ -95,7 +181,8 @@ namespace {
 void toDevice(double* dst, const double* src, int n, int per) {
   std::vector<double> t(static_cast<size_t>(n) * per);
   for (int w = 0; w < n; ++w)
-    for (int k = 0; k < per; ++k) t[static_cast<size_t>(k) * n + w] = src[static_cast<size_t>(w) * per + k];
+    for (int k = 0; k < per; ++k)
+      t[static_cast<size_t>(k) * n + w] = src[static_cast<size_t>(w) * per + k];
   check(cudaMemcpy(dst, t.data(), t.size() * sizeof(double), cudaMemcpyHostToDevice), "upload");
 }
 
@@ -103,7 +190,8 @@ void toHost(double* dst, const double* src, int n, int per) {
   std::vector<double> t(static_cast<size_t>(n) * per);
   check(cudaMemcpy(t.data(), src, t.size() * sizeof(double), cudaMemcpyDeviceToHost), "download");
   for (int w = 0; w < n; ++w)
-    for (int k = 0; k < per; ++k) dst[static_cast<size_t>(w) * per + k] = t[static_cast<size_t>(k) * n + w];
+    for (int k = 0; k < per; ++k)
+      dst[static_cast<size_t>(w) * per + k] = t[static_cast<size_t>(k) * n + w];
 }
 
 }  // namespace
@@ -122,9 +210,11 @@ void CudaBatch::download(double* q, double* v) const {
 void CudaBatch::launch() {
   const int blocks = (n_ + threads_ - 1) / threads_;
   if (regCap_ == 128)
-    stepKernel128<<<blocks, threads_>>>(model_, opt_, field_, n_, q_, v_, target_, qn_, vn_, failed_);
+    stepKernel128<<<blocks, threads_>>>(model_, opt_, field_, n_, q_, v_, target_, qn_, vn_,
+                                        failed_);
   else if (regCap_ == 64)
-    stepKernel64<<<blocks, threads_>>>(model_, opt_, field_, n_, q_, v_, target_, qn_, vn_, failed_);
+    stepKernel64<<<blocks, threads_>>>(model_, opt_, field_, n_, q_, v_, target_, qn_, vn_,
+                                       failed_);
   else
     stepKernel<<<blocks, threads_>>>(model_, opt_, field_, n_, q_, v_, target_, qn_, vn_, failed_);
   std::swap(q_, qn_);
@@ -149,6 +239,88 @@ double CudaBatch::timeSteps(int steps) {
   check(cudaDeviceSynchronize(), "before timing");
   check(cudaEventRecord(start), "record");
   for (int s = 0; s < steps; ++s) launch();
+  check(cudaEventRecord(stop), "record");
+  check(cudaEventSynchronize(stop), "timing");
+  check(cudaGetLastError(), "timed launches");
+  float ms = 0;
+  check(cudaEventElapsedTime(&ms, start, stop), "elapsed");
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  return ms;
+}
+
+void CudaBatch::uploadSeeds(const double* gq, const double* gv) {
+  toDevice(gq_, gq, n_, NQ);
+  toDevice(gv_, gv, n_, NV);
+}
+
+void CudaBatch::downloadAdjoints(double* q, double* v, double* target) const {
+  toHost(q, aq_, n_, NQ);
+  toHost(v, av_, n_, NV);
+  toHost(target, at_, n_, NJ);
+}
+
+size_t CudaBatch::tapeBytes() {
+  return sizeof(FixedTape);
+}
+
+void CudaBatch::launchKernel(Kernel k) {
+  const int blocks = (n_ + threads_ - 1) / threads_;
+  if ((k == Kernel::Record || k == Kernel::VjpFromTape) && !tape_)
+    check(cudaMalloc(&tape_, static_cast<size_t>(n_) * sizeof(FixedTape)), "cudaMalloc tape");
+  switch (k) {
+    case Kernel::Forward:
+      stepKernel<<<blocks, threads_>>>(model_, opt_, field_, n_, q_, v_, target_, qn_, vn_,
+                                       failed_);
+      break;
+    case Kernel::Record:
+      recordKernel<<<blocks, threads_>>>(model_, opt_, field_, n_, q_, v_, target_, gq_, gv_, aq_,
+                                         av_, at_, qn_, vn_, tape_, failed_);
+      break;
+    case Kernel::VjpFromTape:
+      vjpFromTapeKernel<<<blocks, threads_>>>(model_, opt_, field_, n_, q_, v_, target_, gq_, gv_,
+                                              aq_, av_, at_, qn_, vn_, tape_, failed_);
+      break;
+    case Kernel::Fused:
+      if (opt_.model == FixedContact::Soft) {
+        softVjpKernel<<<blocks, threads_>>>(model_, opt_, field_, n_, q_, v_, target_, gq_, gv_,
+                                            aq_, av_, at_, qn_, vn_, tape_, failed_);
+        break;
+      }
+      fusedVjpKernel<<<blocks, threads_>>>(model_, opt_, field_, n_, q_, v_, target_, gq_, gv_, aq_,
+                                           av_, at_, qn_, vn_, tape_, failed_);
+      break;
+  }
+}
+
+int CudaBatch::vjp(VjpKind kind) {
+  if (opt_.model == FixedContact::Soft && kind == VjpKind::Split)
+    throw std::runtime_error("CudaBatch::vjp: the soft model has no split VJP");
+  if (kind == VjpKind::Fused) {
+    launchKernel(Kernel::Fused);
+  } else {
+    launchKernel(Kernel::Record);
+    launchKernel(Kernel::VjpFromTape);
+  }
+  check(cudaGetLastError(), "vjp launch");
+  check(cudaDeviceSynchronize(), "vjp");
+  std::vector<int> f(n_);
+  check(cudaMemcpy(f.data(), failed_, n_ * sizeof(int), cudaMemcpyDeviceToHost), "failed flags");
+  int bad = 0;
+  for (int x : f) bad += x != 0;
+  return bad;
+}
+
+double CudaBatch::timeKernel(Kernel k, int steps) {
+  if (opt_.model == FixedContact::Soft && (k == Kernel::Record || k == Kernel::VjpFromTape))
+    throw std::runtime_error("CudaBatch::timeKernel: the soft model has no stored tape");
+  if (k == Kernel::VjpFromTape) launchKernel(Kernel::Record);
+  cudaEvent_t start, stop;
+  check(cudaEventCreate(&start), "event");
+  check(cudaEventCreate(&stop), "event");
+  check(cudaDeviceSynchronize(), "before timing");
+  check(cudaEventRecord(start), "record");
+  for (int s = 0; s < steps; ++s) launchKernel(k);
   check(cudaEventRecord(stop), "record");
   check(cudaEventSynchronize(stop), "timing");
   check(cudaGetLastError(), "timed launches");

@@ -1,6 +1,7 @@
-// Worlds stepped on a CUDA device, one thread per world, by gpu::fixedStep (the function the CPU
-// parity test checks). Plain C++ interface: the .cu file behind it includes no Eigen. Host-side
-// errors (no device, a failed allocation or launch) throw std::runtime_error.
+// Worlds stepped on a CUDA device, one thread per world, by gpu::fixedStep, and their steps' VJP
+// by gpu::fixedStepRecord and gpu::fixedStepVjp (the functions the CPU parity tests check). Plain
+// C++ interface: the .cu file behind it includes no Eigen. Host-side errors (no device, a failed
+// allocation or launch) throw std::runtime_error.
 #pragma once
 
 #include <string>
@@ -35,8 +36,28 @@ class CudaBatch {
   // Milliseconds that `steps` launches take, by CUDA events (after the previous work finished).
   double timeSteps(int steps);
 
+  // The VJP. Seeds: the adjoints of (q', v'), world-major (NQ, NV).
+  void uploadSeeds(const double* gq, const double* gv);
+  // Fused: one kernel records the tape in the thread's local memory and runs the VJP (as
+  // sim::stepVjp, which recomputes the forward); for the soft model, fixedSoftStepVjp. Split (hard
+  // and smoothed only): a forward kernel stores each world's tape in device memory (word k of
+  // world w at k * worlds + w), a second kernel reads it back.
+  enum class VjpKind { Fused, Split };
+  // The adjoints of every world's step at the uploaded state (the state does not advance);
+  // returns the worlds whose forward failed.
+  int vjp(VjpKind kind);
+  void downloadAdjoints(double* q, double* v, double* target) const;
+  // Milliseconds that `steps` launches of one kernel take at the uploaded state (no advance):
+  // the plain forward step, the forward storing its tape, the VJP reading that tape (after one
+  // recording), or the fused forward + VJP (Record and VjpFromTape: hard and smoothed only).
+  enum class Kernel { Forward, Record, VjpFromTape, Fused };
+  double timeKernel(Kernel k, int steps);
+  // Bytes of one world's tape.
+  static size_t tapeBytes();
+
  private:
   void launch();
+  void launchKernel(Kernel k);
   FixedModel model_;
   FixedOptions opt_;
   HeightFieldView field_;  // heights on the device
@@ -44,6 +65,8 @@ class CudaBatch {
   double *q_ = nullptr, *v_ = nullptr, *qn_ = nullptr, *vn_ = nullptr, *target_ = nullptr;
   double* heights_ = nullptr;
   int* failed_ = nullptr;
+  double *gq_ = nullptr, *gv_ = nullptr, *aq_ = nullptr, *av_ = nullptr, *at_ = nullptr;
+  double* tape_ = nullptr;  // allocated on first use
 };
 
 }  // namespace diffloco::gpu

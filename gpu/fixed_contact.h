@@ -21,6 +21,18 @@ struct FixedContacts {
   double sigma[NFEET];
 };
 
+// Gauss-Seidel sweeps the tape holds at most (the fixed size of FixedGsTape).
+constexpr int MAXGSITER = 20;
+
+// What the solver's VJP reads (sim::Data's Ginv, gsOld, gsS, gsStick, impulseRaw): per update, in
+// order, the contact's impulse before it, the s it used and whether the stick branch was taken.
+struct FixedGsTape {
+  M3 Ginv[NFEET];
+  V3 pOld[MAXGSITER * NFEET], s[MAXGSITER * NFEET];
+  bool stick[MAXGSITER * NFEET];
+  double impulseRaw[3 * NFEET];  // after the sweeps, before the sigmoid scaling
+};
+
 DL_HD void footGeometry(const FixedModel& m, const FixedData& d, const HeightFieldView& hf,
                         FixedContacts& fc) {
   for (int j = 0; j < NFEET; ++j) {
@@ -138,9 +150,12 @@ DL_HD V3 proxFrictionCone(const V3& p, double mu) {
 }
 
 // One contact's update given s = sum_k G_jk p_k + c_j (sim::gaussSeidelUpdate).
-DL_HD V3 gaussSeidelUpdate(const V3& p, const V3& s, const M3& Gjj, const M3& Ginv, double mu) {
+DL_HD V3 gaussSeidelUpdate(const V3& p, const V3& s, const M3& Gjj, const M3& Ginv, double mu,
+                           bool* stuck = nullptr) {
   const V3 stick = p - mul(Ginv, s);
-  if (stick[0] > 0 && norm2(stick[1], stick[2]) <= mu * stick[0]) return stick;
+  const bool isStick = stick[0] > 0 && norm2(stick[1], stick[2]) <= mu * stick[0];
+  if (stuck) *stuck = isStick;
+  if (isStick) return stick;
   const double a = Gjj(1, 1), b = Gjj(1, 2), dd = Gjj(2, 2);
   const double lmax = 0.5 * (a + dd) + sqrt(0.25 * (a - dd) * (a - dd) + b * b);
   const double rn = 1.0 / Gjj(0, 0), rt = 1.0 / lmax;
@@ -155,18 +170,21 @@ DL_HD M3 gBlock(const FixedContacts& fc, int a, int b) {
 }
 
 // Gauss-Seidel with the friction-cone prox from the eq. 11 guess (sim::solveContacts); the
-// smoothed model scales the impulses by sigmoid(depth kappa).
-DL_HD void solveContacts(const FixedOptions& o, FixedContacts& fc) {
+// smoothed model scales the impulses by sigmoid(depth kappa). With a tape (o.iterations <=
+// MAXGSITER), records what the VJP reads.
+DL_HD void solveContacts(const FixedOptions& o, FixedContacts& fc, FixedGsTape* tape = nullptr) {
   const bool smooth = o.model == FixedContact::Smoothed;
   M3 Ginv[NFEET];
   for (int a = 0; a < fc.nc; ++a) {
     fc.sigma[a] = smooth ? 1.0 / (1.0 + exp(-(fc.foot[fc.active[a]].depth * o.kappa))) : 1.0;
     Ginv[a] = inverse3(gBlock(fc, a, a));
+    if (tape) tape->Ginv[a] = Ginv[a];
     const V3 p = -mul(Ginv[a], v3(fc.c[3 * a], fc.c[3 * a + 1], fc.c[3 * a + 2]));
     for (int r = 0; r < 3; ++r) fc.impulse[3 * a + r] = p[r];
   }
+  int update = 0;
   for (int it = 0; it < o.iterations; ++it)
-    for (int j = 0; j < fc.nc; ++j) {
+    for (int j = 0; j < fc.nc; ++j, ++update) {
       V3 s = v3(fc.c[3 * j], fc.c[3 * j + 1], fc.c[3 * j + 2]);
       for (int k = 0; k < fc.nc; ++k) {
         const double w = k == j ? 1.0 : fc.sigma[k];
@@ -175,10 +193,19 @@ DL_HD void solveContacts(const FixedOptions& o, FixedContacts& fc) {
                        fc.G[3 * j + r][3 * k + 1] * fc.impulse[3 * k + 1] +
                        fc.G[3 * j + r][3 * k + 2] * fc.impulse[3 * k + 2]);
       }
-      const V3 p = gaussSeidelUpdate(v3(fc.impulse[3 * j], fc.impulse[3 * j + 1], fc.impulse[3 * j + 2]),
-                                     s, gBlock(fc, j, j), Ginv[j], o.mu);
+      const V3 pOld = v3(fc.impulse[3 * j], fc.impulse[3 * j + 1], fc.impulse[3 * j + 2]);
+      bool stuck = false;
+      const V3 p =
+          gaussSeidelUpdate(pOld, s, gBlock(fc, j, j), Ginv[j], o.mu, tape ? &stuck : nullptr);
+      if (tape) {
+        tape->pOld[update] = pOld;
+        tape->s[update] = s;
+        tape->stick[update] = stuck;
+      }
       for (int r = 0; r < 3; ++r) fc.impulse[3 * j + r] = p[r];
     }
+  if (tape)
+    for (int r = 0; r < 3 * fc.nc; ++r) tape->impulseRaw[r] = fc.impulse[r];
   if (smooth)
     for (int a = 0; a < fc.nc; ++a)
       for (int r = 0; r < 3; ++r) fc.impulse[3 * a + r] *= fc.sigma[a];

@@ -10,11 +10,19 @@ namespace diffloco::gpu {
 
 // Per-world scratch of one step (sim::Data's forward part).
 struct FixedData {
-  M3 E[NB];           // parent -> body rotation of X[i] (X[i].r is the model's treeR)
-  M3 R[NB];           // body -> world
-  V3 p[NB];           // body origin, world
-  double LD[NV * NV]; // H's lower triangle on the dof tree, then L (below the diagonal) and D
-  double tau[NV];     // bias forces minus joint torques
+  M3 E[NB];            // parent -> body rotation of X[i] (X[i].r is the model's treeR)
+  M3 R[NB];            // body -> world
+  V3 p[NB];            // body origin, world
+  double LD[NV * NV];  // H's lower triangle on the dof tree, then L (below the diagonal) and D
+  double tau[NV];      // bias forces minus joint torques
+};
+
+// What the VJP reads of RNEA and CRBA besides FixedData (sim::Data's vel, acc, f, Ic): written by
+// biasForces and crba when given one.
+struct FixedDynamicsTape {
+  SMotion vel[NB], acc[NB];
+  SForce f[NB];     // after the inward pass
+  SInertia Ic[NB];  // composite inertias
 };
 
 DL_HD M3 quatToMatrix(double w, double x, double y, double z) {  // Eigen's toRotationMatrix
@@ -39,7 +47,8 @@ DL_HD void forwardKinematics(const FixedModel& m, FixedData& d, const double* q)
 }
 
 // tau = RNEA(q, v, 0): Coriolis, centrifugal and gravity forces (sim::biasForces).
-DL_HD void biasForces(const FixedModel& m, FixedData& d, const double* v) {
+DL_HD void biasForces(const FixedModel& m, FixedData& d, const double* v,
+                      FixedDynamicsTape* tape = nullptr) {
   SMotion vel[NB], acc[NB];
   SForce f[NB];
   const M3& R0 = d.R[0];
@@ -75,13 +84,21 @@ DL_HD void biasForces(const FixedModel& m, FixedData& d, const double* v) {
     d.tau[k] = fw[k];
     d.tau[3 + k] = f[0].n[k];
   }
+  if (tape)
+    for (int i = 0; i < NB; ++i) {
+      tape->vel[i] = vel[i];
+      tape->acc[i] = acc[i];
+      tape->f[i] = f[i];
+    }
 }
 
 // H = CRBA(q) + armature into d.LD's lower triangle (the entries the sparse factor reads).
-DL_HD void crba(const FixedModel& m, FixedData& d) {
+DL_HD void crba(const FixedModel& m, FixedData& d, FixedDynamicsTape* tape = nullptr) {
   SInertia Ic[NB];
   for (int i = 0; i < NB; ++i) Ic[i] = m.inertia[i];
   for (int i = NB - 1; i > 0; --i) addInertia(Ic[m.parent[i]], toParent(Ic[i], d.E[i], m.treeR[i]));
+  if (tape)
+    for (int i = 0; i < NB; ++i) tape->Ic[i] = Ic[i];
   double* H = d.LD;
   for (int i = NB - 1; i > 0; --i) {
     const int k = 5 + i;

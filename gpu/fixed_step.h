@@ -48,16 +48,17 @@ DL_HD void integrate(const double* q, const double* dv, double* qOut) {
 // Actuator, q_mid, bias forces, H and its factor, u = v - h H^-1 (bias - tau + damping)
 // (sim::stepDynamics).
 DL_HD void stepDynamics(const FixedModel& m, const FixedOptions& o, FixedData& d, const double* q,
-                        const double* v, const double* qTarget, double h, double* u) {
+                        const double* v, const double* qTarget, double h, double* u,
+                        FixedDynamicsTape* tape = nullptr) {
   double tauJoint[NJ], dq[NV], qMid[NQ];
   for (int j = 0; j < NJ; ++j)
     tauJoint[j] = actuatorTorque(o, m.effort[j], qTarget[j], q[7 + j], v[6 + j]);
   for (int k = 0; k < NV; ++k) dq[k] = 0.5 * h * v[k];
   integrate(q, dq, qMid);
   forwardKinematics(m, d, qMid);
-  biasForces(m, d, v);
+  biasForces(m, d, v, tape);
   for (int j = 0; j < NJ; ++j) d.tau[6 + j] += m.damping[j] * v[6 + j] - tauJoint[j];
-  crba(m, d);
+  crba(m, d, tape);
   factorize(m, d);
   for (int k = 0; k < NV; ++k) u[k] = d.tau[k];
   solveH(m, d, u);
@@ -70,6 +71,62 @@ DL_HD bool allFinite(const double* x, int n) {
   return ok;
 }
 
+// The hard or smoothed step in the caller's d, fc and u (the tape's, or a plain step's scratch);
+// with dyn and gs, records what fixedStepVjp reads.
+DL_HD void hardOrSmoothedStep(const FixedModel& m, const FixedOptions& o, const HeightFieldView& hf,
+                              const double* q, const double* v, const double* qTarget,
+                              double* qNext, double* vNext, FixedData& d, FixedContacts& fc,
+                              double* u, FixedDynamicsTape* dyn, FixedGsTape* gs) {
+  double work[NV];
+  stepDynamics(m, o, d, q, v, qTarget, o.dt, u, dyn);
+  footGeometry(m, d, hf, fc);
+  selectContacts(o, fc);
+  if (fc.nc > 0) {
+    contactJacobians(m, d, fc);
+    delassus(m, d, fc);
+    for (int r = 0; r < 3 * fc.nc; ++r) {
+      double s = 0;
+      for (int k = 0; k < NV; ++k) s += fc.Jc[r][k] * u[k];
+      fc.c[r] = s;
+    }
+    solveContacts(o, fc, gs);
+    // v' = u + H^-1 Jc^T p = u + L^-1 D^-1 Y p, Y = L^-T Jc^T living on the feet's dof paths
+    for (int k = 0; k < NV; ++k) work[k] = 0;
+    for (int a = 0; a < fc.nc; ++a) {
+      const int foot = fc.active[a];
+      for (int t = 0; t < m.footDofCount[foot]; ++t)
+        work[m.footDofs[foot][t]] += fc.Yc[3 * a][t] * fc.impulse[3 * a] +
+                                     fc.Yc[3 * a + 1][t] * fc.impulse[3 * a + 1] +
+                                     fc.Yc[3 * a + 2][t] * fc.impulse[3 * a + 2];
+    }
+    for (int k = 0; k < NV; ++k) work[k] /= d.LD[k * NV + k];
+    solveL(m, d, work);
+    for (int k = 0; k < NV; ++k) vNext[k] = u[k] + work[k];
+  } else {
+    for (int k = 0; k < NV; ++k) vNext[k] = u[k];
+  }
+  for (int k = 0; k < NV; ++k) work[k] = 0.5 * o.dt * (v[k] + vNext[k]);
+  integrate(q, work, qNext);
+}
+
+// One sub-step of length h of the soft model from (q, v) into (qOut, vOut) in the caller's d, fc
+// and u; qOut may alias q, vOut must not alias v. With dyn, records what the VJP reads.
+DL_HD void softSubstep(const FixedModel& m, const FixedOptions& o, const HeightFieldView& hf,
+                       double h, const double* q, const double* v, const double* qTarget,
+                       double* qOut, double* vOut, FixedData& d, FixedContacts& fc, double* u,
+                       FixedDynamicsTape* dyn) {
+  double work[NV];
+  stepDynamics(m, o, d, q, v, qTarget, h, u, dyn);
+  footGeometry(m, d, hf, fc);
+  selectContacts(o, fc);
+  contactJacobians(m, d, fc);
+  softContactForce(o, fc, v, work);
+  solveH(m, d, work);
+  for (int k = 0; k < NV; ++k) vOut[k] = u[k] + h * work[k];
+  for (int k = 0; k < NV; ++k) work[k] = 0.5 * h * (v[k] + vOut[k]);
+  integrate(q, work, qOut);
+}
+
 // Advances (q, v) by o.dt with joint targets qTarget into (qNext, vNext), which must not alias
 // q and v. Returns false when the new state is not finite.
 DL_HD bool fixedStep(const FixedModel& m, const FixedOptions& o, const HeightFieldView& hf,
@@ -77,7 +134,7 @@ DL_HD bool fixedStep(const FixedModel& m, const FixedOptions& o, const HeightFie
                      double* vNext) {
   FixedData d;
   FixedContacts fc;
-  double u[NV], work[NV];
+  double u[NV];
   if (o.model == FixedContact::Soft) {
     const int n = o.softSubsteps > 1 ? o.softSubsteps : 1;
     const double h = o.dt / n;
@@ -86,46 +143,10 @@ DL_HD bool fixedStep(const FixedModel& m, const FixedOptions& o, const HeightFie
     for (int k = 0; k < NV; ++k) vNext[k] = v[k];
     for (int s = 0; s < n; ++s) {
       for (int k = 0; k < NV; ++k) vPrev[k] = vNext[k];
-      stepDynamics(m, o, d, qNext, vPrev, qTarget, h, u);
-      footGeometry(m, d, hf, fc);
-      selectContacts(o, fc);
-      contactJacobians(m, d, fc);
-      softContactForce(o, fc, vPrev, work);
-      solveH(m, d, work);
-      for (int k = 0; k < NV; ++k) vNext[k] = u[k] + h * work[k];
-      for (int k = 0; k < NV; ++k) work[k] = 0.5 * h * (vPrev[k] + vNext[k]);
-      integrate(qNext, work, qNext);
+      softSubstep(m, o, hf, h, qNext, vPrev, qTarget, qNext, vNext, d, fc, u, nullptr);
     }
   } else {
-    stepDynamics(m, o, d, q, v, qTarget, o.dt, u);
-    footGeometry(m, d, hf, fc);
-    selectContacts(o, fc);
-    if (fc.nc > 0) {
-      contactJacobians(m, d, fc);
-      delassus(m, d, fc);
-      for (int r = 0; r < 3 * fc.nc; ++r) {
-        double s = 0;
-        for (int k = 0; k < NV; ++k) s += fc.Jc[r][k] * u[k];
-        fc.c[r] = s;
-      }
-      solveContacts(o, fc);
-      // v' = u + H^-1 Jc^T p = u + L^-1 D^-1 Y p, Y = L^-T Jc^T living on the feet's dof paths
-      for (int k = 0; k < NV; ++k) work[k] = 0;
-      for (int a = 0; a < fc.nc; ++a) {
-        const int foot = fc.active[a];
-        for (int t = 0; t < m.footDofCount[foot]; ++t)
-          work[m.footDofs[foot][t]] += fc.Yc[3 * a][t] * fc.impulse[3 * a] +
-                                       fc.Yc[3 * a + 1][t] * fc.impulse[3 * a + 1] +
-                                       fc.Yc[3 * a + 2][t] * fc.impulse[3 * a + 2];
-      }
-      for (int k = 0; k < NV; ++k) work[k] /= d.LD[k * NV + k];
-      solveL(m, d, work);
-      for (int k = 0; k < NV; ++k) vNext[k] = u[k] + work[k];
-    } else {
-      for (int k = 0; k < NV; ++k) vNext[k] = u[k];
-    }
-    for (int k = 0; k < NV; ++k) work[k] = 0.5 * o.dt * (v[k] + vNext[k]);
-    integrate(q, work, qNext);
+    hardOrSmoothedStep(m, o, hf, q, v, qTarget, qNext, vNext, d, fc, u, nullptr, nullptr);
   }
   return allFinite(qNext, NQ) && allFinite(vNext, NV);
 }

@@ -13,8 +13,9 @@ struct FixedSurface {
 
 struct FixedSphereContact {
   double depth;
-  M3 frame;  // columns: normal, tangent1, tangent2 (world)
-  V3 point;  // contact point (world)
+  M3 frame;              // columns: normal, tangent1, tangent2 (world)
+  V3 point;              // contact point (world)
+  FixedSurface surface;  // the height field at the centre's (x, y), zero on the plane (for the VJP)
 };
 
 // Cell index and local coordinate of a world coordinate, held two cells outside the grid at most.
@@ -82,9 +83,11 @@ DL_HD FixedSphereContact sphereContact(const HeightFieldView& hf, const V3& cent
     c.depth = radius - centre[2];
     c.frame = M3{{0, 1, 0, 0, 0, 1, 1, 0, 0}};  // columns z, x, y
     c.point = v3(centre[0], centre[1], centre[2] - radius);
+    c.surface = FixedSurface{0, 0, 0, 0, 0, 0};
     return c;
   }
   const FixedSurface s = sampleSurface(hf, centre[0], centre[1]);
+  c.surface = s;
   const double gn = sqrt(1 + s.hx * s.hx + s.hy * s.hy);
   const V3 n = v3(-s.hx / gn, -s.hy / gn, 1 / gn);
   c.depth = radius - (centre[2] - s.h) * n[2];

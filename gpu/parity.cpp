@@ -1,11 +1,13 @@
 #include "gpu/parity.h"
 
 #include <cmath>
+#include <memory>
 #include <random>
 
-#include "gpu/fixed_step.h"
+#include "gpu/fixed_soft_vjp.h"
 #include "sim/data.h"
 #include "sim/step.h"
+#include "sim/step_vjp.h"
 
 namespace diffloco::gpu {
 
@@ -78,7 +80,70 @@ int stepFixed(const FixedModel& model, const FixedOptions& opt, const HeightFiel
   return bad;
 }
 
-Difference compare(const WorldSet& a, const WorldSet& b) {
+WorldSet randomSeeds(int n, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> u(-1, 1);
+  WorldSet s;
+  s.n = n;
+  s.q.resize(static_cast<size_t>(n) * NQ);
+  s.v.resize(static_cast<size_t>(n) * NV);
+  s.target.assign(static_cast<size_t>(n) * NJ, 0.0);
+  for (double& x : s.q) x = u(rng);
+  for (double& x : s.v) x = u(rng);
+  return s;
+}
+
+int vjpDynamic(const sim::Model& model, const sim::SimOptions& opt, const WorldSet& in,
+               const WorldSet& seeds, WorldSet& out) {
+  out = in;
+  sim::Data data(model);
+  sim::StepAdjoint adj(model);
+  int bad = 0;
+  for (int k = 0; k < in.n; ++k) {
+    const size_t iq = static_cast<size_t>(k) * NQ, iv = static_cast<size_t>(k) * NV,
+                 it = static_cast<size_t>(k) * NJ;
+    const Eigen::Map<const sim::VecX> q(&in.q[iq], NQ), v(&in.v[iv], NV), t(&in.target[it], NJ);
+    const Eigen::Map<const sim::VecX> gq(&seeds.q[iq], NQ), gv(&seeds.v[iv], NV);
+    adj.setZero(model);
+    sim::stepVjp(model, opt, data, q, v, t, gq, gv, adj);
+    bad += !(adj.q.allFinite() && adj.v.allFinite() && adj.qTarget.allFinite());
+    for (int i = 0; i < NQ; ++i) out.q[iq + i] = adj.q[i];
+    for (int i = 0; i < NV; ++i) out.v[iv + i] = adj.v[i];
+    for (int i = 0; i < NJ; ++i) out.target[it + i] = adj.qTarget[i];
+  }
+  return bad;
+}
+
+int vjpFixed(const FixedModel& model, const FixedOptions& opt, const HeightFieldView& hf,
+             const WorldSet& in, const WorldSet& seeds, WorldSet& out) {
+  out = in;
+  const auto tape = std::make_unique<FixedTape>();  // tens of KB: not on the stack
+  const auto softTape = std::make_unique<FixedSoftTape>();
+  double qn[NQ], vn[NV];
+  FixedAdjoint adj;
+  int bad = 0;
+  for (int k = 0; k < in.n; ++k) {
+    const size_t iq = static_cast<size_t>(k) * NQ, iv = static_cast<size_t>(k) * NV,
+                 it = static_cast<size_t>(k) * NJ;
+    setZero(adj);
+    if (opt.model == FixedContact::Soft) {
+      bad += !fixedSoftStepVjp(model, opt, hf, &in.q[iq], &in.v[iv], &in.target[it], &seeds.q[iq],
+                               &seeds.v[iv], *softTape, adj);
+    } else {
+      bad += !fixedStepRecord(model, opt, hf, &in.q[iq], &in.v[iv], &in.target[it], qn, vn, *tape);
+      fixedStepVjp(model, opt, hf, &in.q[iq], &in.v[iv], &in.target[it], *tape, &seeds.q[iq],
+                   &seeds.v[iv], adj);
+    }
+    for (int i = 0; i < NQ; ++i) out.q[iq + i] = adj.q[i];
+    for (int i = 0; i < NV; ++i) out.v[iv + i] = adj.v[i];
+    for (int i = 0; i < NJ; ++i) out.target[it + i] = adj.qTarget[i];
+  }
+  return bad;
+}
+
+namespace {
+
+Difference compareImpl(const WorldSet& a, const WorldSet& b, bool targets) {
   Difference d;
   auto scan = [&](const std::vector<double>& x, const std::vector<double>& y, int per) {
     for (size_t i = 0; i < x.size(); ++i) {
@@ -93,7 +158,17 @@ Difference compare(const WorldSet& a, const WorldSet& b) {
   };
   scan(a.q, b.q, NQ);
   scan(a.v, b.v, NV);
+  if (targets) scan(a.target, b.target, NJ);
   return d;
+}
+
+}  // namespace
+
+Difference compare(const WorldSet& a, const WorldSet& b) {
+  return compareImpl(a, b, false);
+}
+Difference compareWithTargets(const WorldSet& a, const WorldSet& b) {
+  return compareImpl(a, b, true);
 }
 
 ContactCoverage contactCoverage(const FixedModel& model, const HeightFieldView& hf,

@@ -34,6 +34,19 @@ int stepDynamic(const sim::Model& model, const sim::SimOptions& opt, const World
 int stepFixed(const FixedModel& model, const FixedOptions& opt, const HeightFieldView& hf,
               const WorldSet& in, WorldSet& out);
 
+// Adjoints of one step's inputs, world-major as WorldSet: q holds q-bar (NQ per world), v v-bar
+// (NV), target qTarget-bar (NJ). The seeds (adjoints of the step's outputs) use q and v.
+// Random seeds: every entry uniform in [-1, 1].
+WorldSet randomSeeds(int n, unsigned seed);
+
+// The adjoints of every world's step through sim::stepVjp (dynamic sizes) or, host build,
+// fixedStepRecord + fixedStepVjp (hard, smoothed) and fixedSoftStepVjp (soft). Return the number
+// of worlds whose forward step failed (not finite, or sizes the fixed tapes do not hold).
+int vjpDynamic(const sim::Model& model, const sim::SimOptions& opt, const WorldSet& in,
+               const WorldSet& seeds, WorldSet& out);
+int vjpFixed(const FixedModel& model, const FixedOptions& opt, const HeightFieldView& hf,
+             const WorldSet& in, const WorldSet& seeds, WorldSet& out);
+
 // Largest |a - b| / (1 + |b|) over every q and v entry of every world (b: the reference), and the
 // largest |a - b|.
 struct Difference {
@@ -41,6 +54,8 @@ struct Difference {
   int world = -1;  // where rel is largest
 };
 Difference compare(const WorldSet& a, const WorldSet& b);
+// The same over the target entries too (for adjoints).
+Difference compareWithTargets(const WorldSet& a, const WorldSet& b);
 
 // Worlds with no foot, some feet and all feet touching the ground (depth >= 0) at their start.
 struct ContactCoverage {

@@ -1,15 +1,18 @@
-// gpu_check: the fixed-size step on a CUDA device against the CPU (gpu::fixedStep built for the
-// host, and the dynamic sim::step), then its speed on the GPU and the CPU cost of the fixed path
-// against sim::step. Writes JSON (docs/gpu.md shows a run). Without a GPU it runs the CPU parts,
-// says that there is no device and exits 0.
+// gpu_check: the fixed-size step and its VJP on a CUDA device against the CPU (gpu::fixedStep and
+// gpu::fixedStepVjp built for the host, and the dynamic sim::step and sim::stepVjp), then their
+// speed on the GPU and the CPU cost of the fixed path against the dynamic one. Writes JSON
+// (docs/gpu.md shows runs). Without a GPU it runs the CPU parts, says that there is no device and
+// exits 0. --skip-forward-timing leaves out the forward step's CPU and GPU timing sections.
 //
 //   gpu_check [--out FILE] [--worlds N] [--sizes 1024,4096,...] [--cpu-worlds N]
+//             [--skip-forward-timing]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
 #include <fstream>
+#include <functional>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -17,6 +20,7 @@
 
 #include "gpu/cuda_batch.h"
 #include "gpu/fixed_convert.h"
+#include "gpu/fixed_soft_vjp.h"
 #include "gpu/parity.h"
 #include "robots/robot.h"
 
@@ -41,9 +45,10 @@ struct WorldDiff {
   int over = 0;
 };
 
-WorldDiff compareWorlds(const WorldSet& a, const WorldSet& b) {
+// targets: the target entries count too (adjoints).
+WorldDiff compareWorlds(const WorldSet& a, const WorldSet& b, bool targets = false) {
   WorldDiff r;
-  r.d = compare(a, b);
+  r.d = targets ? compareWithTargets(a, b) : compare(a, b);
   for (int w = 0; w < a.n; ++w) {
     WorldSet x, y;
     x.n = y.n = 1;
@@ -51,7 +56,11 @@ WorldDiff compareWorlds(const WorldSet& a, const WorldSet& b) {
     x.v.assign(a.v.begin() + w * NV, a.v.begin() + (w + 1) * NV);
     y.q.assign(b.q.begin() + w * NQ, b.q.begin() + (w + 1) * NQ);
     y.v.assign(b.v.begin() + w * NV, b.v.begin() + (w + 1) * NV);
-    r.over += !(compare(x, y).rel <= kTolerance);
+    if (targets) {
+      x.target.assign(a.target.begin() + w * NJ, a.target.begin() + (w + 1) * NJ);
+      y.target.assign(b.target.begin() + w * NJ, b.target.begin() + (w + 1) * NJ);
+    }
+    r.over += !((targets ? compareWithTargets(x, y) : compare(x, y)).rel <= kTolerance);
   }
   return r;
 }
@@ -76,14 +85,170 @@ std::vector<int> parseSizes(const std::string& s) {
   return out;
 }
 
+// The VJP of the hard and smoothed steps: parity of `worlds` random worlds and seeds per case (CPU
+// fixed against sim::stepVjp; on a GPU the fused and split kernels against both), the CPU cost of
+// both, and GPU timing of the forward, the forward storing its tape, the VJP reading it and the
+// fused forward + VJP at each size, all at the same states. Appends "vjp_*" sections to js.
+void vjpSections(std::ostringstream& js, bool& allOk, const std::string& device, const Robot& robot,
+                 const std::vector<double>& qStand, const FixedModel& fm,
+                 const std::function<sim::SimOptions(const Case&)>& options, int worlds,
+                 int cpuWorlds, const std::vector<int>& sizes) {
+  std::vector<Case> cases;
+  for (bool terrain : {false, true})
+    for (auto cm : {sim::ContactModel::Hard, sim::ContactModel::Smoothed, sim::ContactModel::Soft})
+      cases.push_back({cm, terrain});
+  js << "  \"vjp_tape_bytes\": " << sizeof(FixedTape)
+     << ", \"vjp_soft_scratch_bytes\": " << sizeof(FixedSoftTape) << ",\n";
+  js << "  \"vjp_difference\": \"max over q-bar, v-bar, qTarget-bar entries of |a - b| / (1 + "
+        "|b|)\",\n";
+  js << "  \"vjp_parity\": [\n";
+  for (size_t ci = 0; ci < cases.size(); ++ci) {
+    const Case& c = cases[ci];
+    const sim::SimOptions o = options(c);
+    const HeightFieldView view = toView(o.contact.terrain.get());
+    const WorldSet start = randomWorlds(qStand, o.contact.terrain.get(), worlds, 400 + ci);
+    const WorldSet seeds = randomSeeds(worlds, 500 + ci);
+    const ContactCoverage cov = contactCoverage(fm, view, start);
+    WorldSet dyn, fix;
+    const int badDyn = vjpDynamic(robot.model, o, start, seeds, dyn);
+    const int badFix = vjpFixed(fm, toFixed(o), view, start, seeds, fix);
+    const WorldDiff cpu = compareWorlds(fix, dyn, true);
+    allOk = allOk && cpu.over == 0 && badFix == 0;
+    js << "    {\"case\": \"" << c.name() << "\", \"worlds\": " << worlds
+       << ", \"start_feet_touching\": {\"none\": " << cov.none << ", \"some\": " << cov.some
+       << ", \"all\": " << cov.all << "}, \"nonfinite_dynamic\": " << badDyn
+       << ", \"failed_fixed\": " << badFix << ",\n     \"cpu_fixed_vs_dynamic\": " << json(cpu);
+    std::printf("VJP %-14s cpu fixed vs dynamic: max rel %.3g (%d worlds over 1e-10)",
+                c.name().c_str(), cpu.d.rel, cpu.over);
+    if (!device.empty()) {
+      CudaBatch gpu(fm, toFixed(o), view, worlds);
+      gpu.upload(start.q.data(), start.v.data(), start.target.data());
+      gpu.uploadSeeds(seeds.q.data(), seeds.v.data());
+      const bool soft = c.model == sim::ContactModel::Soft;  // no split VJP
+      WorldSet fused = start, split = start;
+      int bad = gpu.vjp(CudaBatch::VjpKind::Fused);
+      gpu.downloadAdjoints(fused.q.data(), fused.v.data(), fused.target.data());
+      const WorldDiff vsFixed = compareWorlds(fused, fix, true),
+                      vsDyn = compareWorlds(fused, dyn, true);
+      allOk = allOk && vsFixed.over == 0 && vsDyn.over == 0;
+      js << ",\n     \"gpu_fused_vs_cpu_fixed\": " << json(vsFixed)
+         << ",\n     \"gpu_fused_vs_dynamic\": " << json(vsDyn);
+      std::printf("; gpu vs cpu fixed %.3g (%d over), gpu vs dynamic %.3g (%d over)", vsFixed.d.rel,
+                  vsFixed.over, vsDyn.d.rel, vsDyn.over);
+      if (!soft) {
+        bad += gpu.vjp(CudaBatch::VjpKind::Split);
+        gpu.downloadAdjoints(split.q.data(), split.v.data(), split.target.data());
+        const WorldDiff splitVsFused = compareWorlds(split, fused, true);
+        allOk = allOk && splitVsFused.over == 0;
+        js << ",\n     \"gpu_split_vs_gpu_fused\": " << json(splitVsFused);
+        std::printf(", split vs fused %.3g", splitVsFused.d.rel);
+      }
+      allOk = allOk && bad == 0;
+      js << ", \"failed_gpu\": " << bad;
+    }
+    std::printf("\n");
+    std::fflush(stdout);
+    js << "}" << (ci + 1 < cases.size() ? "," : "") << "\n";
+  }
+  js << "  ],\n";
+
+  // CPU: the fixed VJP (record + VJP) against sim::stepVjp, alternating rounds, one thread.
+  js << "  \"vjp_cpu_timing\": [\n";
+  const int rounds = 7;
+  for (size_t ci = 0; ci < cases.size(); ++ci) {
+    const Case& c = cases[ci];
+    const sim::SimOptions o = options(c);
+    const FixedOptions fo = toFixed(o);
+    const HeightFieldView view = toView(o.contact.terrain.get());
+    const WorldSet start = randomWorlds(qStand, o.contact.terrain.get(), cpuWorlds, 600 + ci);
+    const WorldSet seeds = randomSeeds(cpuWorlds, 700 + ci);
+    std::vector<double> tDyn, tFix;
+    WorldSet out;
+    for (int r = 0; r < rounds; ++r) {
+      double t0 = seconds();
+      vjpDynamic(robot.model, o, start, seeds, out);
+      tDyn.push_back((seconds() - t0) / cpuWorlds * 1e6);
+      t0 = seconds();
+      vjpFixed(fm, fo, view, start, seeds, out);
+      tFix.push_back((seconds() - t0) / cpuWorlds * 1e6);
+    }
+    std::sort(tDyn.begin(), tDyn.end());
+    std::sort(tFix.begin(), tFix.end());
+    js << "    {\"case\": \"" << c.name() << "\", \"worlds\": " << cpuWorlds
+       << ", \"rounds\": " << rounds << ", \"dynamic_vjp_us_median\": " << tDyn[rounds / 2]
+       << ", \"fixed_vjp_us_median\": " << tFix[rounds / 2] << "}"
+       << (ci + 1 < cases.size() ? "," : "") << "\n";
+    std::printf("VJP %-14s cpu us/VJP (forward recomputed): dynamic %.2f, fixed %.2f\n",
+                c.name().c_str(), tDyn[rounds / 2], tFix[rounds / 2]);
+    std::fflush(stdout);
+  }
+  js << "  ],\n";
+  if (device.empty()) return;
+
+  js << "  \"vjp_gpu_timing\": [\n";
+  bool first = true;
+  for (const Case& c : cases)
+    for (int n : sizes) {
+      const sim::SimOptions o = options(c);
+      const HeightFieldView view = toView(o.contact.terrain.get());
+      const WorldSet start = randomWorlds(qStand, o.contact.terrain.get(), n, 800);
+      const WorldSet seeds = randomSeeds(n, 801);
+      CudaBatch gpu(fm, toFixed(o), view, n, 128);
+      gpu.upload(start.q.data(), start.v.data(), start.target.data());
+      gpu.uploadSeeds(seeds.q.data(), seeds.v.data());
+      const bool soft = c.model == sim::ContactModel::Soft;  // forward and fused only
+      double ms[4] = {0, 0, 0, 0};
+      const CudaBatch::Kernel kinds[4] = {CudaBatch::Kernel::Forward, CudaBatch::Kernel::Record,
+                                          CudaBatch::Kernel::VjpFromTape, CudaBatch::Kernel::Fused};
+      for (int k = 0; k < 4; ++k) {
+        if (soft && (k == 1 || k == 2)) continue;
+        gpu.timeKernel(kinds[k], 2);  // warm-up
+        const double probe = gpu.timeKernel(kinds[k], 2) / 2;
+        const int steps = std::clamp(static_cast<int>(150.0 / std::max(probe, 1e-3)), 5, 500);
+        ms[k] = gpu.timeKernel(kinds[k], steps) / steps;
+      }
+      js << (first ? "" : ",\n") << "    {\"case\": \"" << c.name() << "\", \"worlds\": " << n
+         << ", \"ms_forward\": " << ms[0] << ", \"ms_fused_forward_vjp\": " << ms[3]
+         << ", \"steps_per_s_forward\": " << n / ms[0] * 1e3
+         << ", \"steps_per_s_fused_forward_vjp\": " << n / ms[3] * 1e3
+         << ", \"ratio_fused_to_forward\": " << ms[3] / ms[0];
+      std::printf(
+          "VJP %-14s %6d worlds: ms forward %.4f, fused forward+vjp %.4f (%.3g steps/s, "
+          "x%.2f)",
+          c.name().c_str(), n, ms[0], ms[3], n / ms[3] * 1e3, ms[3] / ms[0]);
+      if (!soft) {
+        const double split = ms[1] + ms[2];
+        js << ",\n     \"ms_forward_storing_tape\": " << ms[1]
+           << ", \"ms_vjp_from_tape\": " << ms[2]
+           << ", \"steps_per_s_forward_storing_tape\": " << n / ms[1] * 1e3
+           << ", \"steps_per_s_split_forward_plus_vjp\": " << n / split * 1e3
+           << ", \"ratio_split_to_forward\": " << split / ms[0];
+        std::printf(
+            "; forward storing tape %.4f (%.3g steps/s), vjp from tape %.4f, split "
+            "%.3g steps/s (x%.2f)",
+            ms[1], n / ms[1] * 1e3, ms[2], n / split * 1e3, split / ms[0]);
+      }
+      js << "}";
+      first = false;
+      std::printf("\n");
+      std::fflush(stdout);
+    }
+  js << "\n  ],\n";
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   std::string outPath = "gpu_check.json";
   int worlds = 10000, cpuWorlds = 1000;
   std::vector<int> sizes{1024, 4096, 16384, 65536};
+  bool skipForwardTiming = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
+    if (a == "--skip-forward-timing") {
+      skipForwardTiming = true;
+      continue;
+    }
     auto next = [&]() -> std::string {
       if (i + 1 >= argc) {
         std::fprintf(stderr, "gpu_check: %s needs a value\n", a.c_str());
@@ -91,13 +256,18 @@ int main(int argc, char** argv) {
       }
       return argv[++i];
     };
-    if (a == "--out") outPath = next();
-    else if (a == "--worlds") worlds = std::stoi(next());
-    else if (a == "--cpu-worlds") cpuWorlds = std::stoi(next());
-    else if (a == "--sizes") sizes = parseSizes(next());
+    if (a == "--out")
+      outPath = next();
+    else if (a == "--worlds")
+      worlds = std::stoi(next());
+    else if (a == "--cpu-worlds")
+      cpuWorlds = std::stoi(next());
+    else if (a == "--sizes")
+      sizes = parseSizes(next());
     else {
-      std::fprintf(stderr, "usage: gpu_check [--out FILE] [--worlds N] [--sizes 1024,4096,...] "
-                           "[--cpu-worlds N]\n");
+      std::fprintf(stderr,
+                   "usage: gpu_check [--out FILE] [--worlds N] [--sizes 1024,4096,...] "
+                   "[--cpu-worlds N] [--skip-forward-timing]\n");
       return 2;
     }
   }
@@ -133,13 +303,14 @@ int main(int argc, char** argv) {
   char date[32];
   std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
   js << "{\n  \"device\": \"" << (device.empty() ? "none" : device) << "\",\n  \"date\": \"" << date
-     << "\",\n  \"robot\": \"anymal\", \"dt\": " << robot.dt << ", \"soft_substeps\": "
-     << sim::ContactOptions().softSubsteps << ", \"gs_iterations\": "
-     << sim::ContactOptions().iterations << ",\n  \"tolerance\": 1e-10,\n"
+     << "\",\n  \"robot\": \"anymal\", \"dt\": " << robot.dt
+     << ", \"soft_substeps\": " << sim::ContactOptions().softSubsteps
+     << ", \"gs_iterations\": " << sim::ContactOptions().iterations
+     << ",\n  \"tolerance\": 1e-10,\n"
      << "  \"difference\": \"max over q, v entries of |a - b| / (1 + |b|), b the reference\",\n";
 
-  // 1. Parity: one step of `worlds` random worlds per case.
   bool allOk = true;
+  // 1. Parity: one step of `worlds` random worlds per case.
   js << "  \"parity\": [\n";
   for (size_t ci = 0; ci < cases.size(); ++ci) {
     const Case& c = cases[ci];
@@ -177,76 +348,83 @@ int main(int argc, char** argv) {
   }
   js << "  ],\n";
 
-  // 2. CPU cost per step, fixed against dynamic on the same worlds, alternating rounds; one
-  // thread. Median and minimum over the rounds.
-  js << "  \"cpu_timing\": [\n";
-  const int rounds = 7;
-  for (size_t ci = 0; ci < cases.size(); ++ci) {
-    const Case& c = cases[ci];
-    const sim::SimOptions o = options(c);
-    const FixedOptions fo = toFixed(o);
-    const HeightFieldView view = toView(o.contact.terrain.get());
-    const WorldSet start = randomWorlds(qStand, o.contact.terrain.get(), cpuWorlds, 200 + ci);
-    std::vector<double> tDyn, tFix;
-    WorldSet out;
-    for (int r = 0; r < rounds; ++r) {
-      double t0 = seconds();
-      stepDynamic(robot.model, o, start, out);
-      tDyn.push_back((seconds() - t0) / cpuWorlds * 1e6);
-      t0 = seconds();
-      stepFixed(fm, fo, view, start, out);
-      tFix.push_back((seconds() - t0) / cpuWorlds * 1e6);
-    }
-    std::sort(tDyn.begin(), tDyn.end());
-    std::sort(tFix.begin(), tFix.end());
-    js << "    {\"case\": \"" << c.name() << "\", \"worlds\": " << cpuWorlds
-       << ", \"rounds\": " << rounds << ", \"dynamic_us_median\": " << tDyn[rounds / 2]
-       << ", \"dynamic_us_min\": " << tDyn[0] << ", \"fixed_us_median\": " << tFix[rounds / 2]
-       << ", \"fixed_us_min\": " << tFix[0] << "}" << (ci + 1 < cases.size() ? "," : "") << "\n";
-    std::printf("%-18s cpu us/step: dynamic %.2f (min %.2f), fixed %.2f (min %.2f)\n",
-                c.name().c_str(), tDyn[rounds / 2], tDyn[0], tFix[rounds / 2], tFix[0]);
-    std::fflush(stdout);
-  }
-  js << "  ]";
-
-  // 3. GPU speed: steps of every world, one launch per step, timed by CUDA events after warm-up.
-  if (!device.empty()) {
-    js << ",\n  \"gpu_timing\": [\n";
-    bool first = true;
-    auto timeOne = [&](const Case& c, int n, int threads, int regCap = 0) {
+  if (!skipForwardTiming) {
+    // 2. CPU cost per step, fixed against dynamic on the same worlds, alternating rounds; one
+    // thread. Median and minimum over the rounds.
+    js << "  \"cpu_timing\": [\n";
+    const int rounds = 7;
+    for (size_t ci = 0; ci < cases.size(); ++ci) {
+      const Case& c = cases[ci];
       const sim::SimOptions o = options(c);
+      const FixedOptions fo = toFixed(o);
       const HeightFieldView view = toView(o.contact.terrain.get());
-      const WorldSet start = randomWorlds(qStand, o.contact.terrain.get(), n, 300);
-      CudaBatch gpu(fm, toFixed(o), view, n, threads);
-      gpu.setRegisterCap(regCap);
-      gpu.upload(start.q.data(), start.v.data(), start.target.data());
-      gpu.step(3);  // warm-up
-      const double probe = gpu.timeSteps(3) / 3;
-      const int steps = std::clamp(static_cast<int>(250.0 / std::max(probe, 1e-3)), 5, 1000);
-      const double ms = gpu.timeSteps(steps);
-      const int bad = gpu.step(1);
-      const double perStep = ms / steps;
-      js << (first ? "" : ",\n") << "    {\"case\": \"" << c.name() << "\", \"worlds\": " << n
-         << ", \"threads_per_block\": " << threads << ", \"register_cap\": " << regCap
-         << ", \"steps\": " << steps
-         << ", \"ms_per_step\": " << perStep << ", \"world_steps_per_s\": " << n / perStep * 1e3
-         << ", \"nonfinite_after\": " << bad << "}";
-      first = false;
-      std::printf("%-18s %6d worlds, %3d threads/block, reg cap %3d: %.4f ms/step, %.3g "
-                  "world-steps/s\n",
-                  c.name().c_str(), n, threads, regCap, perStep, n / perStep * 1e3);
+      const WorldSet start = randomWorlds(qStand, o.contact.terrain.get(), cpuWorlds, 200 + ci);
+      std::vector<double> tDyn, tFix;
+      WorldSet out;
+      for (int r = 0; r < rounds; ++r) {
+        double t0 = seconds();
+        stepDynamic(robot.model, o, start, out);
+        tDyn.push_back((seconds() - t0) / cpuWorlds * 1e6);
+        t0 = seconds();
+        stepFixed(fm, fo, view, start, out);
+        tFix.push_back((seconds() - t0) / cpuWorlds * 1e6);
+      }
+      std::sort(tDyn.begin(), tDyn.end());
+      std::sort(tFix.begin(), tFix.end());
+      js << "    {\"case\": \"" << c.name() << "\", \"worlds\": " << cpuWorlds
+         << ", \"rounds\": " << rounds << ", \"dynamic_us_median\": " << tDyn[rounds / 2]
+         << ", \"dynamic_us_min\": " << tDyn[0] << ", \"fixed_us_median\": " << tFix[rounds / 2]
+         << ", \"fixed_us_min\": " << tFix[0] << "}" << (ci + 1 < cases.size() ? "," : "") << "\n";
+      std::printf("%-18s cpu us/step: dynamic %.2f (min %.2f), fixed %.2f (min %.2f)\n",
+                  c.name().c_str(), tDyn[rounds / 2], tDyn[0], tFix[rounds / 2], tFix[0]);
       std::fflush(stdout);
-    };
-    for (const Case& c : cases)
-      for (int n : sizes) timeOne(c, n, 128);
-    for (int threads : {32, 64, 256}) timeOne({sim::ContactModel::Soft, false}, 16384, threads);
-    for (int threads : {32, 64, 256}) timeOne({sim::ContactModel::Smoothed, false}, 16384, threads);
-    for (int cap : {128, 64})
-      for (auto cm : {sim::ContactModel::Soft, sim::ContactModel::Smoothed})
-        timeOne({cm, false}, 16384, 128, cap);
-    js << "\n  ]";
-  }
-  js << ",\n  \"parity_ok\": " << (allOk ? "true" : "false") << "\n}\n";
+    }
+    js << "  ]";
+
+    // 3. GPU speed: steps of every world, one launch per step, timed by CUDA events after warm-up.
+    if (!device.empty()) {
+      js << ",\n  \"gpu_timing\": [\n";
+      bool first = true;
+      auto timeOne = [&](const Case& c, int n, int threads, int regCap = 0) {
+        const sim::SimOptions o = options(c);
+        const HeightFieldView view = toView(o.contact.terrain.get());
+        const WorldSet start = randomWorlds(qStand, o.contact.terrain.get(), n, 300);
+        CudaBatch gpu(fm, toFixed(o), view, n, threads);
+        gpu.setRegisterCap(regCap);
+        gpu.upload(start.q.data(), start.v.data(), start.target.data());
+        gpu.step(3);  // warm-up
+        const double probe = gpu.timeSteps(3) / 3;
+        const int steps = std::clamp(static_cast<int>(250.0 / std::max(probe, 1e-3)), 5, 1000);
+        const double ms = gpu.timeSteps(steps);
+        const int bad = gpu.step(1);
+        const double perStep = ms / steps;
+        js << (first ? "" : ",\n") << "    {\"case\": \"" << c.name() << "\", \"worlds\": " << n
+           << ", \"threads_per_block\": " << threads << ", \"register_cap\": " << regCap
+           << ", \"steps\": " << steps << ", \"ms_per_step\": " << perStep
+           << ", \"world_steps_per_s\": " << n / perStep * 1e3 << ", \"nonfinite_after\": " << bad
+           << "}";
+        first = false;
+        std::printf(
+            "%-18s %6d worlds, %3d threads/block, reg cap %3d: %.4f ms/step, %.3g "
+            "world-steps/s\n",
+            c.name().c_str(), n, threads, regCap, perStep, n / perStep * 1e3);
+        std::fflush(stdout);
+      };
+      for (const Case& c : cases)
+        for (int n : sizes) timeOne(c, n, 128);
+      for (int threads : {32, 64, 256}) timeOne({sim::ContactModel::Soft, false}, 16384, threads);
+      for (int threads : {32, 64, 256})
+        timeOne({sim::ContactModel::Smoothed, false}, 16384, threads);
+      for (int cap : {128, 64})
+        for (auto cm : {sim::ContactModel::Soft, sim::ContactModel::Smoothed})
+          timeOne({cm, false}, 16384, 128, cap);
+      js << "\n  ]";
+    }
+    js << ",\n";
+  }  // !skipForwardTiming
+
+  vjpSections(js, allOk, device, robot, qStand, fm, options, worlds, cpuWorlds, sizes);
+  js << "  \"parity_ok\": " << (allOk ? "true" : "false") << "\n}\n";
   std::ofstream(outPath) << js.str();
   std::printf("gpu_check: parity %s; wrote %s\n", allOk ? "ok" : "FAILED", outPath.c_str());
   if (device.empty()) std::printf("gpu_check: no CUDA device, GPU parts skipped\n");

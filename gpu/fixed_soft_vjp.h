@@ -1,0 +1,141 @@
+// The VJP of the soft model's fixed-size step (fixed sub-steps): the forward keeps only each
+// sub-step's starting state, and the reverse sweep recomputes one sub-step at a time with its tape
+// before running that sub-step's adjoint, so the tape stays one sub-step long (sim::stepVjp keeps
+// every sub-step's Data instead; the arithmetic is the same, sim/step_vjp.cpp's softVjp). Host
+// and device code; no heap, no exceptions.
+#pragma once
+
+#include "gpu/fixed_step_vjp.h"
+
+namespace diffloco::gpu {
+
+// Sub-steps the checkpoints hold at most.
+constexpr int MAXSOFTSUBSTEPS = 32;
+
+// One world's scratch of the soft VJP: one sub-step's tape and the sub-steps' starting states.
+struct FixedSoftTape {
+  FixedData d;
+  FixedDynamicsTape dyn;
+  FixedContacts fc;
+  double u[NV];
+  double q[MAXSOFTSUBSTEPS + 1][NQ], v[MAXSOFTSUBSTEPS + 1][NV];
+};
+
+// Reverse of the penalty law at the forward's branches (sim::softPenaltyForceVjp without the
+// coefficients' adjoints): the force's adjoint fb -> depthBar, vcBar (added).
+DL_HD void softForceVjp(const FixedOptions& o, const V3& vc, bool approaching, bool viscous,
+                        const V3& f, V3 fb, double& depthBar, V3& vcBar) {
+  if (viscous) {
+    vcBar[1] -= o.softKf * fb[1];
+    vcBar[2] -= o.softKf * fb[2];
+  } else {  // f_t = -mu f_n e, e = v_t / |v_t|
+    const double vt = norm2(vc[1], vc[2]);
+    const double e1 = vc[1] / vt, e2 = vc[2] / vt;
+    const double proj = fb[1] * e1 + fb[2] * e2;
+    fb[0] -= o.mu * proj;  // from here on the normal force's adjoint, friction's included
+    const double k = -o.mu * f[0] / vt;
+    vcBar[1] += k * (fb[1] - proj * e1);
+    vcBar[2] += k * (fb[2] - proj * e2);
+  }
+  depthBar += o.softKp * fb[0];
+  if (approaching) vcBar[0] -= o.softKd * fb[0];
+}
+
+// Adds to out the adjoints of (q, v, qTarget) of fixedStep's soft step given those of (q', v')
+// (gq, gv). Returns false when a state on the way is not finite or the step has more than
+// MAXSOFTSUBSTEPS sub-steps.
+DL_HD bool fixedSoftStepVjp(const FixedModel& m, const FixedOptions& o, const HeightFieldView& hf,
+                            const double* q, const double* v, const double* qTarget,
+                            const double* gq, const double* gv, FixedSoftTape& t,
+                            FixedAdjoint& out) {
+  const int n = o.softSubsteps > 1 ? o.softSubsteps : 1;
+  if (n > MAXSOFTSUBSTEPS) return false;
+  const double h = o.dt / n;
+  for (int k = 0; k < NQ; ++k) t.q[0][k] = q[k];
+  for (int k = 0; k < NV; ++k) t.v[0][k] = v[k];
+  for (int s = 0; s < n; ++s)
+    softSubstep(m, o, hf, h, t.q[s], t.v[s], qTarget, t.q[s + 1], t.v[s + 1], t.d, t.fc, t.u,
+                nullptr);
+  const bool finite = allFinite(t.q[n], NQ) && allFinite(t.v[n], NV);
+
+  double qBar[NQ], vBar[NV];
+  for (int k = 0; k < NQ; ++k) qBar[k] = gq[k];
+  for (int k = 0; k < NV; ++k) vBar[k] = gv[k];
+  FixedAdjoint local;
+  setZero(local);
+  for (int s = n - 1; s >= 0; --s) {
+    const double* qs0 = t.q[s];
+    const double* vs0 = t.v[s];
+    const double* v1 = t.v[s + 1];
+    {  // the sub-step again, with its tape (the same code as the forward above)
+      double qo[NQ], vo[NV];
+      softSubstep(m, o, hf, h, qs0, vs0, qTarget, qo, vo, t.d, t.fc, t.u, &t.dyn);
+    }
+    const FixedData& d = t.d;
+    const FixedContacts& fc = t.fc;
+    FixedKinBar bar;
+    setZero(bar);
+    double Hbar[NV * NV];
+    for (int k = 0; k < NV * NV; ++k) Hbar[k] = 0;
+    for (int k = 0; k < NQ; ++k) local.q[k] = 0;
+    for (int k = 0; k < NV; ++k) local.v[k] = 0;
+
+    // q1 = q0 (+) h/2 (v0 + v1).
+    double dvbar[NV], work[NV], v1Bar[NV], lambda[NV], Fbar[NV];
+    for (int k = 0; k < NV; ++k) {
+      dvbar[k] = 0;
+      work[k] = 0.5 * h * (vs0[k] + v1[k]);
+    }
+    integrateVjp(qs0, work, qBar, local.q, dvbar);
+    for (int k = 0; k < NV; ++k) {
+      v1Bar[k] = vBar[k] + 0.5 * h * dvbar[k];
+      local.v[k] += 0.5 * h * dvbar[k];
+    }
+    // v1 = u + h H^-1 F, F = sum_a J_a^T f_a.
+    for (int k = 0; k < NV; ++k) lambda[k] = v1Bar[k];
+    solveH(m, d, lambda);
+    for (int r = 0; r < NV; ++r)
+      for (int c = 0; c < NV; ++c) Hbar[r * NV + c] -= lambda[r] * (v1[c] - t.u[c]);
+    for (int k = 0; k < NV; ++k) Fbar[k] = h * lambda[k];
+    double Jbar[3 * NFEET][NV], depthBar[NFEET];
+    for (int r = 0; r < 3 * NFEET; ++r)
+      for (int k = 0; k < NV; ++k) Jbar[r][k] = 0;
+    for (int a = 0; a < NFEET; ++a) depthBar[a] = 0;
+    for (int a = 0; a < fc.nc; ++a) {
+      const double dep = fc.foot[fc.active[a]].depth;
+      if (dep < 0) continue;
+      V3 vc, fb;
+      for (int r = 0; r < 3; ++r) {
+        double sv = 0, sf = 0;
+        for (int k = 0; k < NV; ++k) {
+          sv += fc.Jc[3 * a + r][k] * vs0[k];
+          sf += fc.Jc[3 * a + r][k] * Fbar[k];
+        }
+        vc[r] = sv;
+        fb[r] = sf;
+      }
+      // the forward's branches and force (softForce)
+      const bool approaching = vc[0] < 0;
+      const double fn = o.softKp * dep - (approaching ? o.softKd * vc[0] : 0.0);
+      const bool viscous = o.softKf * norm2(vc[1], vc[2]) <= o.mu * fn;
+      const V3 f = softForce(o, dep, vc);
+      V3 vcb = zero3();
+      softForceVjp(o, vc, approaching, viscous, f, fb, depthBar[a], vcb);
+      for (int r = 0; r < 3; ++r)
+        for (int k = 0; k < NV; ++k) Jbar[3 * a + r][k] += f[r] * Fbar[k] + vcb[r] * vs0[k];
+      for (int k = 0; k < NV; ++k)
+        local.v[k] +=
+            fc.Jc[3 * a][k] * vcb[0] + fc.Jc[3 * a + 1][k] * vcb[1] + fc.Jc[3 * a + 2][k] * vcb[2];
+    }
+    contactGeometryVjp(m, d, fc, hf.heights != nullptr, Jbar, depthBar, bar);
+    stepDynamicsVjp(m, o, d, t.dyn, qs0, vs0, qTarget, h, t.u, v1Bar, lambda, Hbar, bar, local);
+    for (int k = 0; k < NQ; ++k) qBar[k] = local.q[k];
+    for (int k = 0; k < NV; ++k) vBar[k] = local.v[k];
+  }
+  for (int k = 0; k < NQ; ++k) out.q[k] += qBar[k];
+  for (int k = 0; k < NV; ++k) out.v[k] += vBar[k];
+  for (int k = 0; k < NJ; ++k) out.qTarget[k] += local.qTarget[k];
+  return finite;
+}
+
+}  // namespace diffloco::gpu
