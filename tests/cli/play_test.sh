@@ -123,7 +123,7 @@ case "$mode" in
     python3 - "$out" <<'PY' || fail "$out is not a valid rollout record"
 import json, sys
 r = json.load(open(sys.argv[1]))
-assert r["format"] == "diffloco-rollout-1" and r["task"] == "walk", r["format"]
+assert r["format"] == "diffloco-rollout-2" and r["task"] == "walk", r["format"]
 assert abs(r["dt"] - 0.01) < 1e-12 and len(r["envs"]) == 2
 nb = len(r["bodies"])
 assert r["bodies"][0] == "base" and nb == 13, r["bodies"]
