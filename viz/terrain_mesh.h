@@ -29,14 +29,23 @@ class TerrainMesh {
     Vec3 top[2], bottom[2];  // a quad from the window's edge down (or up) to z = 0
     Rgb color;
   };
+  static constexpr int kBlock = 16;  // cells per side of a block culled as one
+
   Vec3 vertex(int ix, int iy) const;
   Rgb shaded(Rgb base, double shadow, double distance) const;
+  static double shadowAt(double x, double y, const std::vector<BlobShadow>& shadows);
+  bool blockVisible(const Camera& camera, int bx, int by, double width, double height) const;
+  // `p`: scratch for the block's projected vertices.
+  void drawBlock(Canvas& canvas, const Camera& camera, const std::vector<BlobShadow>& shadows,
+                 int bx, int by, std::vector<Projected>& p) const;
 
   std::shared_ptr<const sim::HeightField> field_;
   GroundStyle style_;
   std::vector<Rgb>
       colors_;  // per triangle, lit: 2 per cell, cell (ix, iy) at 2 * (iy * (nx-1) + ix)
   std::vector<Skirt> skirts_;
+  int blocksX_ = 0, blocksY_ = 0;
+  std::vector<double> blockMin_, blockMax_;  // height range per block, by * blocksX_ + bx
 };
 
 }  // namespace diffloco::viz
