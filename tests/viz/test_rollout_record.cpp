@@ -6,7 +6,6 @@
 
 #include "robots/robot.h"
 #include "viz/ground_window.h"
-#include "viz/html_viewer.h"
 #include "viz/rollout_record.h"
 
 namespace diffloco::viz {
@@ -106,18 +105,6 @@ TEST(RolloutRecord, ThePlaneWritesNoTerrain) {
   Rollout r(robot.model, 1, 0.02);
   r.record(0, 0, robot.standingConfiguration(), VecX::Zero(robot.model.nv()), Vec3::Zero());
   EXPECT_EQ(rolloutJson(r).find("terrain"), std::string::npos);
-}
-
-TEST(RolloutRecord, TheHtmlViewerCarriesTheTerrainMesh) {
-  const Rollout r = onTerrain();
-  const std::string page = viewerHtml(rolloutJson(r), "terrain");
-  const size_t record = page.find("id=\"rollout\">");
-  ASSERT_NE(record, std::string::npos);
-  // The heights inside the inlined record, and the script that builds the mesh from them.
-  EXPECT_NE(page.find("\"terrain\":{\"origin\":[", record), std::string::npos);
-  EXPECT_NE(page.find("\"heights\":[", record), std::string::npos);
-  EXPECT_NE(page.find("terrainMesh(tr)"), std::string::npos);
-  EXPECT_NE(page.find("plane.holes.push"), std::string::npos);
 }
 
 TEST(RolloutRecord, RejectsAStateOfAnotherRobot) {
