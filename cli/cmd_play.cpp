@@ -51,7 +51,8 @@ Runner addPlayCommand(CLI::App& app) {
                   "episode length [s] (0: the task's; shorter if the robot falls)")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
-  cmd->add_option("--envs", p->envs, "robots side by side (one episode each)")
+  cmd->add_option("--envs", p->envs,
+                  "robots side by side (on terrain: where they are), one episode each")
       ->capture_default_str()
       ->check(CLI::Range(1, 64));
   cmd->add_option("--fps", p->render.fps, "video frame rate")

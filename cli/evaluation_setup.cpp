@@ -20,6 +20,7 @@
 #include "robots/robot.h"
 #include "runtime/policy_metadata.h"
 #include "train/config.h"
+#include "viz/ground_window.h"
 
 #ifdef DIFFLOCO_WITH_MUJOCO
 #include "export/mujoco_eval.h"
@@ -154,6 +155,8 @@ train::EvalResult evaluateMujoco(const EvalArgs& a, Recording* recording) {
     };
   }
   const mj::MujocoEpisodes m = mj::evaluateInMujoco(a.policy, robot.model, o);
+  if (recording && recording->rollout)
+    recording->rollout->ground = viz::groundWindow(o.terrain.get(), *recording->rollout);
   train::EvalResult r;
   r.task = meta.task;
   r.terrain = ground;
@@ -338,7 +341,10 @@ train::EvalResult runEvaluation(const EvalArgs& a, Recording* recording) {
   train::EvalOptions options = a.options;
   if (recording && recording->envs > 0)
     recordInOurSimulator(l.task, a.policy, options.numEnvs, *recording, options);
-  return train::evaluatePolicy(l.task, l.policy, options);
+  train::EvalResult result = train::evaluatePolicy(l.task, l.policy, options);
+  if (recording && recording->rollout)
+    recording->rollout->ground = viz::groundWindow(result.ground.get(), *recording->rollout);
+  return result;
 }
 
 }  // namespace diffloco::cli

@@ -62,6 +62,7 @@ EvalResult evaluatePolicy(const envs::TaskConfig& task, const PolicyFn& policy,
   r.iterations = task.sim.contact.iterations;
   r.commands = task.commands.enabled;
   r.terrain = terrain;
+  if (t.terrain.enabled) r.ground = env.terrain().field;
 
   // Per-env accumulators of the running episode.
   const auto f64 = torch::TensorOptions().dtype(torch::kDouble);

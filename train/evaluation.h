@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -61,6 +62,8 @@ struct EvalResult {
   std::string terrain;    // "plane", or "<type> level <n>", or "curriculum"
   double terrainLevelMean = std::nan("");  // mean level of the envs at the end (terrain only)
   std::string engine;     // another engine's options as it ran (MuJoCo); empty for ours
+  // The whole height field the envs stood on (null: the plane z = 0): what a recording draws.
+  std::shared_ptr<const sim::HeightField> ground;
 
   // mean and standard deviation over episodes of a field
   std::pair<double, double> meanStd(double EpisodeStats::*field) const;

@@ -26,6 +26,24 @@ FrameRenderer::FrameRenderer(const Rollout& rollout, const RenderOptions& option
     throw std::invalid_argument("supersampling must be 1 to 4");
   if (!(options.fps > 0)) throw std::invalid_argument("frame rate must be > 0");
   meshes_ = bodyMeshes(robotShapes(rollout.model), rollout.model.nbodies());
+  if (rollout.ground) terrain_ = std::make_unique<TerrainMesh>(rollout.ground);
+}
+
+double FrameRenderer::groundHeight(double x, double y) const {
+  const sim::HeightField* f = rollout_.ground.get();
+  // Outside the window the plane is drawn, so the plane is what is under a point there.
+  if (!f || x < f->originX || y < f->originY || x > f->originX + f->sizeX() ||
+      y > f->originY + f->sizeY())
+    return 0;
+  return sim::groundHeight(f, x, y);
+}
+
+double FrameRenderer::groundAround(double x, double y) const {
+  if (!rollout_.ground) return 0;
+  double sum = 0;
+  for (int i = -2; i <= 2; ++i)
+    for (int j = -2; j <= 2; ++j) sum += groundHeight(x + 0.5 * i, y + 0.5 * j);
+  return sum / 25;
 }
 
 int FrameRenderer::frameCount() const {
@@ -44,11 +62,14 @@ Camera FrameRenderer::camera(double time, int supersample) const {
   // Beside and a little ahead of the robot, looking down at it: world +x (forward) runs to the
   // right of the frame.
   const Vec3 base = stateAt(0, options_.camera == CameraMode::kFollow ? time : 0).q.head<3>();
-  const double middle = 0.5 * (rollout_.envs.size() - 1) * options_.envSpacing;
-  const Vec3 target(base.x(), base.y() + middle, 0.3);
+  const double middle =
+      rollout_.ground ? 0 : 0.5 * (rollout_.envs.size() - 1) * options_.envSpacing;
+  const Vec3 target(base.x(), base.y() + middle, 0.3 + groundAround(base.x(), base.y()));
   const double distance =
       options_.cameraDistance * (options_.camera == CameraMode::kFixed ? 1.6 : 1.0) + 0.5 * middle;
-  const Vec3 eye = target + distance * Vec3(0.3, -0.88, 0.36).normalized();
+  Vec3 eye = target + distance * Vec3(0.3, -0.88, 0.36).normalized();
+  // Never inside the terrain (a robot in a pit seen from beside it, over a rim).
+  eye.z() = std::max(eye.z(), groundHeight(eye.x(), eye.y()) + 0.5);
   return Camera(eye, target, options_.width * supersample, options_.height * supersample);
 }
 
@@ -65,9 +86,13 @@ Image FrameRenderer::render(int frame) const {
   Canvas canvas(options_.width * ss, options_.height * ss);
 
   std::vector<BlobShadow> shadows;
-  for (size_t e = 0; e < rollout_.envs.size(); ++e)
-    shadows.push_back({stateAt(e, t).q.head<3>() + envOffset(e), 0.45});
-  drawGround(canvas, cam, shadows);
+  for (size_t e = 0; e < rollout_.envs.size(); ++e) {
+    Vec3 c = stateAt(e, t).q.head<3>() + envOffset(e);
+    c.z() = groundHeight(c.x(), c.y());
+    shadows.push_back({c, 0.45});
+  }
+  drawGround(canvas, cam, shadows, {}, rollout_.ground.get());
+  if (terrain_) terrain_->draw(canvas, cam, shadows);
 
   for (size_t e = 0; e < rollout_.envs.size(); ++e) {
     VecX q = stateAt(e, t).q;

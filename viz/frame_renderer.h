@@ -1,14 +1,17 @@
-// Renders the frames of a recorded rollout offscreen: ground, robots (one per env, side by side),
-// a camera that follows the first robot or stays where it started, and an overlay with time,
-// command and measured velocity.
+// Renders the frames of a recorded rollout offscreen: ground (the plane, or the rollout's height
+// field inside its window), robots (one per env, side by side on the plane, where they are on a
+// height field), a camera that follows the first robot or stays where it started, and an overlay
+// with time, command and measured velocity.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "viz/image.h"
 #include "viz/mesh.h"
 #include "viz/rollout.h"
+#include "viz/terrain_mesh.h"
 
 namespace diffloco::viz {
 
@@ -21,7 +24,8 @@ struct RenderOptions {
   double fps = 25;
   CameraMode camera = CameraMode::kFollow;
   double cameraDistance = 3.4;  // eye to the followed point [m]
-  double envSpacing = 1.2;      // env k is drawn k * spacing to the side (+y, away from the camera)
+  double envSpacing =
+      1.2;  // plane: env k is drawn k * spacing to the side (+y, away from the camera)
   bool overlay = true;
   std::string title;  // bottom line of the overlay (policy, engine); empty: none
 };
@@ -39,12 +43,19 @@ class FrameRenderer {
 
  private:
   const RolloutFrame& stateAt(int env, double time) const;
-  Vec3 envOffset(int env) const { return Vec3(0, env * options_.envSpacing, 0); }
+  Vec3 envOffset(int env) const {
+    return rollout_.ground ? Vec3::Zero() : Vec3(0, env * options_.envSpacing, 0);
+  }
+  // Height of the ground under (x, y), and its mean over 2 m around it (where the camera looks:
+  // steps do not jolt the view).
+  double groundHeight(double x, double y) const;
+  double groundAround(double x, double y) const;
   class Camera camera(double time, int supersample) const;
 
   const Rollout& rollout_;
   RenderOptions options_;
   std::vector<std::vector<Triangle>> meshes_;  // per body, body frame
+  std::unique_ptr<TerrainMesh> terrain_;       // null on the plane
 };
 
 }  // namespace diffloco::viz

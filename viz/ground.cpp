@@ -12,19 +12,22 @@ std::uint8_t mix(std::uint8_t a, std::uint8_t b, double t) {
 }  // namespace
 
 void drawGround(Canvas& canvas, const Camera& camera, const std::vector<BlobShadow>& shadows,
-                const GroundStyle& s) {
+                const GroundStyle& s, const sim::HeightField* window) {
   const Vec3& eye = camera.eye();
   const int w = canvas.color.width, h = canvas.color.height;
   for (int y = 0; y < h; ++y)
     for (int x = 0; x < w; ++x) {
       std::uint8_t* out = canvas.color.at(x, y);
       const Vec3 ray = camera.ray(x + 0.5, y + 0.5);
-      if (ray.z() >= 0 || eye.z() <= 0) {
+      const double t = -eye.z() / ray.z();  // ray parameter = depth (camera.ray's scaling)
+      const Vec3 hit = eye + t * ray;
+      if (ray.z() >= 0 || eye.z() <= 0 ||
+          (window && hit.x() >= window->originX && hit.y() >= window->originY &&
+           hit.x() <= window->originX + window->sizeX() &&
+           hit.y() <= window->originY + window->sizeY())) {
         out[0] = s.sky.r, out[1] = s.sky.g, out[2] = s.sky.b;
         continue;
       }
-      const double t = -eye.z() / ray.z();  // ray parameter = depth (camera.ray's scaling)
-      const Vec3 hit = eye + t * ray;
       const long cx = static_cast<long>(std::floor(hit.x() / s.tile));
       const long cy = static_cast<long>(std::floor(hit.y() / s.tile));
       const Rgb tile = ((cx + cy) & 1) ? s.dark : s.light;

@@ -33,10 +33,13 @@ const char* kPageHead = R"html(<!DOCTYPE html>
 )html";
 
 const char* kPageScript = R"js(
-// The viewer: bodies as groups whose poses come from the record, one robot per env.
+// The viewer: bodies as groups whose poses come from the record, one robot per env (side by side
+// on the plane; on a height field where they are, each on its own ground).
 (function () {
   const rec = JSON.parse(document.getElementById('rollout').textContent);
-  const nb = rec.bodies.length, spacing = 1.2;
+  if (rec.format !== 'diffloco-rollout-1' && rec.format !== 'diffloco-rollout-2')
+    throw new Error('unknown rollout record format ' + rec.format);
+  const nb = rec.bodies.length, spacing = rec.terrain ? 0 : 1.2;
   const params = new URLSearchParams(location.hash.slice(1));
   const view = document.getElementById('view');
   const renderer = new THREE.WebGLRenderer({antialias: true, preserveDrawingBuffer: true});
@@ -52,7 +55,10 @@ const char* kPageScript = R"js(
   sun.position.set(0.4, -0.5, 0.8);
   scene.add(sun);
 
-  // Checkered ground, 0.5 m squares as in the videos.
+  // The ground: the plane z = 0, a checker of 0.5 m squares as in the videos, and where the
+  // rollout ran on a height field (rec.terrain, format 2) its window as flat triangles through the
+  // samples with the same checker, the plane cut away under it and skirts down to it at its edges.
+  const tr = rec.terrain;
   const c = document.createElement('canvas');
   c.width = c.height = 2;
   const g = c.getContext('2d');
@@ -60,11 +66,70 @@ const char* kPageScript = R"js(
   g.fillStyle = '#a0a09e'; g.fillRect(0, 0, 1, 1); g.fillRect(1, 1, 1, 1);
   const tex = new THREE.CanvasTexture(c);
   tex.magFilter = THREE.NearestFilter;
-  tex.wrapS = tex.wrapT = THREE.RepeatWrapping;
-  tex.repeat.set(100, 100);
-  const ground = new THREE.Mesh(new THREE.PlaneBufferGeometry(100, 100),
-                                new THREE.MeshLambertMaterial({map: tex}));
-  scene.add(ground);
+  tex.wrapS = tex.wrapT = THREE.RepeatWrapping;  // a shape's uv is its world (x, y): 1 repeat per m
+  const start = rec.envs[0].pose.length ? rec.envs[0].pose : [0, 0];
+  const cx = Math.round(start[0]), cy = Math.round(start[1]);
+  const rect = (path, x0, y0, x1, y1) => {
+    path.moveTo(x0, y0); path.lineTo(x1, y0); path.lineTo(x1, y1); path.lineTo(x0, y1); path.lineTo(x0, y0);
+    return path;
+  };
+  const plane = rect(new THREE.Shape(), cx - 50, cy - 50, cx + 50, cy + 50);
+  if (tr) {
+    plane.holes.push(rect(new THREE.Path(), tr.origin[0], tr.origin[1],
+                          tr.origin[0] + (tr.nx - 1) * tr.spacing, tr.origin[1] + (tr.ny - 1) * tr.spacing));
+  }
+  scene.add(new THREE.Mesh(new THREE.ShapeBufferGeometry(plane), new THREE.MeshLambertMaterial({map: tex})));
+  if (tr) scene.add(terrainMesh(tr));
+
+  function terrainMesh(tr) {
+    const nx = tr.nx, ny = tr.ny, s = tr.spacing, h = tr.heights;
+    const light = [0xcd / 255, 0xcd / 255, 0xc8 / 255], dark = [0xa0 / 255, 0xa0 / 255, 0x9e / 255];
+    const pos = new Float32Array(18 * ((nx - 1) * (ny - 1) + 2 * (nx + ny)));
+    const col = new Float32Array(pos.length);
+    let n = 0;
+    const vx = (ix, iy) => [tr.origin[0] + ix * s, tr.origin[1] + iy * s, h[iy * nx + ix]];
+    const tri = (a, b, d, rgb) => {
+      for (const v of [a, b, d]) { pos.set(v, n); col.set(rgb, n); n += 3; }
+    };
+    for (let iy = 0; iy + 1 < ny; ++iy) {
+      for (let ix = 0; ix + 1 < nx; ++ix) {
+        const a = vx(ix, iy), b = vx(ix + 1, iy), e = vx(ix, iy + 1), d = vx(ix + 1, iy + 1);
+        const odd = (Math.floor((a[0] + 0.5 * s) / 0.5) + Math.floor((a[1] + 0.5 * s) / 0.5)) & 1;
+        const rgb = odd ? dark : light;
+        tri(a, b, d, rgb); tri(a, d, e, rgb);
+      }
+    }
+    const skirt = (ix, iy, dx, dy, count) => {
+      for (let k = 0; k + 1 < count; ++k) {
+        const a = vx(ix + k * dx, iy + k * dy), b = vx(ix + (k + 1) * dx, iy + (k + 1) * dy);
+        if (a[2] === 0 && b[2] === 0) continue;
+        const a0 = [a[0], a[1], 0], b0 = [b[0], b[1], 0];
+        tri(a, b, b0, dark); tri(a, b0, a0, dark);
+      }
+    };
+    skirt(0, 0, 1, 0, nx); skirt(0, ny - 1, 1, 0, nx); skirt(0, 0, 0, 1, ny); skirt(nx - 1, 0, 0, 1, ny);
+    const geo = new THREE.BufferGeometry();
+    geo.setAttribute('position', new THREE.BufferAttribute(pos.subarray(0, n), 3));
+    geo.setAttribute('color', new THREE.BufferAttribute(col.subarray(0, n), 3));
+    geo.computeVertexNormals();  // not indexed: each triangle's own normal (flat, steps stay sharp)
+    return new THREE.Mesh(geo, new THREE.MeshLambertMaterial(
+        {vertexColors: THREE.VertexColors, side: THREE.DoubleSide}));
+  }
+  // Height of the drawn ground under (x, y): bilinear between samples, 0 outside the window.
+  function groundAt(x, y) {
+    if (!tr) return 0;
+    const u = (x - tr.origin[0]) / tr.spacing, v = (y - tr.origin[1]) / tr.spacing;
+    if (!(u >= 0 && v >= 0 && u <= tr.nx - 1 && v <= tr.ny - 1)) return 0;
+    const i = Math.min(tr.nx - 2, Math.floor(u)), j = Math.min(tr.ny - 2, Math.floor(v));
+    const fu = u - i, fv = v - j, at = (a, b) => tr.heights[b * tr.nx + a];
+    return (1 - fv) * ((1 - fu) * at(i, j) + fu * at(i + 1, j)) + fv * ((1 - fu) * at(i, j + 1) + fu * at(i + 1, j + 1));
+  }
+  // Where the camera looks: the ground's mean height over 2 m around a point (steps do not jolt it).
+  function groundAround(x, y) {
+    let sum = 0;
+    for (let i = -2; i <= 2; ++i) for (let j = -2; j <= 2; ++j) sum += groundAt(x + 0.5 * i, y + 0.5 * j);
+    return sum / 25;
+  }
 
   const v3 = (a) => new THREE.Vector3(a[0], a[1], a[2]);
   function shapeMesh(s) {
@@ -144,7 +209,7 @@ const char* kPageScript = R"js(
     });
     const follow = ui('camera').value === 'follow';
     const base = rec.envs[0].pose.slice(stateIndex(0, follow ? t : 0) * nb * 7);
-    const target = new THREE.Vector3(base[0], base[1] + middle, 0.3);
+    const target = new THREE.Vector3(base[0], base[1] + middle, 0.3 + groundAround(base[0], base[1]));
     camera.position.set(target.x + distance * Math.cos(elevation) * Math.cos(azimuth),
                         target.y + distance * Math.cos(elevation) * Math.sin(azimuth),
                         target.z + distance * Math.sin(elevation));

@@ -10,23 +10,29 @@ Canvas::Canvas(int width, int height)
     : color(width, height),
       depth(static_cast<size_t>(width) * height, std::numeric_limits<float>::infinity()) {}
 
+double lambert(Vec3 n, const Vec3& viewer, const Light& light) {
+  if (n.dot(viewer) < 0) n = -n;
+  return std::min(1.0,
+                  light.ambient + (1 - light.ambient) * std::max(0.0, n.dot(light.towardLight)));
+}
+
 void drawTriangle(Canvas& canvas, const Camera& camera, const Vec3& a, const Vec3& b, const Vec3& c,
                   Rgb color, const Light& light) {
   const Projected p[3] = {camera.project(a), camera.project(b), camera.project(c)};
-  constexpr double kNear = 0.05;
   for (const auto& q : p)
-    if (q.depth < kNear) return;
+    if (q.depth < kNearDepth) return;
 
   Vec3 n = (b - a).cross(c - a);
   if (n.squaredNorm() == 0) return;
-  n.normalize();
-  if (n.dot(camera.eye() - a) < 0) n = -n;
-  const double shade =
-      std::min(1.0, light.ambient + (1 - light.ambient) * std::max(0.0, n.dot(light.towardLight)));
-  const std::uint8_t rgb[3] = {static_cast<std::uint8_t>(color.r * shade),
-                               static_cast<std::uint8_t>(color.g * shade),
-                               static_cast<std::uint8_t>(color.b * shade)};
+  const double shade = lambert(n.normalized(), camera.eye() - a, light);
+  fillTriangle(
+      canvas, p,
+      {static_cast<std::uint8_t>(color.r * shade), static_cast<std::uint8_t>(color.g * shade),
+       static_cast<std::uint8_t>(color.b * shade)});
+}
 
+void fillTriangle(Canvas& canvas, const Projected (&p)[3], Rgb color) {
+  const std::uint8_t rgb[3] = {color.r, color.g, color.b};
   // Edge functions over the pixel centres of the bounding box; 1/depth is linear in screen space,
   // so it is what gets interpolated.
   const double area = (p[1].x - p[0].x) * (p[2].y - p[0].y) - (p[2].x - p[0].x) * (p[1].y - p[0].y);

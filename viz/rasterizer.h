@@ -29,4 +29,15 @@ struct Light {
 void drawTriangle(Canvas& canvas, const Camera& camera, const Vec3& a, const Vec3& b, const Vec3& c,
                   Rgb color, const Light& light = {});
 
+// Lambert factor of a surface with unit normal n (either side: it is turned toward `viewer`).
+double lambert(Vec3 n, const Vec3& viewer, const Light& light = {});
+
+// Fills a triangle already projected by `camera` (every depth >= the near plane) with one colour,
+// depth-tested: what drawTriangle and the terrain (which projects each grid vertex once per
+// frame, shared by its triangles) both end in.
+void fillTriangle(Canvas& canvas, const Projected (&p)[3], Rgb color);
+
+// The near plane: triangles with a vertex closer than this are not drawn [m].
+constexpr double kNearDepth = 0.05;
+
 }  // namespace diffloco::viz

@@ -3,10 +3,12 @@
 // simulator or MuJoCo), then rendered to video or written as a record for the HTML viewer.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "sim/model.h"
+#include "sim/terrain.h"
 
 namespace diffloco::viz {
 
@@ -31,6 +33,10 @@ struct Rollout {
   bool hasCommands = false;                 // the task tracks commands (else they are zero)
   sim::Model model;
   std::vector<EnvRollout> envs;
+  // The ground the episodes ran on, the window of it around the robots (ground_window.h): null
+  // for the plane z = 0. With a height field the robots are drawn where they are (no side-by-side
+  // offset: each stands on its own ground).
+  std::shared_ptr<const sim::HeightField> ground;
 
   Rollout(sim::Model m, int numEnvs, double frameDt);
   // Appends a state of `env` unless its episode has ended; v gives the measured velocity.

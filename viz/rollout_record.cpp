@@ -52,11 +52,31 @@ void vec3(std::ostream& o, const Vec3& v) {
   o << ']';
 }
 
+// Every digit: the window's origin and spacing are read back exactly.
+std::string exact(double x) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.17g", x);
+  return buf;
+}
+
+// The ground's window (ground_window.h: heights already at 1e-4 m, which 4 decimals write
+// exactly), one row of samples per line.
+void terrain(std::ostream& o, const sim::HeightField& f) {
+  o << "\"terrain\":{\"origin\":[" << exact(f.originX) << ',' << exact(f.originY)
+    << "],\"spacing\":" << exact(f.spacing) << ",\"nx\":" << f.nx << ",\"ny\":" << f.ny
+    << ",\"heights\":[";
+  for (size_t i = 0; i < f.heights.size(); ++i) {
+    if (i) o << (i % f.nx ? "," : ",\n");
+    number(o, f.heights[i]);
+  }
+  o << "]},\n";
+}
+
 }  // namespace
 
 std::string rolloutJson(const Rollout& r) {
   std::ostringstream o;
-  o << "{\"format\":\"diffloco-rollout-1\",\"robot\":" << quoted(r.robot)
+  o << "{\"format\":\"diffloco-rollout-2\",\"robot\":" << quoted(r.robot)
     << ",\"task\":" << quoted(r.task) << ",\"engine\":" << quoted(r.engine)
     << ",\"policy\":" << quoted(r.policy) << ",\"dt\":" << r.dt
     << ",\"has_commands\":" << (r.hasCommands ? "true" : "false") << ",\n\"bodies\":[";
@@ -74,7 +94,9 @@ std::string rolloutJson(const Rollout& r) {
     number(o, s.radius);
     o << ",\"color\":[" << int(s.color.r) << ',' << int(s.color.g) << ',' << int(s.color.b) << "]}";
   }
-  o << "],\n\"envs\":[";
+  o << "],\n";
+  if (r.ground) terrain(o, *r.ground);
+  o << "\"envs\":[";
   for (size_t e = 0; e < r.envs.size(); ++e) {
     const auto& frames = r.envs[e].frames;
     o << (e ? ",\n" : "") << "{\"frames\":" << frames.size() << ",\n\"time\":[";

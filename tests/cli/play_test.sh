@@ -10,6 +10,10 @@
 #                                            t = 1.5 s the robot is at two places, the later one
 #                                            further right
 #   play_test.sh record DIFFLOCO REPO DIR    eval --record: the JSON record's layout and sizes
+#   play_test.sh terrain DIFFLOCO REPO DIR   a policy of the rough task (2 iterations) recorded on
+#                                            the hardest stairs up: the record carries the terrain
+#                                            around the robot, which stands on it; none on the plane
+#   play_test.sh terrain_mujoco DIFFLOCO REPO DIR  the same in MuJoCo (an exported policy)
 #   play_test.sh readme_gifs DIFFLOCO REPO DIR  the README's GIFs exist, under 2 MB each
 #   play_test.sh badinput DIFFLOCO REPO DIR  missing policy, unwritable output, unknown engine,
 #                                            unknown format: exit != 0 and a message naming it
@@ -123,7 +127,7 @@ case "$mode" in
     python3 - "$out" <<'PY' || fail "$out is not a valid rollout record"
 import json, sys
 r = json.load(open(sys.argv[1]))
-assert r["format"] == "diffloco-rollout-1" and r["task"] == "walk", r["format"]
+assert r["format"] == "diffloco-rollout-2" and r["task"] == "walk", r["format"]
 assert abs(r["dt"] - 0.01) < 1e-12 and len(r["envs"]) == 2
 nb = len(r["bodies"])
 assert r["bodies"][0] == "base" and nb == 13, r["bodies"]
@@ -135,6 +139,39 @@ for e in r["envs"]:
     x0, x1 = e["pose"][0], e["pose"][(n - 1) * nb * 7]
     assert x1 - x0 > 0.5, (x0, x1)  # the walk policy walks forward
 print("record ok:", [e["frames"] for e in r["envs"]], "frames")
+PY
+    ;;
+  terrain | terrain_mujoco)
+    "$bin" train "$repo/configs/velocity_anymal_rough_shac.yaml" --set shac.iterations=2 \
+      --out "$dir/runs" >"$dir/train.log" 2>&1 || fail "training exited with $? ($dir/train.log)"
+    run=$(ls -d "$dir"/runs/*/ | head -1)
+    policy=$run engine=()
+    if [ "$mode" = terrain_mujoco ]; then
+      "$bin" export "$run" -o "$dir/rough.pt" >/dev/null || fail "export exited with $?"
+      policy=$dir/rough.pt engine=(--engine mujoco --dt 0.005)
+    fi
+    for ground in pyramid_stairs_inverted none; do
+      "$bin" eval "$policy" "${engine[@]}" --terrain "$ground" --episodes 2 --envs 2 \
+        --record "$dir/$ground.json" >/dev/null || fail "eval --record --terrain $ground exited with $?"
+    done
+    python3 - "$dir/pyramid_stairs_inverted.json" "$dir/none.json" <<'PY' || fail "terrain record"
+import json, sys
+r = json.load(open(sys.argv[1]))
+t = r["terrain"]
+nx, ny, s, (x0, y0), h = t["nx"], t["ny"], t["spacing"], t["origin"], t["heights"]
+assert len(h) == nx * ny and nx * ny < 400_000, (nx, ny)  # a window, not the whole field
+assert min(h) < -0.5, min(h)  # the sunk stairs
+nb = len(r["bodies"])
+for e in r["envs"]:
+    for k in range(e["frames"]):
+        x, y, z = e["pose"][k * nb * 7:k * nb * 7 + 3]
+        # 3 m of terrain on every side of the base
+        assert x0 + 2.9 < x < x0 + (nx - 1) * s - 2.9 and y0 + 2.9 < y < y0 + (ny - 1) * s - 2.9
+    x, y, z = e["pose"][:3]
+    ground = h[round((y - y0) / s) * nx + round((x - x0) / s)]
+    assert ground < -0.5 and 0.3 < z - ground < 0.9, (z, ground)  # standing on the pit's floor
+assert "terrain" not in json.load(open(sys.argv[2]))
+print("terrain ok:", nx, "x", ny, "samples, floor", min(h))
 PY
     ;;
   badinput)
