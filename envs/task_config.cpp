@@ -138,8 +138,9 @@ void visitTerrain(V& v, TerrainConfig& t) {
           "-1: levels from the curriculum; else every env on this level (evaluation)",
           V::between(-1, 999));
   v.field("backward_smoothing", t.backwardSmoothing,
-          "> 0: the simulator's backward pass sees the terrain smoothed by a Gaussian of this "
-          "standard deviation [m] (forward: the terrain itself)",
+          "> 0: the gradient (the simulator's backward pass and the task's ground heights) sees "
+          "the terrain smoothed by a Gaussian of this standard deviation [m] (forward: the "
+          "terrain itself)",
           V::between(0, 10));
   v.list("types", t.types, "sub-terrain types and their parameters, in column order",
          [](auto& o, SubTerrainConfig& s) { visitSubTerrain(o, s); });
