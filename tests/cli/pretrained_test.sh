@@ -5,10 +5,10 @@
 set -euo pipefail
 bin=$1 python=$2 repo=$3
 fail() { echo "FAIL: $*" >&2; exit 1; }
-check() {  # file, python condition on the eval's JSON object d
+check() {  # file, python condition on the eval's JSON object d, extra eval arguments
   local out
   out=$("$bin" eval "$repo/pretrained/$1" --contact hard --dt 0.005 --iterations 50 \
-        --episodes 100 --seed 0 --json 2>/dev/null) || fail "eval of pretrained/$1 exited with $?"
+        --episodes 100 --seed 0 --json "${@:3}" 2>/dev/null) || fail "eval of pretrained/$1 exited with $?"
   echo "$1: $out"
   echo "$out" | "$python" -c "import json, sys; d = json.load(sys.stdin); assert $2, d" ||
     fail "pretrained/$1 does not evaluate as documented: $2"
@@ -21,5 +21,12 @@ check velocity_anymal.pt \
 if [ -f "$repo/pretrained/walk_quadruped.pt" ]; then
   check walk_quadruped.pt \
     'd["task"] == "walk" and d["falls"] == 0 and abs(d["forward_velocity_mean"] - 1.0) < 0.05'
+fi
+if [ -f "$repo/pretrained/velocity_anymal_rough.pt" ]; then
+  check velocity_anymal_rough.pt \
+    'd["task"] == "velocity_rough" and d["falls"] <= 2 and d["lin_vel_rms"] <= 0.21' \
+    --terrain none
+  check velocity_anymal_rough.pt \
+    'd["terrain"] == "rough level 9" and d["falls"] <= 30' --terrain rough
 fi
 echo "pretrained policies ok"
