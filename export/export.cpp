@@ -2,6 +2,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -51,7 +52,7 @@ std::vector<std::string> warmStartChain(std::string initFrom) {
   return chain;
 }
 
-// The robot part of the contract: URDF text and hash, base link, feet, gravity.
+// The robot part of the contract: URDF text and hash, base link, feet, leg contacts, gravity.
 void describeRobot(const Robot& robot, PolicyMetadata& m) {
   const sim::Model& model = robot.model;
   m.robot = robot.name;
@@ -64,6 +65,10 @@ void describeRobot(const Robot& robot, PolicyMetadata& m) {
     m.feet.push_back(f.name);
     m.footRadius.push_back(f.radius);
   }
+  m.legContacts.clear();
+  for (const auto& f : model.legSpheres)
+    if (std::find(m.legContacts.begin(), m.legContacts.end(), f.name) == m.legContacts.end())
+      m.legContacts.push_back(f.name);
   m.gravity = {model.gravity.x(), model.gravity.y(), model.gravity.z()};
 }
 

@@ -17,12 +17,23 @@ M3 fromEigen(const sim::Mat3& a) {
 
 }  // namespace
 
+sim::Model feetOnly(const sim::Model& model) {
+  sim::Model out = model;
+  out.legSpheres.clear();
+  out.finalize();
+  return out;
+}
+
 FixedModel toFixed(const sim::Model& model) {
   if (model.nbodies() != NB || model.nfeet() != NFEET)
     throw std::invalid_argument("fixed-size step: model '" + model.name + "' has " +
                                 std::to_string(model.nbodies()) + " bodies and " +
                                 std::to_string(model.nfeet()) + " feet, the fixed path " +
                                 std::to_string(NB) + " and " + std::to_string(NFEET));
+  if (!model.legSpheres.empty())
+    throw std::invalid_argument("fixed-size step: model '" + model.name + "' has " +
+                                std::to_string(model.legSpheres.size()) +
+                                " leg spheres; the fixed path has the feet alone");
   FixedModel f{};
   for (int i = 0; i < NB; ++i) {
     const sim::Body& b = model.bodies[i];

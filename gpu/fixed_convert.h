@@ -9,7 +9,10 @@
 
 namespace diffloco::gpu {
 
+// Throws for leg spheres (sim::Model::legSpheres): the fixed path has the feet alone.
 FixedModel toFixed(const sim::Model& model);
+// The same robot without its leg spheres: what the fixed path simulates.
+sim::Model feetOnly(const sim::Model& model);
 FixedOptions toFixed(const sim::SimOptions& opt);
 // A view of hf's heights (nullptr: the plane); hf must outlive the view.
 HeightFieldView toView(const sim::HeightField* hf);

@@ -116,9 +116,14 @@ class MjcfWriter {
         out_ << " limited=\"true\" range=\"" << num(j.lower) << " " << num(j.upper) << "\"";
       out_ << "/>\n";
     }
-    for (const auto& f : model_.feet) {
+    // Every sphere that touches the ground in our simulator: the feet (named by their links) and
+    // the leg spheres (link name and index: a link carries several).
+    for (int j = 0; j < model_.nspheres(); ++j) {
+      const sim::Foot& f = model_.sphere(j);
       if (f.body != i) continue;
-      out_ << ind << "  <geom name=\"" << f.name << "\" type=\"sphere\" size=\"" << num(f.radius)
+      const std::string name =
+          j < model_.nfeet() ? f.name : f.name + "_" + std::to_string(j - model_.nfeet());
+      out_ << ind << "  <geom name=\"" << name << "\" type=\"sphere\" size=\"" << num(f.radius)
            << "\" pos=\"" << vec3(f.offset) << "\" condim=\"3\" contype=\"1\" conaffinity=\"0\" "
            << "group=\"3\" "
            << "friction=\"" << num(opt_.friction) << " 0.005 0.0001\"";

@@ -39,8 +39,8 @@ sim::VecX Robot::standingConfiguration() const {
 namespace {
 
 const char* const kKeys[] = {
-    "urdf",         "base_link", "joint_order",  "feet", "default_joint_pos", "default_base_height",
-    "torque_limit", "strict",    "task_defaults"};
+    "urdf",         "base_link", "joint_order",  "feet", "leg_contacts", "default_joint_pos",
+    "default_base_height", "torque_limit", "strict", "task_defaults"};
 const char* const kActuatorKeys[] = {"kp",      "kd", "effort", "saturation", "velocity_limit",
                                      "armature"};
 
@@ -194,14 +194,25 @@ Robot loadRobot(const std::string& nameOrPath, RobotReport* reportOut) {
                           "feet: " +
                           names);
     }
+    std::vector<std::string> legLinks;
+    if (y["leg_contacts"]) {
+      if (!y["leg_contacts"].IsSequence())
+        throw AtNode(y["leg_contacts"], "leg_contacts must be a list of link names");
+      legLinks = y["leg_contacts"].as<std::vector<std::string>>();
+    }
     try {
-      r.model = sim::selectFeet(r.model, feet);
+      (void)sim::selectFeet(r.model, feet);
     } catch (const std::invalid_argument& e) {
       throw AtNode(y["feet"] ? y["feet"] : orderNode, std::string("feet: ") + e.what());
     }
-    if (spheres > r.model.nfeet())
-      rep.notes.push_back(r.yamlPath + ": ignored " + std::to_string(spheres - r.model.nfeet()) +
-                          " collision spheres on links that are not feet");
+    try {
+      r.model = sim::selectFeet(r.model, feet, legLinks);
+    } catch (const std::invalid_argument& e) {
+      throw AtNode(y["leg_contacts"], std::string("leg_contacts: ") + e.what());
+    }
+    if (spheres > r.model.nspheres())
+      rep.notes.push_back(r.yamlPath + ": ignored " + std::to_string(spheres - r.model.nspheres()) +
+                          " collision spheres on links that are neither feet nor leg contacts");
 
     r.defaultJointPos = sim::VecX::Zero(r.model.nj());
     const YAML::Node pose = need("default_joint_pos");

@@ -10,6 +10,8 @@
 //                        A joint must come after the joint that carries it.
 //   feet                 optional: links carrying the foot spheres, in this order; without it, the
 //                        collision sphere at the end of each leg (sim::findFeet)
+//   leg_contacts         optional: links whose collision spheres also touch the ground (knees,
+//                        shanks: sim::Model::legSpheres), in every contact model and in MuJoCo
 //   default_joint_pos    joint name -> angle [rad], every joint
 //   default_base_height  base-origin height [m] standing level in the default pose
 //   torque_limit         N m, every joint

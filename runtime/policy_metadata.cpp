@@ -71,14 +71,19 @@ void visitMetadata(PolicyMetadata& m, V& v, int format = 2) {
     v.group(
         "robot",
         "the robot trained on: URDF text (sha256 of its bytes), free-floating base link, the "
-        "links carrying the foot spheres (the only colliding bodies: spheres against the ground "
-        "plane z = 0, no self-collision), gravity [m/s^2] in world axes (z up); a link without "
-        "<inertial> is massless",
+        "links carrying the foot spheres, leg_contacts: the links each of whose URDF collision "
+        "spheres touches the ground too (knees, shanks; absent: none). These spheres are the only "
+        "colliding geometry: against the ground (the plane z = 0 or the terrain), no "
+        "self-collision. Gravity [m/s^2] in world axes (z up); a link without <inertial> is "
+        "massless",
         [&](auto& s) {
           s.field("name", m.robot, "", kAny);
           s.field("base_link", m.baseLink, "", kAny);
           s.field("feet", m.feet, "", kAny);
           s.field("foot_radius", m.footRadius, "", kAny);
+          // Written when the robot has them; absent in older files (then none).
+          bool present = !m.legContacts.empty();
+          s.optionalField("leg_contacts", present, m.legContacts, "", kAny);
           s.field("gravity", m.gravity, "", kAny);
           s.field("urdf_sha256", m.urdfSha256, "", kAny);
           s.field("urdf", m.urdf, "", kAny);

@@ -68,11 +68,13 @@ struct PolicyMetadata {
   std::string format = kMetadataFormat;
   std::string task;
   // Robot: name, the URDF text it was trained with (its sha256 over the exact bytes), the base
-  // link (the free-floating root), the links carrying the foot spheres (the only colliding
-  // bodies: spheres against the ground plane z = 0, no self-collision) and gravity.
+  // link (the free-floating root), the links carrying the foot spheres, the links whose every
+  // collision sphere touches the ground too (knees, shanks; spheres and feet are the only
+  // colliding geometry: against the ground, no self-collision) and gravity.
   std::string robot, baseLink, urdf, urdfSha256;
   std::vector<std::string> feet;
-  std::vector<double> footRadius;  // per foot [m]
+  std::vector<double> footRadius;         // per foot [m]
+  std::vector<std::string> legContacts;  // empty: the feet alone touch the ground
   std::vector<double> gravity{0, 0, -9.81};
   // Joints in the policy's action (and observation) order. Limits: the URDF's, not enforced by
   // the training simulator (the controller's safety check uses them).

@@ -64,7 +64,7 @@ std::uint64_t softDynamics(const Model& model, const SimOptions& opt, Data& data
   selectContacts(model, c, data);  // soft: every foot
   contactJacobians(model, c, data);
   data.work.setZero();
-  if (footForce) footForce->setZero(3 * model.nfeet());
+  if (footForce) footForce->setZero(3 * model.nspheres());
   const int nc = static_cast<int>(data.active.size());
   for (int a = 0; a < nc; ++a) {
     const double d = data.depth[data.active[a]];
@@ -97,9 +97,9 @@ namespace {
 AdaptiveScratch& workFor(const Model& model, Data& data) {
   AdaptiveScratch& w = data.workspace().adaptive;
   const int n = model.nq() + model.nv();
-  if (n == w.nx && model.nfeet() == w.nf) return w;
+  if (n == w.nx && model.nspheres() == w.nf) return w;
   w.nx = n;
-  w.nf = model.nfeet();
+  w.nf = model.nspheres();
   w.K.resize(n, 7);
   w.F.resize(3 * w.nf, 7);
   w.S.resize(3 * w.nf, 7);
@@ -231,10 +231,10 @@ int integrateAdaptive(const Model& model, const SimOptions& opt, Data& data,
                       Eigen::Ref<VecX> xOut, std::vector<double>* steps,
                       std::vector<VecX>* checkpoints) {
   const AdaptiveOptions& o = opt.contact.adaptive;
-  if (model.nfeet() > 32)  // the backward keeps per-foot switch sides in 32-bit masks
+  if (model.nspheres() > 32)  // the backward keeps per-foot switch sides in 32-bit masks
     throw std::invalid_argument("adaptive integration: at most 32 feet");
   AdaptiveScratch& W = workFor(model, data);
-  const int nf = model.nfeet(), nq = model.nq();
+  const int nf = model.nspheres(), nq = model.nq();
   const double T = opt.dt;
   const double hMax = o.maxStep > 0 ? std::min(o.maxStep, T) : T;
   const double hMin = std::min(std::max(o.minStep, 1e-14), hMax);

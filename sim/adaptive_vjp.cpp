@@ -37,7 +37,7 @@ void softDynamicsVjp(const Model& model, const SimOptions& opt, const Data& data
                      const Eigen::Ref<const VecX>& x, const Eigen::Ref<const VecX>& qTarget,
                      const Eigen::Ref<const VecX>& xdotBar, Eigen::Ref<VecX> xBar, StepAdjoint& out,
                      Workspace& ws, const ContactSides& sides) {
-  const int nq = model.nq(), nv = model.nv(), nj = model.nj(), nf = model.nfeet();
+  const int nq = model.nq(), nv = model.nv(), nj = model.nj(), nf = model.nspheres();
   const ContactOptions& c = opt.contact;
   SoftDynamicsVjpScratch& S = scratchFor(model, ws);
   S.bar.reset(model);
@@ -128,7 +128,7 @@ void touchdownSaltation(const Model& model, const SimOptions& opt, const Data& d
   const ContactOptions& c = opt.contact;
   const int nq = model.nq(), nv = model.nv();
   const auto v = x.tail(nv);
-  for (int a = 0; a < model.nfeet(); ++a) {
+  for (int a = 0; a < model.nspheres(); ++a) {
     if (!(feet >> a & 1u)) continue;
     const double d = d0.depth[a];
     if (std::abs(d) > c.adaptive.contactEventTol) continue;
@@ -143,7 +143,7 @@ void touchdownSaltation(const Model& model, const SimOptions& opt, const Data& d
     // on a height field sim/terrain.h's depth and its rate along the centre's velocity), then
     // through the kinematics of the normalised q.
     SoftDynamicsVjpScratch& S = scratchFor(model, ws);
-    const Foot& ft = model.feet[a];
+    const Foot& ft = model.sphere(a);
     Vec3 depthGrad(0, 0, -1);
     double depthRate = -vc[0];
     if (c.terrain) {
@@ -172,7 +172,7 @@ RkStepTape& tapeFor(const Model& m, Workspace& ws) {
   RkStepTape& T = ws.adaptiveVjp.tape;
   const int n = m.nq() + m.nv();
   if (n == T.nx && T.data.size() == 7 && T.data[0]->H.rows() == m.nv() &&
-      T.data[0]->depth.size() == m.nfeet())
+      T.data[0]->depth.size() == m.nspheres())
     return T;
   T.nx = n;
   T.data.clear();
@@ -205,7 +205,7 @@ std::uint32_t rkStepVjp(const Model& model, const SimOptions& opt, const VecX& x
   if (opt.contact.adaptive.locateContacts) {
     rk::switchTolerances(opt.contact, sides.tol);
     const int nv = model.nv();
-    for (int a = 0; a < model.nfeet(); ++a) {
+    for (int a = 0; a < model.nspheres(); ++a) {
       bool in[3] = {false, false, false}, out[3] = {false, false, false};
       for (int i = 0; i < 6; ++i) {
         const Data& di = *T.data[i];
@@ -266,7 +266,7 @@ void sweep(const Model& model, const SimOptions& opt, const std::vector<VecX>& c
   // A touchdown on the env step's start (the previous env step ended on it).
   if (nextIn && N > 0 && opt.contact.adaptive.locateContacts && opt.contact.adaptive.saltation) {
     std::unique_ptr<Data>& d = ws.adaptiveVjp.start;
-    if (!d || d->H.rows() != nv || d->depth.size() != model.nfeet())
+    if (!d || d->H.rows() != nv || d->depth.size() != model.nspheres())
       d = std::make_unique<Data>(model);
     VecX xdot(nq + nv);
     softDynamics(model, opt, *d, checkpoints[0], qTarget, xdot);

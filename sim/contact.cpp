@@ -1,5 +1,7 @@
 #include "sim/contact.h"
 
+#include <algorithm>
+#include <cmath>
 
 #include "sim/cholesky.h"
 #include "sim/kinematics.h"
@@ -8,8 +10,8 @@ namespace diffloco::sim {
 
 void footGeometry(const Model& model, const ContactOptions& opt, Data& data) {
   const HeightField* hf = opt.terrain.get();
-  for (int j = 0; j < model.nfeet(); ++j) {
-    const Foot& ft = model.feet[j];
+  for (int j = 0; j < model.nspheres(); ++j) {
+    const Foot& ft = model.sphere(j);
     data.footCentre[j] = worldPoint(data, ft.body, ft.offset);
     if (hf) {
       data.footContact[j] = sphereContact(hf, data.footCentre[j], ft.radius);
@@ -22,17 +24,24 @@ void footGeometry(const Model& model, const ContactOptions& opt, Data& data) {
 
 void selectContacts(const Model& model, const ContactOptions& opt, Data& data) {
   data.active.clear();
-  for (int j = 0; j < model.nfeet(); ++j) {
+  // A leg sphere far from the ground would only add rows of zero weight: the smoothed model takes
+  // it once its sigmoid weight reaches 1e-6 (d >= -ln(1e6) / kappa), the soft one once it touches
+  // (the penalty of a separated sphere is zero). The feet keep the models' own sets.
+  const double legCutoff = std::min(opt.cutoff, std::log(1e6) / opt.kappa);
+  for (int j = 0; j < model.nspheres(); ++j) {
     const double d = data.depth[j];
+    const bool leg = j >= model.nfeet();
     switch (opt.model) {
       case ContactModel::Hard:
       case ContactModel::StraightThrough:
         if (d >= 0) data.active.push_back(j);
         break;
       case ContactModel::Smoothed:
-        if (d >= -opt.cutoff) data.active.push_back(j);
+        if (d >= -(leg ? legCutoff : opt.cutoff)) data.active.push_back(j);
         break;
-      case ContactModel::Soft: data.active.push_back(j); break;
+      case ContactModel::Soft:
+        if (!leg || d >= 0) data.active.push_back(j);
+        break;
     }
   }
 }
@@ -42,7 +51,7 @@ void contactJacobians(const Model& model, const ContactOptions& opt, Data& data)
   const bool plane = !opt.terrain;
   for (int a = 0; a < static_cast<int>(data.active.size()); ++a) {
     const int j = data.active[a];
-    const Foot& ft = model.feet[j];
+    const Foot& ft = model.sphere(j);
     if (plane) {  // the frame (z, x, y): rows picked, no product
       pointJacobian(model, data, ft.body, data.footCentre[j] - ft.radius * Vec3::UnitZ(), Jw);
       data.Jc.row(3 * a + 0) = Jw.row(2);

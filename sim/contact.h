@@ -1,4 +1,4 @@
-// Contact between the sphere feet and the ground (the plane z = 0 or a height field, sim/terrain.h):
+// Contact between the spheres (feet, then leg spheres) and the ground (the plane z = 0 or a height field, sim/terrain.h):
 // geometry, Jacobians, the Delassus problem and its solvers (Gauss-Seidel for the hard and smoothed
 // models, penalty for the soft one).
 #pragma once
@@ -12,8 +12,10 @@ namespace diffloco::sim {
 // point, data.footContact) against opt.terrain; requires forwardKinematics.
 void footGeometry(const Model& model, const ContactOptions& opt, Data& data);
 
-// Which feet enter the contact problem: hard and straight_through (forward) -> depth >= 0;
-// smoothed -> depth >= -cutoff; soft -> all feet (the penalty skips separated feet itself).
+// Which spheres enter the contact problem: hard and straight_through (forward) -> depth >= 0;
+// smoothed -> depth >= -cutoff; soft -> all feet (the penalty skips separated feet itself). Leg
+// spheres (Model::legSpheres) only where they can act: smoothed -> sigmoid(kappa depth) >= 1e-6
+// (and depth >= -cutoff), soft -> depth >= 0.
 void selectContacts(const Model& model, const ContactOptions& opt, Data& data);
 
 // Contact Jacobian rows (normal, tangent1, tangent2: world z, x, y on the plane) of each active

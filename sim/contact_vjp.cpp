@@ -151,7 +151,7 @@ void contactGeometryVjp(const Model& model, const ContactOptions& opt, const Dat
                         Eigen::Matrix<double, 3, Eigen::Dynamic>& Jp) {
   for (int a = 0; a < static_cast<int>(data.active.size()); ++a) {
     const int j = data.active[a];
-    const Foot& ft = model.feet[j];
+    const Foot& ft = model.sphere(j);
     Vec3 cbar;  // adjoint of the sphere centre
     if (!opt.terrain) {
       // Frame (z, x, y), x = centre - radius z, depth = radius - centre_z.

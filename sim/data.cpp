@@ -15,24 +15,24 @@ Data::Data(const Model& model)
       Ic(model.nbodies()),
       H(MatX::Zero(model.nv(), model.nv())),
       LD(MatX::Zero(model.nv(), model.nv())),
-      footCentre(model.nfeet(), Vec3::Zero()),
-      depth(VecX::Zero(model.nfeet())),
-      footContact(model.nfeet()),
-      Jc(MatX::Zero(3 * model.nfeet(), model.nv())),
+      footCentre(model.nspheres(), Vec3::Zero()),
+      depth(VecX::Zero(model.nspheres())),
+      footContact(model.nspheres()),
+      Jc(MatX::Zero(3 * model.nspheres(), model.nv())),
       Jpoint(3, model.nv()),
-      Y(MatX::Zero(model.nv(), 3 * model.nfeet())),
-      Yc(MatX::Zero(3 * model.nfeet(), model.nv())),
-      G(MatX::Zero(3 * model.nfeet(), 3 * model.nfeet())),
-      c(VecX::Zero(3 * model.nfeet())),
-      impulse(VecX::Zero(3 * model.nfeet())),
-      sigma(VecX::Ones(model.nfeet())),
-      Ginv(MatX::Zero(3 * model.nfeet(), 3)),
-      footImpulse(VecX::Zero(3 * model.nfeet())),
+      Y(MatX::Zero(model.nv(), 3 * model.nspheres())),
+      Yc(MatX::Zero(3 * model.nspheres(), model.nv())),
+      G(MatX::Zero(3 * model.nspheres(), 3 * model.nspheres())),
+      c(VecX::Zero(3 * model.nspheres())),
+      impulse(VecX::Zero(3 * model.nspheres())),
+      sigma(VecX::Ones(model.nspheres())),
+      Ginv(MatX::Zero(3 * model.nspheres(), 3)),
+      footImpulse(VecX::Zero(3 * model.nspheres())),
       qMid(VecX::Zero(model.nq())),
       u(VecX::Zero(model.nv())),
       tauJoint(VecX::Zero(model.nj())),
       work(VecX::Zero(model.nv())) {
-  active.reserve(model.nfeet());
+  active.reserve(model.nspheres());
   int chainLevels = 0;  // per joint body: its F and one entry per body on its path to the base
   for (int i = 1; i < model.nbodies(); ++i)
     for (int j = i; j > 0; j = model.bodies[j].parent) ++chainLevels;

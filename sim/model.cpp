@@ -30,14 +30,16 @@ void Model::finalize() {
     const int p = bodies[i].parent;
     dofParent[5 + i] = p == 0 ? 5 : 5 + p;
   }
-  footDofs.assign(nfeet(), {});
-  for (int f = 0; f < nfeet(); ++f) {
-    for (int k = feet[f].body == 0 ? 5 : 5 + feet[f].body; k >= 0; k = dofParent[k])
+  const int ns = nspheres();
+  footDofs.assign(ns, {});
+  for (int f = 0; f < ns; ++f) {
+    const int body = sphere(f).body;
+    for (int k = body == 0 ? 5 : 5 + body; k >= 0; k = dofParent[k])
       footDofs[f].insert(footDofs[f].begin(), k);
   }
-  footCommonDofs.assign(nfeet(), std::vector<int>(nfeet(), 0));
-  for (int a = 0; a < nfeet(); ++a)
-    for (int b = 0; b < nfeet(); ++b) {
+  footCommonDofs.assign(ns, std::vector<int>(ns, 0));
+  for (int a = 0; a < ns; ++a)
+    for (int b = 0; b < ns; ++b) {
       int n = 0;
       while (n < static_cast<int>(std::min(footDofs[a].size(), footDofs[b].size())) &&
              footDofs[a][n] == footDofs[b][n])

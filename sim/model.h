@@ -1,5 +1,6 @@
 // The immutable description of a floating-base robot: a tree of rigid bodies connected by revolute
-// joints, hanging from a 6-DoF free base, with sphere feet.
+// joints, hanging from a 6-DoF free base, with sphere feet and, optionally, more spheres on the legs
+// (knees, shanks) that touch the ground too.
 //
 // State layout (frames are fixed here once for all of sim/):
 //   q (nq = 7 + nj): base position in world [0:3], base orientation quaternion (w, x, y, z) [3:7]
@@ -37,6 +38,7 @@ struct JointInfo {
   double armature = 0;                 // reflected rotor inertia added to H's diagonal [kg m^2]
 };
 
+// A collision sphere against the ground: a foot, or a sphere on a leg (Model::legSpheres).
 struct Foot {
   std::string name;  // name of the URDF link carrying the sphere
   int body = 0;      // movable body the sphere is rigidly attached to
@@ -49,10 +51,14 @@ struct Model {
   std::string source;  // file it was loaded from, for messages
   std::vector<Body> bodies;
   std::vector<JointInfo> joints;  // joints[i] belongs to bodies[i + 1]
-  std::vector<Foot> feet;
+  std::vector<Foot> feet;  // what rewards, observations and gaits call the feet
+  // Spheres on the legs that are not feet (knees, shanks): they touch the ground in every contact
+  // model, so that a leg cannot pass through a step edge, and nothing else reads them. The contact
+  // stages see one list of spheres, the feet first: sphere(j), j < nspheres().
+  std::vector<Foot> legSpheres;
   std::vector<int> dofParent;  // parent of each velocity dof in the tree (for the sparse factor)
-  // Per foot: the velocity dofs that move it, root first (base dofs, then the joints down to the
-  // foot's body); per pair of feet the length of the common prefix of those lists.
+  // Per sphere: the velocity dofs that move it, root first (base dofs, then the joints down to the
+  // sphere's body); per pair of spheres the length of the common prefix of those lists.
   std::vector<std::vector<int>> footDofs;
   std::vector<std::vector<int>> footCommonDofs;
   Vec3 gravity{0, 0, -9.81};
@@ -62,6 +68,8 @@ struct Model {
   int nv() const { return 6 + nj(); }
   int nbodies() const { return static_cast<int>(bodies.size()); }
   int nfeet() const { return static_cast<int>(feet.size()); }
+  int nspheres() const { return nfeet() + static_cast<int>(legSpheres.size()); }
+  const Foot& sphere(int j) const { return j < nfeet() ? feet[j] : legSpheres[j - nfeet()]; }
   double totalMass() const;
   int jointIndex(const std::string& name) const;  // -1 if absent
   int footIndex(const std::string& name) const;   // -1 if absent

@@ -39,18 +39,23 @@ Model reorderJoints(const Model& model, const std::vector<std::string>& order) {
     out.bodies[k + 1] = model.bodies[j + 1];
     out.bodies[k + 1].parent = newParent;
   }
-  for (auto& f : out.feet)
-    if (f.body > 0) f.body = newOfOld[f.body - 1] + 1;
+  for (auto* list : {&out.feet, &out.legSpheres})
+    for (auto& f : *list)
+      if (f.body > 0) f.body = newOfOld[f.body - 1] + 1;
   out.finalize();
   return out;
 }
 
-Model selectFeet(const Model& model, const std::vector<std::string>& links) {
+Model selectFeet(const Model& model, const std::vector<std::string>& links,
+                 const std::vector<std::string>& legLinks) {
   Model out = model;
   out.feet.clear();
+  out.legSpheres.clear();
+  std::vector<Foot> all = model.feet;  // every sphere the model has
+  all.insert(all.end(), model.legSpheres.begin(), model.legSpheres.end());
   for (const auto& name : links) {
     int count = 0;
-    for (const auto& f : model.feet)
+    for (const auto& f : all)
       if (f.name == name) {
         ++count;
         out.feet.push_back(f);
@@ -63,6 +68,22 @@ Model selectFeet(const Model& model, const std::vector<std::string>& links) {
     for (size_t k = 0; k + 1 < out.feet.size(); ++k)
       if (out.feet[k].name == name)
         throw std::invalid_argument("foot '" + name + "' is listed twice");
+  }
+  for (size_t i = 0; i < legLinks.size(); ++i) {
+    const std::string& name = legLinks[i];
+    if (std::find(links.begin(), links.end(), name) != links.end())
+      throw std::invalid_argument("link '" + name + "' is a foot and cannot also be a leg contact");
+    if (std::find(legLinks.begin(), legLinks.begin() + i, name) != legLinks.begin() + i)
+      throw std::invalid_argument("leg contact '" + name + "' is listed twice");
+    int count = 0;
+    for (const auto& f : all)
+      if (f.name == name) {
+        ++count;
+        out.legSpheres.push_back(f);
+      }
+    if (count == 0)
+      throw std::invalid_argument("leg contact link '" + name +
+                                  "' carries no collision sphere in the URDF");
   }
   out.finalize();
   return out;

@@ -18,9 +18,12 @@ namespace diffloco::sim {
 // listed twice, missing, or listed before its parent.
 Model reorderJoints(const Model& model, const std::vector<std::string>& order);
 
-// The same robot with only the feet on the named links, in the order of `links`. Throws
-// std::invalid_argument for a link with no collision sphere or with more than one, or listed twice.
-Model selectFeet(const Model& model, const std::vector<std::string>& links);
+// The same robot with only the feet on the named links, in the order of `links`, and as its leg
+// spheres (Model::legSpheres) every collision sphere on the links in `legLinks`, both taken from
+// all of the model's spheres (feet and leg spheres); other spheres are dropped. Throws std::invalid_argument for a foot link with no collision sphere or with more than
+// one, a leg link with none, a link listed twice or named in both lists.
+Model selectFeet(const Model& model, const std::vector<std::string>& links,
+                 const std::vector<std::string>& legLinks = {});
 
 // The feet a robot file would name when it names none: on every leaf body (one that moves no other
 // body), the collision sphere farthest from that body's joint, i.e. the end of the leg; in the

@@ -131,7 +131,7 @@ void hardOrSmoothedVjp(const Model& model, const SimOptions& opt, Data& data,
             pa * S.lambda[c] + ca * data.u[c] + Gs.lazyProduct(S.W.row(c).transpose());
       };
       for (int c = opt.contact.terrain ? 0 : 3; c < 6; ++c) column(c);
-      for (int i = model.feet[data.active[a]].body; i > 0; i = model.bodies[i].parent)
+      for (int i = model.sphere(data.active[a]).body; i > 0; i = model.bodies[i].parent)
         column(5 + i);
     }
     // c = J u. The adjoint of u is then vnBar + J^T cbar, and H^-1 of it is lambda' + W cbar:
@@ -171,7 +171,7 @@ void softVjp(const Model& model, const SimOptions& opt, Data& stepData,
              const Eigen::Ref<const VecX>& q, const Eigen::Ref<const VecX>& v,
              const Eigen::Ref<const VecX>& qTarget, const Eigen::Ref<const VecX>& gq,
              const Eigen::Ref<const VecX>& gv, StepAdjoint& out) {
-  const int nv = model.nv(), nf = model.nfeet();
+  const int nv = model.nv(), nf = model.nspheres();
   const ContactOptions& c = opt.contact;
   const int n = std::max(1, c.softSubsteps);
   const double h = opt.dt / n;

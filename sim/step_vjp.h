@@ -36,7 +36,7 @@ struct ParamGrad {
     mass = VecX::Zero(model.nbodies());
     mu = kappa = kp = kd = 0;
     softKp = softKd = softKf = 0;
-    footOffset.assign(model.nfeet(), Vec3::Zero());
+    footOffset.assign(model.nspheres(), Vec3::Zero());
     inertia.assign(model.nbodies(), InertiaBar{});
   }
   // Adds the adjoint of the bodies' inertias (KinematicsBar::inertia) as is to `inertia` and,

@@ -273,6 +273,7 @@ int main(int argc, char** argv) {
   }
 
   Robot robot = loadRobot("anymal");
+  robot.model = feetOnly(robot.model);  // the fixed path's robot: feet alone
   for (auto& j : robot.model.joints) j.armature = robot.armature;
   const sim::VecX qs = robot.standingConfiguration();
   const std::vector<double> qStand(qs.data(), qs.data() + qs.size());

@@ -2,9 +2,9 @@
 
 Everything comes from the file (its metadata_props["metadata_json"], docs/deploy.md): the robot
 from the embedded URDF (checked against its sha256), gravity, the collision contract (only the
-foot spheres touch the ground plane), the observation from the terms' definitions, the PD law and
-its limits, the reset, the terminations. No diffloco code: this is the contract's test, and a
-starting point for a robot team's own loop. Needs numpy, onnx, onnxruntime and mujoco (PyPI).
+spheres of the feet and leg_contacts touch the ground plane), the observation from the terms'
+definitions, the PD law and its limits, the reset, the terminations. No diffloco code: this is the
+contract's test, and a starting point for a robot team's own loop. Needs numpy, onnx, onnxruntime and mujoco (PyPI).
 
     python3 mujoco_deployer.py policy.onnx [--episodes 100] [--seed 0] [--dt 0.002] [--json]
 
@@ -87,8 +87,9 @@ def load_policy(path):
 
 
 def build_model(meta, args):
-    """MuJoCo model of the robot as trained: the embedded URDF with a free base, the foot spheres
-    the only colliding geoms (against a ground plane only), friction, gravity, armature."""
+    """MuJoCo model of the robot as trained: the embedded URDF with a free base, its collision
+    spheres (feet and robot.leg_contacts) the only colliding geoms (against a ground plane only),
+    friction, gravity, armature."""
     robot = meta["robot"]
     urdf = robot["urdf"]
     if hashlib.sha256(urdf.encode()).hexdigest() != robot["urdf_sha256"]:
@@ -105,8 +106,8 @@ def build_model(meta, args):
         if joint.type == mujoco.mjtJoint.mjJNT_HINGE:
             joint.limited = mujoco.mjtLimited.mjLIMITED_FALSE  # not enforced in training
             joint.armature = meta["actuator"]["armature"]
-    # The URDF's only collision geometry is the foot spheres (robot.feet): they touch the
-    # ground, never each other.
+    # The URDF's only collision geometry is the spheres of robot.feet and robot.leg_contacts:
+    # they touch the ground, never each other.
     for geom in spec.geoms:
         geom.contype, geom.conaffinity, geom.condim = 1, 0, 3
         geom.friction = [mu, 0.005, 0.0001]

@@ -20,6 +20,7 @@ struct Anymal {
   Robot robot = loadRobot("anymal");
   std::vector<double> qStand;
   Anymal() {
+    robot.model = feetOnly(robot.model);
     for (auto& j : robot.model.joints) j.armature = robot.armature;
     const sim::VecX q = robot.standingConfiguration();
     qStand.assign(q.data(), q.data() + q.size());
@@ -95,6 +96,7 @@ TEST(FixedStep, MatchesSimStepOnEveryShippedRobot) {
   const sim::HeightField bumps = bumpyField(0.02, 12);
   for (const char* name : {"anymal", "quadruped", "go_like"}) {
     Robot r = loadRobot(name);
+    r.model = feetOnly(r.model);
     for (auto& j : r.model.joints) j.armature = r.armature;
     const sim::VecX qs = r.standingConfiguration();
     const std::vector<double> qStand(qs.data(), qs.data() + qs.size());

@@ -23,6 +23,7 @@ struct Anymal {
   Robot robot = loadRobot("anymal");
   std::vector<double> qStand;
   Anymal() {
+    robot.model = feetOnly(robot.model);
     for (auto& j : robot.model.joints) j.armature = robot.armature;
     const sim::VecX q = robot.standingConfiguration();
     qStand.assign(q.data(), q.data() + q.size());

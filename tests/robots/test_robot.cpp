@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "robots/robot.h"
+#include "robots/robot_report.h"
 #include "sim/urdf.h"
 
 namespace fs = std::filesystem;
@@ -43,6 +44,45 @@ TEST(Robot, ShippedRobotsLoad) {
     EXPECT_EQ(r.model.nfeet(), 4) << name;
     EXPECT_GT(r.defaultBaseHeight, 0.3) << name;
   }
+  // ANYmal's knees and shank tubes touch the ground too (anymal.yaml leg_contacts).
+  const diffloco::Robot anymal = loadRobot("anymal");
+  EXPECT_EQ(anymal.model.legSpheres.size(), 24u);
+  EXPECT_EQ(anymal.model.nspheres(), 28);
+}
+
+TEST(Robot, BadLegContactsNameFileLineAndLink) {
+  Scratch s;
+  std::ifstream in(diffloco::configDir() + "/robots/anymal.yaml");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  text.replace(text.find("urdf: anymal.urdf"), 17,
+               "urdf: " + diffloco::configDir() + "/robots/anymal.urdf");
+  const std::string key = "leg_contacts: [LF_SHANK, RF_SHANK, LH_SHANK, RH_SHANK]";
+  const std::string line =
+      std::to_string(1 + std::count(text.begin(), text.begin() + text.find(key), '\n'));
+  auto with = [&](const std::string& to) {
+    std::string t = text;
+    t.replace(t.find(key), key.size(), to);
+    return s.write("legs.yaml", t);
+  };
+  std::string p = with("leg_contacts: [LF_THIGH]");
+  EXPECT_NE(
+      errorOf(p).find(p + ":" + line +
+                      ": leg_contacts: leg contact link 'LF_THIGH' carries no collision sphere"),
+      std::string::npos)
+      << errorOf(p);
+  p = with("leg_contacts: [LF_FOOT]");
+  EXPECT_NE(errorOf(p).find("is a foot"), std::string::npos) << errorOf(p);
+  p = with("leg_contacts: LF_SHANK");
+  EXPECT_NE(errorOf(p).find(p + ":" + line + ": leg_contacts must be a list"), std::string::npos)
+      << errorOf(p);
+  // Without the key the shank spheres are ignored, and said so.
+  diffloco::RobotReport report;
+  const diffloco::Robot feetOnly = diffloco::loadRobot(with(""), &report);
+  EXPECT_TRUE(feetOnly.model.legSpheres.empty());
+  bool noted = false;
+  for (const auto& n : report.notes)
+    noted |= n.find("ignored 24 collision spheres") != std::string::npos;
+  EXPECT_TRUE(noted);
 }
 
 // The robot's drive and time step live in its YAML's task_defaults (one torch-free place for

@@ -119,11 +119,49 @@ TEST(ModelEdit, FeetAreSelectedByLinkAndFoundAtTheLegEnds) {
   EXPECT_EQ(b.feet[0].body, a.feet[a.footIndex("RH_FOOT")].body);
   EXPECT_EQ(b.footDofs.size(), 2u);  // finalized for the new feet
   EXPECT_NE(errorOf([&] {
+              selectFeet(a, {"LF_THIGH"});
+            }).find("link 'LF_THIGH' carries no collision sphere"),
+            std::string::npos);
+  EXPECT_NE(errorOf([&] {
               selectFeet(a, {"LF_SHANK"});
-            }).find("link 'LF_SHANK' carries no collision sphere"),
+            }).find("link 'LF_SHANK' carries 6 collision spheres; a foot is one sphere"),
             std::string::npos);
   EXPECT_NE(errorOf([&] {
               selectFeet(a, {"LF_FOOT", "LF_FOOT"});
+            }).find("listed twice"),
+            std::string::npos);
+}
+
+// Leg spheres: every sphere on the named links, after the feet in the contact stages' list, with
+// their own dof paths; the feet stay what they were.
+TEST(ModelEdit, LegSpheresComeFromTheirLinksAfterTheFeet) {
+  const Model& a = anymal();
+  const Model b = selectFeet(a, {"LF_FOOT", "RF_FOOT"}, {"RF_SHANK"});
+  ASSERT_EQ(b.nfeet(), 2);
+  ASSERT_EQ(b.legSpheres.size(), 6u);  // knee and five along the tube (configs/robots/anymal.urdf)
+  EXPECT_EQ(b.nspheres(), 8);
+  EXPECT_EQ(b.sphere(1).name, "RF_FOOT");
+  EXPECT_EQ(b.sphere(2).name, "RF_SHANK");
+  EXPECT_DOUBLE_EQ(b.sphere(2).radius, 0.07);
+  EXPECT_EQ(b.sphere(2).body, b.sphere(1).body);  // the foot is fixed to the shank
+  ASSERT_EQ(b.footDofs.size(), 8u);
+  EXPECT_EQ(b.footDofs[2], b.footDofs[1]);
+  EXPECT_EQ(b.footCommonDofs[0][2], 6);  // LF foot and RF shank share the base dofs alone
+  // Reordering the joints carries the leg spheres' bodies along.
+  std::vector<std::string> order;  // IsaacLab's: every HAA, then every HFE, then every KFE
+  for (const char* j : {"HAA", "HFE", "KFE"})
+    for (const char* leg : {"LF", "RF", "LH", "RH"}) order.push_back(std::string(leg) + "_" + j);
+  const Model c = reorderJoints(b, order);
+  EXPECT_EQ(c.bodies[c.legSpheres[0].body].name, "RF_SHANK");
+  EXPECT_EQ(c.legSpheres[0].body, c.feet[1].body);
+  EXPECT_NE(errorOf([&] { selectFeet(a, {"LF_FOOT"}, {"LF_FOOT"}); }).find("is a foot"),
+            std::string::npos);
+  EXPECT_NE(errorOf([&] {
+              selectFeet(a, {"LF_FOOT"}, {"LF_THIGH"});
+            }).find("leg contact link 'LF_THIGH' carries no collision sphere"),
+            std::string::npos);
+  EXPECT_NE(errorOf([&] {
+              selectFeet(a, {"LF_FOOT"}, {"LF_SHANK", "LF_SHANK"});
             }).find("listed twice"),
             std::string::npos);
 }

@@ -50,8 +50,10 @@ double pitchOf(const VecX& q) {
 }
 
 // The robot 5 cm above the surface under its base, tilted by `pitch0`, PD holding the default
-// pose, 3 s.
-Trajectory run(const Robot& robot, const sim::HeightField& hf, double pitch0, bool mujoco) {
+// pose (or, `kneel`, thighs down and shanks folded level, its lowest sphere 1 cm above the
+// surface: it lands on its knees and shank tubes, sim::Model::legSpheres), 3 s.
+Trajectory run(const Robot& robot, const sim::HeightField& hf, double pitch0, bool mujoco,
+               bool kneel = false) {
   sim::Model model = robot.model;
   for (auto& j : model.joints) j.armature = robot.armature;
   const double dt = 0.002;
@@ -69,6 +71,22 @@ Trajectory run(const Robot& robot, const sim::HeightField& hf, double pitch0, bo
   const sim::Quat rot(Eigen::AngleAxisd(-pitch0, Vec3::UnitY()));
   q.segment<4>(3) << rot.w(), rot.x(), rot.y(), rot.z();
   q[2] += sim::groundHeight(terrain.get(), q[0], q[1]) + 0.05;
+  if (kneel) {
+    for (int leg = 0; leg < 4; ++leg) {
+      q[7 + 3 * leg + 1] = 0;
+      q[7 + 3 * leg + 2] = leg < 2 ? -1.57 : 1.57;
+    }
+    sim::Data d(model);
+    sim::forwardKinematics(model, d, q);
+    double lowest = 1e9;
+    for (int j = 0; j < model.nspheres(); ++j)
+      lowest = std::min(lowest, -sim::sphereContact(terrain.get(),
+                                                    sim::worldPoint(d, model.sphere(j).body,
+                                                                    model.sphere(j).offset),
+                                                    model.sphere(j).radius)
+                                     .depth);
+    q[2] += 0.01 - lowest;
+  }
   const VecX target = q.tail(model.nj());
 
   Trajectory t;
@@ -123,8 +141,9 @@ Trajectory run(const Robot& robot, const sim::HeightField& hf, double pitch0, bo
 }
 
 void expectSameTrajectory(const char* what, const Robot& robot, const sim::HeightField& hf,
-                          double pitch0) {
-  const Trajectory ours = run(robot, hf, pitch0, false), theirs = run(robot, hf, pitch0, true);
+                          double pitch0, bool kneel = false) {
+  const Trajectory ours = run(robot, hf, pitch0, false, kneel),
+                   theirs = run(robot, hf, pitch0, true, kneel);
   ASSERT_EQ(ours.position.size(), theirs.position.size());
   double dz = 0, dxy = 0, dpitch = 0;
   for (size_t k = 0; k < ours.position.size(); ++k) {
@@ -199,6 +218,15 @@ TEST(MujocoTerrain, RobotDroppedOnBumpsAgrees) {
     return 0.04 * std::sin(2 * M_PI * x / 1.6) * std::cos(2 * M_PI * y / 1.2);
   });
   expectSameTrajectory("anymal on 4 cm bumps", robot, *hf, 0.0);
+}
+
+// The knee and shank-tube spheres are MuJoCo geoms too (mujoco/mujoco_model.h): the robot
+// kneeling on an incline rests on them in both simulators alike.
+TEST(MujocoTerrain, RobotKneelingOnAnInclineAgrees) {
+  const Robot robot = loadRobot("anymal");
+  ASSERT_FALSE(robot.model.legSpheres.empty());
+  const auto hf = field([](double x, double y) { return 0.1 * x + 0.05 * y; });
+  expectSameTrajectory("anymal kneeling on a 10 % / 5 % incline", robot, *hf, std::atan(0.1), true);
 }
 
 #endif  // DIFFLOCO_WITH_MUJOCO

@@ -1,11 +1,15 @@
 // The hand-written backward pass of a step against central finite differences (double precision).
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <memory>
 #include <random>
 
 #include "robots/robot.h"
+#include "sim/kinematics.h"
 #include "sim/step.h"
 #include "sim/step_vjp.h"
+#include "sim/terrain.h"
 
 using namespace diffloco;
 using namespace diffloco::sim;
@@ -46,6 +50,39 @@ Case makeCase(const std::string& robot, ContactModel cm, bool inContact, unsigne
   return c;
 }
 
+// ANYmal kneeling: thighs down, shanks folded level, lowered until its lowest sphere (a knee,
+// sim::Model::legSpheres) is 12 mm in (every knee is in); the feet are 10 cm above the ground.
+Case kneelingCase(ContactModel cm, unsigned seed, bool bumps) {
+  Case c = makeCase("anymal", cm, true, seed);
+  if (bumps) {  // 3 cm bumps at a 5 cm grid: curved ground under every sphere
+    auto hf = std::make_shared<HeightField>();
+    hf->spacing = 0.05, hf->nx = 61, hf->ny = 41, hf->originX = -1.5, hf->originY = -1;
+    for (int iy = 0; iy < hf->ny; ++iy)
+      for (int ix = 0; ix < hf->nx; ++ix)
+        hf->heights.push_back(0.03 * std::sin(4.1 * ix * hf->spacing) *
+                              std::cos(3.3 * iy * hf->spacing));
+    c.opt.contact.terrain = hf;
+  }
+  const Model& m = c.robot.model;
+  std::mt19937 rng(seed);
+  std::normal_distribution<double> n(0.0, 1.0);
+  for (int leg = 0; leg < 4; ++leg) {
+    c.q[7 + 3 * leg + 1] = 0.03 * n(rng);
+    c.q[7 + 3 * leg + 2] = (leg < 2 ? -1.57 : 1.57) + 0.03 * n(rng);
+  }
+  c.target = c.q.tail(m.nj());
+  Data d(m);
+  forwardKinematics(m, d, c.q);
+  double lowest = 1e9;
+  for (int j = 0; j < m.nspheres(); ++j)
+    lowest = std::min(lowest, -sphereContact(c.opt.contact.terrain.get(),
+                                             worldPoint(d, m.sphere(j).body, m.sphere(j).offset),
+                                             m.sphere(j).radius)
+                                   .depth);
+  c.q[2] -= lowest + 0.012;
+  return c;
+}
+
 // Loss = <wq, q'> + <wv, v'> with fixed random weights.
 struct Loss {
   VecX wq, wv;
@@ -63,8 +100,8 @@ double relErr(const VecX& a, const VecX& b) {
 }
 
 void checkCase(const std::string& robot, ContactModel cm, bool inContact, double tol,
-               double slide = 0) {
-  Case c = makeCase(robot, cm, inContact, 7, slide);
+               double slide = 0, bool kneel = false, bool bumps = false) {
+  Case c = kneel ? kneelingCase(cm, 7, bumps) : makeCase(robot, cm, inContact, 7, slide);
   const Model& m = c.robot.model;
   std::mt19937 rng(3);
   std::normal_distribution<double> n(0.0, 1.0);
@@ -104,7 +141,24 @@ void checkCase(const std::string& robot, ContactModel cm, bool inContact, double
   const double gkp = paramFd([](SimOptions& o, double e) { o.actuator.kp += e; });
   const double gkd = paramFd([](SimOptions& o, double e) { o.actuator.kd += e; });
 
-  const std::string what = robot + " " + toString(cm) + (inContact ? " contact" : " distance");
+  const std::string what = robot + " " + toString(cm) +
+                           (kneel       ? (bumps ? " kneeling on bumps" : " kneeling")
+                            : inContact ? " contact"
+                                        : " distance");
+  if (kneel) {  // leg spheres press into the ground, and no foot touches it
+    Data k(m);
+    forwardKinematics(m, k, c.q);
+    int legs = 0, feet = 0;
+    for (int j = 0; j < m.nspheres(); ++j) {
+      const Foot& s = m.sphere(j);
+      const bool in =
+          sphereContact(c.opt.contact.terrain.get(), worldPoint(k, s.body, s.offset), s.radius)
+              .depth >= 0;
+      (j < m.nfeet() ? feet : legs) += in;
+    }
+    EXPECT_GE(legs, 2) << what;
+    EXPECT_EQ(feet, 0) << what;
+  }
   std::printf("active %zu, normal impulses %.3g %.3g %.3g %.3g\n", d.active.size(),
               d.footImpulse[0], d.footImpulse[3], d.footImpulse[6], d.footImpulse[9]);
   std::printf("%-28s q %.1e v %.1e target %.1e mass %.1e | mu %.2e/%.2e kappa %.2e/%.2e kp "
@@ -130,10 +184,12 @@ void checkCase(const std::string& robot, ContactModel cm, bool inContact, double
   auto withModel = [&](auto edit) {
     return fd([&](double e) { Model mm = m; edit(mm, e); return L(c, mm, c.opt, c.q, c.v, c.target); });
   };
-  VecX gOff(3 * m.nfeet()), vOff(3 * m.nfeet());
-  for (int f = 0; f < m.nfeet(); ++f)
+  VecX gOff(3 * m.nspheres()), vOff(3 * m.nspheres());
+  for (int f = 0; f < m.nspheres(); ++f)
     for (int k = 0; k < 3; ++k) {
-      gOff[3 * f + k] = withModel([&](Model& mm, double e) { mm.feet[f].offset[k] += e; });
+      gOff[3 * f + k] = withModel([&](Model& mm, double e) {
+        (f < mm.nfeet() ? mm.feet[f] : mm.legSpheres[f - mm.nfeet()]).offset[k] += e;
+      });
       vOff[3 * f + k] = adj.params.footOffset[f][k];
     }
   const int pairs[6][2] = {{0, 0}, {1, 1}, {2, 2}, {0, 1}, {0, 2}, {1, 2}};
@@ -285,4 +341,12 @@ TEST(StraightThroughTerrain, BackwardIsTheSmoothedTerrainsDerivative) {
   EXPECT_EQ(a.v, b.v);
   EXPECT_EQ(a.qTarget, b.qTarget);
   EXPECT_GT((a.q - c.q).norm(), 1e-3 * c.q.norm());
+}
+
+// The knees and shank tubes on the ground, flat and bumpy: the leg spheres' rows of the contact
+// problem, their contact frames on a height field and their offsets' adjoints.
+TEST(StepVjp, MatchesFiniteDifferencesKneeling) {
+  for (bool bumps : {false, true})
+    for (ContactModel cm : {ContactModel::Smoothed, ContactModel::Soft, ContactModel::Hard})
+      checkCase("anymal", cm, true, 1e-5, 0, true, bumps);
 }
