@@ -231,8 +231,9 @@ int integrateAdaptive(const Model& model, const SimOptions& opt, Data& data,
                       Eigen::Ref<VecX> xOut, std::vector<double>* steps,
                       std::vector<VecX>* checkpoints) {
   const AdaptiveOptions& o = opt.contact.adaptive;
-  if (model.nspheres() > 32)  // the backward keeps per-foot switch sides in 32-bit masks
-    throw std::invalid_argument("adaptive integration: at most 32 feet");
+  if (model.nspheres() > 32)  // the backward keeps per-sphere switch sides in 32-bit masks
+    throw std::invalid_argument(
+        "adaptive integration: at most 32 contact spheres (feet and leg spheres)");
   AdaptiveScratch& W = workFor(model, data);
   const int nf = model.nspheres(), nq = model.nq();
   const double T = opt.dt;

@@ -25,8 +25,8 @@ void footGeometry(const Model& model, const ContactOptions& opt, Data& data) {
 void selectContacts(const Model& model, const ContactOptions& opt, Data& data) {
   data.active.clear();
   // A leg sphere far from the ground would only add rows of zero weight: the smoothed model takes
-  // it once its sigmoid weight reaches 1e-6 (d >= -ln(1e6) / kappa), the soft one once it touches
-  // (the penalty of a separated sphere is zero). The feet keep the models' own sets.
+  // it once its sigmoid weight reaches 1e-6 (d >= -ln(1e6) / kappa). The soft model keeps every
+  // sphere, in order (its adaptive integration reads the rows by sphere).
   const double legCutoff = std::min(opt.cutoff, std::log(1e6) / opt.kappa);
   for (int j = 0; j < model.nspheres(); ++j) {
     const double d = data.depth[j];
@@ -40,7 +40,7 @@ void selectContacts(const Model& model, const ContactOptions& opt, Data& data) {
         if (d >= -(leg ? legCutoff : opt.cutoff)) data.active.push_back(j);
         break;
       case ContactModel::Soft:
-        if (!leg || d >= 0) data.active.push_back(j);
+        data.active.push_back(j);
         break;
     }
   }

@@ -1,6 +1,6 @@
-// Contact between the spheres (feet, then leg spheres) and the ground (the plane z = 0 or a height field, sim/terrain.h):
-// geometry, Jacobians, the Delassus problem and its solvers (Gauss-Seidel for the hard and smoothed
-// models, penalty for the soft one).
+// Contact between the spheres (feet, then leg spheres) and the ground (the plane z = 0 or a height
+// field, sim/terrain.h): geometry, Jacobians, the Delassus problem and its solvers (Gauss-Seidel
+// for the hard and smoothed models, penalty for the soft one).
 #pragma once
 
 #include "sim/data.h"
@@ -13,9 +13,8 @@ namespace diffloco::sim {
 void footGeometry(const Model& model, const ContactOptions& opt, Data& data);
 
 // Which spheres enter the contact problem: hard and straight_through (forward) -> depth >= 0;
-// smoothed -> depth >= -cutoff; soft -> all feet (the penalty skips separated feet itself). Leg
-// spheres (Model::legSpheres) only where they can act: smoothed -> sigmoid(kappa depth) >= 1e-6
-// (and depth >= -cutoff), soft -> depth >= 0.
+// smoothed -> depth >= -cutoff; soft -> every sphere (the penalty skips separated ones itself).
+// Leg spheres (Model::legSpheres) in the smoothed model only once sigmoid(kappa depth) >= 1e-6.
 void selectContacts(const Model& model, const ContactOptions& opt, Data& data);
 
 // Contact Jacobian rows (normal, tangent1, tangent2: world z, x, y on the plane) of each active

@@ -240,7 +240,7 @@ void softVjp(const Model& model, const SimOptions& opt, Data& stepData,
     S.Jbar.setZero(3 * nf, nv);
     VecX& depthBar = S.depthBar;
     depthBar.setZero(nf);
-    for (int a = 0; a < nf; ++a) {
+    for (int a = 0; a < static_cast<int>(data.active.size()); ++a) {
       const double d = data.depth[data.active[a]];
       if (d < 0) continue;
       const auto Ja = data.Jc.middleRows<3>(3 * a);
