@@ -75,6 +75,12 @@ LocomotionEnv::LocomotionEnv(TaskConfig task, const EnvOptions& options)
   k_.effort = torch::empty({nj}, kF64);
   for (int j = 0; j < nj; ++j)
     k_.effort[j] = std::min(task_.sim.actuator.effort, m.joints[j].effort);
+  k_.jointLower = torch::empty({nj}, kF64);
+  k_.jointUpper = torch::empty({nj}, kF64);
+  for (int j = 0; j < nj; ++j) {
+    k_.jointLower[j] = m.joints[j].lower;
+    k_.jointUpper[j] = m.joints[j].upper;
+  }
   k_.footRadius = torch::empty({m.nfeet()}, kF64);
   for (int f = 0; f < m.nfeet(); ++f) k_.footRadius[f] = m.feet[f].radius;
   k_.actuator = task_.sim.actuator;

@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "envs/sim_function.h"
+#include "runtime/height_scan.h"
 
 namespace diffloco::envs {
 
@@ -212,26 +213,12 @@ Tensor footReference(TermContext& c, const TermParams& p) {
   return p("height") * torch::relu(torch::sin(arg));
 }
 
-// The height scan's grid (height_scan's parameters).
-struct HeightScanGrid {
-  double x0, y0, spacing;
-  int nx, ny;
-  explicit HeightScanGrid(const TermParams& p)
-      : x0(p.list("x_range").at(0)), y0(p.list("y_range").at(0)), spacing(p("spacing")) {
-    auto count = [&](const std::vector<double>& r) {
-      const double n = (r.at(1) - r.at(0)) / spacing;
-      if (!(spacing > 0) || !(n >= 0) || n > 1000)
-        throw std::invalid_argument("height_scan: x_range, y_range and spacing give a grid of " +
-                                    std::to_string(n + 1) + " points per axis (1 to 1001)");
-      return static_cast<int>(std::floor(n + 1e-9)) + 1;
-    };
-    nx = count(p.list("x_range"));
-    ny = count(p.list("y_range"));
-  }
-};
+// The height scan's grid (height_scan's parameters), as the robot side computes it.
+deploy::HeightScanGrid heightScanGrid(const TermParams& p) {
+  return deploy::HeightScanGrid(p.list("x_range"), p.list("y_range"), p("spacing"));
+}
 
 Tensor heightScan(TermContext& c, const TermParams& p) {
-  const HeightScanGrid g(p);
   const StateFeatures& s = c.state();
   // Heading (cos yaw, sin yaw) from R's first column: R_00 = 1 - 2(y^2 + z^2), R_10 = 2(xy + wz).
   const Tensor w = s.quat.select(1, 0), x = s.quat.select(1, 1), y = s.quat.select(1, 2),
@@ -240,11 +227,10 @@ Tensor heightScan(TermContext& c, const TermParams& p) {
   const Tensor norm = torch::sqrt(r00 * r00 + r10 * r10).clamp_min(1e-9);
   const Tensor cy = (r00 / norm).unsqueeze(1), sy = (r10 / norm).unsqueeze(1);
   std::vector<double> px, py;
-  for (int i = 0; i < g.nx; ++i)
-    for (int j = 0; j < g.ny; ++j) {
-      px.push_back(g.x0 + i * g.spacing);
-      py.push_back(g.y0 + j * g.spacing);
-    }
+  for (const auto& l : heightScanGrid(p).local()) {
+    px.push_back(l[0]);
+    py.push_back(l[1]);
+  }
   const Tensor lx = torch::tensor(px, torch::kDouble), ly = torch::tensor(py, torch::kDouble);
   const Tensor wx = c.q.select(1, 0).unsqueeze(1) + cy * lx - sy * ly;
   const Tensor wy = c.q.select(1, 1).unsqueeze(1) + sy * lx + cy * ly;
@@ -274,7 +260,7 @@ std::vector<TermDef> makeObservations() {
                TermDef::kFromParams,
                [](TermContext& c, const TermParams& p) { return heightScan(c, p); }});
   t.back().sizeOf = [](const TermParams& p) {
-    const HeightScanGrid g(p);
+    const deploy::HeightScanGrid g = heightScanGrid(p);
     return g.nx * g.ny;
   };
   t.back().definition = {
@@ -480,6 +466,21 @@ std::vector<TermDef> makeRewards() {
                1,
                [](TermContext& c, const TermParams&) { return -sq(c.jointAcc()).sum(1); },
                TermDef::kStepStart});
+  // The simulator does not enforce joint limits (nor does a robot's controller, beyond a safety
+  // stop): a policy that leans on a joint past its URDF range learns a motion the robot cannot
+  // make.
+  t.push_back(
+      {"joint_pos_limits",
+       "-sum_i (max(q_i - (upper_i - margin), 0) + max((lower_i + margin) - q_i, 0)), "
+       "limits: the URDF's",
+       {{"margin", {0.0}, "distance inside each limit where the penalty starts [rad]"}},
+       1,
+       [](TermContext& c, const TermParams& p) {
+         const TaskConstants& k = c.constants();
+         const Tensor q = c.state().jointPos + k.defaultJointPos;
+         const double m = p("margin");
+         return -(torch::relu(q - (k.jointUpper - m)) + torch::relu((k.jointLower + m) - q)).sum(1);
+       }});
   t.push_back({"joint_torque_l2",
                "-|tau|^2 (actuator torque of the last sim sub-step)",
                {},

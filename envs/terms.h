@@ -26,6 +26,7 @@ class SimLink;
 struct TaskConstants {
   torch::Tensor defaultJointPos;  // [nj]
   torch::Tensor effort;           // [nj] torque limits, min(task, URDF)
+  torch::Tensor jointLower, jointUpper;  // [nj] the URDF's position limits [rad]
   torch::Tensor footRadius;       // [F]
   sim::ActuatorOptions actuator;  // PD law (for the torque term)
   double envDt = 0.01;

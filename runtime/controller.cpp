@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "io/zip_archive.h"
+#include "runtime/height_scan.h"
 
 namespace diffloco::deploy {
 
@@ -52,19 +53,14 @@ double param(const ObservationTerm& t, const char* key, int index) {
 
 std::vector<std::array<double, 2>> heightScanPoints(const ObservationTerm& t, double x, double y,
                                                     double yaw) {
-  const double x0 = param(t, "x_range", 0), x1 = param(t, "x_range", 1);
-  const double y0 = param(t, "y_range", 0), y1 = param(t, "y_range", 1);
-  const double s = param(t, "spacing", 0);
-  const int nx = static_cast<int>(std::floor((x1 - x0) / s + 1e-9)) + 1;
-  const int ny = static_cast<int>(std::floor((y1 - y0) / s + 1e-9)) + 1;
+  const HeightScanGrid g({param(t, "x_range", 0), param(t, "x_range", 1)},
+                         {param(t, "y_range", 0), param(t, "y_range", 1)}, param(t, "spacing", 0));
   const double c = std::cos(yaw), sn = std::sin(yaw);
-  std::vector<std::array<double, 2>> p;
-  p.reserve(static_cast<size_t>(nx) * ny);
-  for (int i = 0; i < nx; ++i)
-    for (int j = 0; j < ny; ++j) {
-      const double lx = x0 + i * s, ly = y0 + j * s;
-      p.push_back({x + c * lx - sn * ly, y + sn * lx + c * ly});
-    }
+  std::vector<std::array<double, 2>> p = g.local();
+  for (auto& [lx, ly] : p) {
+    const double wx = x + c * lx - sn * ly, wy = y + sn * lx + c * ly;
+    lx = wx, ly = wy;
+  }
   return p;
 }
 

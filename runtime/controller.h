@@ -52,7 +52,8 @@ struct ControllerConfig {
 
 // The world (x, y) of the height_scan term's points for a base at (x, y) with heading `yaw`
 // (atan2(R_10, R_00) of its orientation), in the order the observation takes them (k = i * ny +
-// j: x along the heading outer, y to the left inner; envs/terms.cpp defines the term).
+// j: x along the heading outer, y to the left inner; runtime/height_scan.h's grid, as the training
+// term in envs/terms.cpp takes it).
 std::vector<std::array<double, 2>> heightScanPoints(const ObservationTerm& term, double x,
                                                     double y, double yaw);
 
