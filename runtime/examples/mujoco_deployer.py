@@ -32,6 +32,7 @@ INTEGRATORS = {"euler": mujoco.mjtIntegrator.mjINT_EULER, "rk4": mujoco.mjtInteg
 CONES = {"pyramidal": mujoco.mjtCone.mjCONE_PYRAMIDAL, "elliptic": mujoco.mjtCone.mjCONE_ELLIPTIC}
 SOLVERS = {"pgs": mujoco.mjtSolver.mjSOL_PGS, "cg": mujoco.mjtSolver.mjSOL_CG,
            "newton": mujoco.mjtSolver.mjSOL_NEWTON}
+GROUND_GROUP = 2  # the ground geom's group (the robot's geoms are elsewhere)
 
 
 class Mt19937_64:
@@ -111,8 +112,10 @@ def build_model(meta, args):
     for geom in spec.geoms:
         geom.contype, geom.conaffinity, geom.condim = 1, 0, 3
         geom.friction = [mu, 0.005, 0.0001]
+    # The ground, alone in geom group GROUND_GROUP: the height scan's rays see it and not the robot.
     spec.worldbody.add_geom(type=mujoco.mjtGeom.mjGEOM_PLANE, size=[0, 0, 0.05], contype=0,
-                            conaffinity=1, condim=3, friction=[mu, 0.005, 0.0001])
+                            conaffinity=1, condim=3, friction=[mu, 0.005, 0.0001],
+                            group=GROUND_GROUP)
     opt = spec.option
     opt.gravity = robot["gravity"]
     opt.timestep = args.dt or meta["timing"]["sim_dt"]
@@ -150,11 +153,42 @@ def pd_torque(meta, target, q, qd):
     return np.clip(tau, lo, hi)
 
 
+def ground_height(m, d, x, y):
+    """Height of the ground under (x, y): a ray cast down onto the ground's geom group."""
+    geom = np.array([-1], dtype=np.int32)
+    groups = np.zeros(6, dtype=np.uint8)
+    groups[GROUND_GROUP] = 1
+    top = 100.0
+    dist = mujoco.mj_ray(m, d, np.array([x, y, top]), np.array([0.0, 0.0, -1.0]), groups, 1, -1,
+                         geom)
+    return top - dist if geom[0] >= 0 else 0.0
+
+
+def height_scan(t, s):
+    """The height_scan term's definition: clip(z - offset - h(p_k), -clip, clip), p_k = (x, y) +
+    Rz(yaw) (x_i, y_j), k = i * ny + j, yaw = atan2(R_10, R_00)."""
+    p = {k: v for k, v in t["params"].items()}
+    (x0, x1), (y0, y1), spacing = p["x_range"], p["y_range"], p["spacing"][0]
+    nx = math.floor((x1 - x0) / spacing + 1e-9) + 1
+    ny = math.floor((y1 - y0) / spacing + 1e-9) + 1
+    R, (x, y, z) = s["R"], s["qpos"][0:3]
+    yaw = math.atan2(R[1, 0], R[0, 0])
+    c, sn = math.cos(yaw), math.sin(yaw)
+    out = []
+    for i in range(nx):
+        for j in range(ny):
+            lx, ly = x0 + i * spacing, y0 + j * spacing
+            h = s["ground"](x + c * lx - sn * ly, y + sn * lx + c * ly)
+            out.append(min(max(z - p["offset"][0] - h, -p["clip"][0]), p["clip"][0]))
+    return out
+
+
 def observation(meta, s):
     """The observation, term by term, from the definitions in meta["observation"]["terms"]."""
     R = s["R"]  # base -> world
     values = {
-        "base_height": lambda t: [s["qpos"][2]],
+        "height_scan": lambda t: height_scan(t, s),
+        "base_height": lambda t: [s["qpos"][2] - s["ground"](s["qpos"][0], s["qpos"][1])],
         "base_quat": lambda t: s["qpos"][3:7],
         "base_lin_vel": lambda t: R.T @ s["qvel"][0:3],  # free joint: world-axes velocity
         "base_ang_vel": lambda t: s["qvel"][3:6],  # free joint: base axes already
@@ -213,7 +247,7 @@ def run(meta, session, m, args):
             R = R9.reshape(3, 3)
             s = {"qpos": d.qpos.copy(), "qvel": d.qvel.copy(), "R": R, "q": d.qpos[qadr],
                  "qd": d.qvel[vadr], "command": np.asarray(command), "last_action": last_action,
-                 "time": k * control_dt}
+                 "time": k * control_dt, "ground": lambda x, y: ground_height(m, d, x, y)}
             if k > 0:  # metrics and terminations of the state each decision is taken at
                 v_base = R.T @ d.qvel[0:3]
                 heading = np.hypot(R[0, 0], R[1, 0])
@@ -223,7 +257,8 @@ def run(meta, session, m, args):
                          (command[2] - d.qvel[5]) ** 2]
                 tilt = math.acos(max(-1.0, min(1.0, R[2, 2])))
                 if (not np.all(np.isfinite(d.qvel)) or not math.isfinite(d.qpos[2])
-                        or (height_min is not None and d.qpos[2] < height_min)
+                        or (height_min is not None
+                            and d.qpos[2] - ground_height(m, d, d.qpos[0], d.qpos[1]) < height_min)
                         or (tilt_max is not None and tilt > tilt_max)):
                     fell = True
                     break

@@ -4,7 +4,8 @@ mujoco --save-mjcf` compiled (generated from our parsed URDF by mujoco/mujoco_mo
 Compares what the dynamics depend on: tree, masses, full inertia tensors about the centre of
 mass (the principal-axes order and quaternion may differ), joint axes, armature, damping,
 frictionloss, limits in force, geoms and which collide, contact parameters, engine options.
-usage: compare_mujoco_models.py POLICY.onnx MODEL.xml DT; exit 1 with the differences."""
+usage: compare_mujoco_models.py POLICY.onnx MODEL.xml DT [--cone C] [--noslip N] (the engine
+options both were built with); exit 1 with the differences."""
 import argparse
 import os
 import sys
@@ -26,10 +27,17 @@ def full_inertia(m, i):
 
 
 def main():
-    policy, mjcf, dt = sys.argv[1], sys.argv[2], float(sys.argv[3])
+    p = argparse.ArgumentParser()
+    p.add_argument("policy")
+    p.add_argument("mjcf")
+    p.add_argument("dt", type=float)
+    p.add_argument("--cone", default="pyramidal")
+    p.add_argument("--noslip", type=int, default=0)
+    cli = p.parse_args()
+    policy, mjcf = cli.policy, cli.mjcf
     meta, _ = deployer.load_policy(policy)
-    args = argparse.Namespace(dt=dt, integrator="euler", cone="pyramidal", solver="newton",
-                              iterations=100, noslip=0)
+    args = argparse.Namespace(dt=cli.dt, integrator="euler", cone=cli.cone, solver="newton",
+                              iterations=100, noslip=cli.noslip)
     a = deployer.build_model(meta, args)
     b = mujoco.MjModel.from_xml_path(mjcf)
     bad = []

@@ -18,22 +18,26 @@ if ! "$python" -c "import mujoco, onnxruntime, onnx, numpy" 2>/dev/null; then
 fi
 rm -rf "$work" && mkdir -p "$work"
 fail() { echo "FAIL: $*" >&2; exit 1; }
-compare() {  # name, dt, episodes, python condition on cpp (c) and reference (r) JSON objects
-  local name=$1 dt=$2 episodes=$3 cond=$4 out
+compare() {  # name, dt, episodes, python condition on cpp (c) and reference (r) JSON objects,
+             # MuJoCo options given to both (optional)
+  local name=$1 dt=$2 episodes=$3 cond=$4 options=${5:-} out
   out=$("$bin" export "$repo/pretrained/$name.pt" --format both -o "$work/$name.pt" 2>&1) || {
     echo "$out"
     if echo "$out" | grep -q "without libonnx-dev"; then echo "SKIP: no ONNX"; exit 77; fi
     fail "export of pretrained/$name.pt"
   }
   local cpp ref
-  cpp=$("$bin" eval "$work/$name.pt" --engine mujoco --dt "$dt" --episodes "$episodes" --seed 0 \
+  # shellcheck disable=SC2086
+  cpp=$("$bin" eval "$work/$name.pt" --engine mujoco --dt "$dt" --episodes "$episodes" --seed 0 $options \
         --save-mjcf "$work/$name.xml" --json 2>/dev/null) || fail "diffloco eval --engine mujoco of $name"
   # The models themselves agree to round-off (masses, full inertia tensors, frames, joints,
   # geoms and contact parameters, engine options): what the file says is enough to rebuild it.
+  # shellcheck disable=SC2086
   "$python" "$repo/tests/runtime/compare_mujoco_models.py" "$work/$name.onnx" "$work/$name.xml" \
-    "$dt" || fail "$name: the reference deployer's MuJoCo model differs from diffloco's"
+    "$dt" $options || fail "$name: the reference deployer's MuJoCo model differs from diffloco's"
+  # shellcheck disable=SC2086
   ref=$("$python" "$repo/runtime/examples/mujoco_deployer.py" "$work/$name.onnx" --dt "$dt" \
-        --episodes "$episodes" --seed 0 --json) || fail "reference deployer on $name.onnx"
+        --episodes "$episodes" --seed 0 $options --json) || fail "reference deployer on $name.onnx"
   echo "$name, diffloco eval --engine mujoco: $cpp"
   echo "$name, reference deployer:             $ref"
   "$python" - "$cpp" "$ref" <<PY || fail "$name: the reference deployer disagrees: $cond"
@@ -46,4 +50,9 @@ compare walk_quadruped 0.002 20 \
   'abs(c["falls"] - r["falls"]) <= 2 and abs(c["forward_velocity_mean"] - r["forward_velocity_mean"]) < 0.03'
 compare velocity_anymal 0.005 10 \
   'abs(c["falls"] - r["falls"]) <= 1 and abs(c["lin_vel_rms"] - r["lin_vel_rms"]) < 0.03 and abs(c["yaw_rate_rms"] - r["yaw_rate_rms"]) < 0.03'
+# The rough-terrain policy on the plane: its height scan computed from the term's definition
+# alone (rays down onto the ground), with the cone and no-slip iterations its file recommends.
+compare velocity_anymal_rough 0.005 10 \
+  'c["falls"] == r["falls"] and abs(c["lin_vel_rms"] - r["lin_vel_rms"]) < 1e-3 and abs(c["yaw_rate_rms"] - r["yaw_rate_rms"]) < 1e-3' \
+  "--cone elliptic --noslip 10"
 echo "reference deployer ok"
