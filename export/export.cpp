@@ -423,7 +423,9 @@ ExportResult exportPolicy(const std::string& run, const std::string& out,
   } else if (p.kind == OpenedPolicy::Kind::kPolicyFile) {
     meta.configSha256 = sha256Hex(io::readFile(p.configFile));  // sha256sum config.yaml
   }
-  meta.source = fs::absolute(p.file).lexically_normal().string();
+  // The run folder and file name: what identifies the run, without one machine's path.
+  const fs::path file = fs::absolute(p.file).lexically_normal();
+  meta.source = (file.parent_path().filename() / file.filename()).string();
   // From the policy file: the commit trained at, and the task's name (a run's config.yaml holds
   // the task inline, so the config alone names it after itself).
   auto it = p.metadata.find("git");
