@@ -117,6 +117,28 @@ int runBench(bool json, double seconds) {
           seconds);
       out["vjp_over_step_" + tag] = out["vjp_us_" + tag] / out["step_us_" + tag];
     }
+  if (!model.legSpheres.empty()) {
+    // What the leg spheres (knees, shanks: sim::Model::legSpheres) cost where they are checked
+    // against a height field but touch nothing: the same step with the feet alone.
+    sim::Model feetOnly = model;
+    feetOnly.legSpheres.clear();
+    feetOnly.finalize();
+    sim::Data feetData(feetOnly);
+    for (auto cm : {sim::ContactModel::Hard, sim::ContactModel::Smoothed}) {
+      sim::SimOptions opt;
+      opt.dt = s.robot.dt;
+      opt.contact.model = cm;
+      opt.contact.iterations = 10;
+      opt.contact.terrain = terrain;
+      opt.actuator = s.robot.actuator;
+      const std::string tag = std::string(sim::toString(cm)) + "_terrain";
+      out["step_us_" + tag + "_feet_only"] = timeMicros(
+          [&] { sim::step(feetOnly, opt, feetData, s.q, s.v, s.robot.defaultJointPos, qn, vn); },
+          seconds);
+      out["leg_spheres_over_feet_only_step_" + tag] =
+          out["step_us_" + tag] / out["step_us_" + tag + "_feet_only"];
+    }
+  }
   for (const char* cm : {"hard", "smoothed", "soft"}) {
     out[std::string("terrain_over_flat_step_") + cm] =
         out[std::string("step_us_") + cm + "_terrain"] / out[std::string("step_us_") + cm];
