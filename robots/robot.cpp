@@ -39,8 +39,9 @@ sim::VecX Robot::standingConfiguration() const {
 namespace {
 
 const char* const kKeys[] = {
-    "urdf",         "base_link", "joint_order",  "feet", "leg_contacts", "default_joint_pos",
-    "default_base_height", "torque_limit", "strict", "task_defaults"};
+    "urdf",         "base_link",         "joint_order",         "feet",
+    "leg_contacts", "default_joint_pos", "default_base_height", "torque_limit",
+    "strict",       "task_defaults"};
 const char* const kActuatorKeys[] = {"kp",      "kd", "effort", "saturation", "velocity_limit",
                                      "armature"};
 

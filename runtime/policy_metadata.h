@@ -73,7 +73,7 @@ struct PolicyMetadata {
   // colliding geometry: against the ground, no self-collision) and gravity.
   std::string robot, baseLink, urdf, urdfSha256;
   std::vector<std::string> feet;
-  std::vector<double> footRadius;         // per foot [m]
+  std::vector<double> footRadius;        // per foot [m]
   std::vector<std::string> legContacts;  // empty: the feet alone touch the ground
   std::vector<double> gravity{0, 0, -9.81};
   // Joints in the policy's action (and observation) order. Limits: the URDF's, not enforced by

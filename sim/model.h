@@ -1,6 +1,6 @@
 // The immutable description of a floating-base robot: a tree of rigid bodies connected by revolute
-// joints, hanging from a 6-DoF free base, with sphere feet and, optionally, more spheres on the legs
-// (knees, shanks) that touch the ground too.
+// joints, hanging from a 6-DoF free base, with sphere feet and, optionally, more spheres on the
+// legs (knees, shanks) that touch the ground too.
 //
 // State layout (frames are fixed here once for all of sim/):
 //   q (nq = 7 + nj): base position in world [0:3], base orientation quaternion (w, x, y, z) [3:7]
@@ -51,7 +51,7 @@ struct Model {
   std::string source;  // file it was loaded from, for messages
   std::vector<Body> bodies;
   std::vector<JointInfo> joints;  // joints[i] belongs to bodies[i + 1]
-  std::vector<Foot> feet;  // what rewards, observations and gaits call the feet
+  std::vector<Foot> feet;         // what rewards, observations and gaits call the feet
   // Spheres on the legs that are not feet (knees, shanks): they touch the ground in every contact
   // model, so that a leg cannot pass through a step edge, and nothing else reads them. The contact
   // stages see one list of spheres, the feet first: sphere(j), j < nspheres().

@@ -20,8 +20,9 @@ Model reorderJoints(const Model& model, const std::vector<std::string>& order);
 
 // The same robot with only the feet on the named links, in the order of `links`, and as its leg
 // spheres (Model::legSpheres) every collision sphere on the links in `legLinks`, both taken from
-// all of the model's spheres (feet and leg spheres); other spheres are dropped. Throws std::invalid_argument for a foot link with no collision sphere or with more than
-// one, a leg link with none, a link listed twice or named in both lists.
+// all of the model's spheres (feet and leg spheres); other spheres are dropped. Throws
+// std::invalid_argument for a foot link with no collision sphere or with more than one, a leg link
+// with none, a link listed twice or named in both lists.
 Model selectFeet(const Model& model, const std::vector<std::string>& links,
                  const std::vector<std::string>& legLinks = {});
 

@@ -101,7 +101,8 @@ TEST(VendorRobots, MiniLikeLoadsWithTheImuWarningAndFindsItsFeet) {
                        "no 'feet' key: the spheres at the ends of the legs are the feet: "
                        "front_left_lower, front_right_lower, back_left_lower, "
                        "back_right_lower"));
-  EXPECT_TRUE(contains(rr.notes, "ignored 4 collision spheres on links that are neither feet nor leg contacts"));
+  EXPECT_TRUE(contains(
+      rr.notes, "ignored 4 collision spheres on links that are neither feet nor leg contacts"));
   EXPECT_EQ(rr.notes.size(), 4u);
   EXPECT_EQ(r.model.bodies[0].name, "body");
   EXPECT_EQ(r.model.joints[4].name, "front_left_hip");  // IsaacLab's order, kept
