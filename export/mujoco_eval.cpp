@@ -211,6 +211,11 @@ MujocoEpisodes evaluateInMujoco(const std::string& policyPath, const sim::Model&
         mj_step(mj.m, mj.d);
       }
     }
+    // A full contact buffer drops contacts (MuJoCo 2.x warns and goes on): not a valid episode.
+    if (mj.d->warning[mjWARN_CONTACTFULL].number > 0 || mj.d->warning[mjWARN_CNSTRFULL].number > 0)
+      throw std::runtime_error("MuJoCo's contact or constraint buffer overflowed (nconmax " +
+                               std::to_string(mj.m->nconmax) + ", njmax " +
+                               std::to_string(mj.m->njmax) + "): the episode dropped contacts");
     const int n = std::max(1, fell ? k : k - 1);  // states measured (after each decision)
     r.lengthS.push_back(k * meta.controlDt);
     r.fell.push_back(fell ? 1 : 0);

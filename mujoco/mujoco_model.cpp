@@ -42,7 +42,12 @@ class MjcfWriter {
          << "  <option timestep=\"" << num(opt_.timestep) << "\" gravity=\"" << vec3(g)
          << "\" integrator=\"" << opt_.integrator << "\" solver=\"" << opt_.solver << "\" cone=\""
          << opt_.cone << "\" iterations=\"" << opt_.iterations << "\" noslip_iterations=\""
-         << opt_.noslipIterations << "\" impratio=\"1\"/>\n"
+         << opt_.noslipIterations
+         << "\" impratio=\"1\"/>\n"
+         // Room for every sphere's contacts: on a height field MuJoCo makes one per prism a
+         // sphere touches (at most 50 per pair), and MuJoCo 2.x drops what does not fit.
+         << "  <size nconmax=\"" << 50 * model_.nspheres() << "\" njmax=\""
+         << 300 * model_.nspheres() << "\"/>\n"
          << ground()
          << "  <worldbody>\n"
          // Feet collide with the floor only (contype/conaffinity), never with each other.
