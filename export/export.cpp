@@ -32,13 +32,21 @@ using torch::Tensor;
 
 namespace {
 
-// The init_from chain of a config, newest first: each warm start's own config.yaml (beside its
-// policy or checkpoint, or in its run folder) names the one before. Stops where a config is
-// missing (the chain then ends with the path that could not be followed).
+// The init_from chain of a config, newest first (each entry run-relative): each warm start's own
+// config.yaml (beside its policy or checkpoint, or in its run folder) names the one before. Stops
+// where a config is missing (the chain then ends with the path that could not be followed). A run's
+// file named by its run folder and file name (a run folder by its own name): what identifies it,
+// without one machine's path.
+std::string runRelative(const std::string& path) {
+  const fs::path p = fs::path(path).lexically_normal();
+  if (fs::is_directory(p) || !p.has_parent_path()) return p.filename().string();
+  return (p.parent_path().filename() / p.filename()).string();
+}
+
 std::vector<std::string> warmStartChain(std::string initFrom) {
   std::vector<std::string> chain;
   while (!initFrom.empty() && chain.size() < 32) {
-    chain.push_back(initFrom);
+    chain.push_back(runRelative(initFrom));
     const fs::path p = initFrom;
     const fs::path config = (fs::is_directory(p) ? p : p.parent_path()) / "config.yaml";
     if (!fs::exists(config)) break;
@@ -424,8 +432,7 @@ ExportResult exportPolicy(const std::string& run, const std::string& out,
     meta.configSha256 = sha256Hex(io::readFile(p.configFile));  // sha256sum config.yaml
   }
   // The run folder and file name: what identifies the run, without one machine's path.
-  const fs::path file = fs::absolute(p.file).lexically_normal();
-  meta.source = (file.parent_path().filename() / file.filename()).string();
+  meta.source = runRelative(fs::absolute(p.file).string());
   // From the policy file: the commit trained at, and the task's name (a run's config.yaml holds
   // the task inline, so the config alone names it after itself).
   auto it = p.metadata.find("git");
