@@ -4,8 +4,10 @@
 # floor, in MuJoCo (`eval --engine mujoco` condition flags) and in our simulator with hard contact
 # (the task's randomisation keys fixed to the condition), one JSON object per line.
 # usage: tools/robustness_eval.sh EXPORTED_POLICY EPISODES [DIFFLOCO] > out.jsonl
+#   ENGINES (environment, default "mujoco diffloco"): the engines to run, e.g. one per process.
 set -euo pipefail
 policy=$1 episodes=$2 bin=${3:-build/diffloco}
+engines=${ENGINES:-mujoco diffloco}
 # name | MuJoCo flags | our simulator's task overrides (each also fixes the others to nominal)
 nominal="--set randomization.friction=[0.8,0.8] --set randomization.push_velocity=0
   --set randomization.observation_noise=false --set randomization.motor_strength=[1,1]
@@ -25,11 +27,14 @@ conditions=(
 )
 for c in "${conditions[@]}"; do
   IFS='|' read -r name mj ours <<<"$c"
-  printf '{"engine": "mujoco", "condition": "%s", "result": ' "$name"
-  # shellcheck disable=SC2086
-  "$bin" eval "$policy" --engine mujoco --cone elliptic --noslip 10 --terrain none \
-    --episodes "$episodes" --seed 1 $mj --json | tr -d '\n'
-  printf '}\n'
+  if [[ " $engines " == *" mujoco "* ]]; then
+    printf '{"engine": "mujoco", "condition": "%s", "result": ' "$name"
+    # shellcheck disable=SC2086
+    "$bin" eval "$policy" --engine mujoco --cone elliptic --noslip 10 --terrain none \
+      --episodes "$episodes" --seed 1 $mj --json | tr -d '\n'
+    printf '}\n'
+  fi
+  [[ " $engines " == *" diffloco "* ]] || continue
   printf '{"engine": "diffloco", "condition": "%s", "result": ' "$name"
   # shellcheck disable=SC2086
   "$bin" eval "$policy" --contact hard --terrain none --episodes "$episodes" --envs 100 --seed 1 \

@@ -1,0 +1,120 @@
+#!/usr/bin/env python3
+"""docs/terrain.md's result tables from the evaluation files in docs/data/terrain/.
+
+usage: tools/terrain_tables.py terrain EVAL.jsonl          per-terrain table of one policy
+       tools/terrain_tables.py readme EVAL.jsonl           the README's table (terrains as columns)
+       tools/terrain_tables.py seeds LABEL=EVAL.jsonl ...   falls and lin. RMS per seed (ours)
+       tools/terrain_tables.py robustness LABEL=FILE.jsonl ...  robustness table, one column pair
+                                                              per file (MuJoCo, ours)
+The files are what tools/terrain_eval.sh and tools/robustness_eval.sh write (one JSON object per
+line: engine, terrain_type or condition, result)."""
+import json
+import sys
+
+NAMES = {"none": "plane", "rough": "rough (+-8 cm)", "pyramid_slope": "slope down (25 %)",
+         "pyramid_slope_inverted": "slope up (25 %)", "pyramid_stairs": "stairs down (12 cm)",
+         "pyramid_stairs_inverted": "stairs up (12 cm)", "obstacles": "obstacles (10 cm)"}
+
+
+def rows(path):
+    with open(path) as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def by(path, key):
+    out = {}
+    for r in rows(path):
+        out.setdefault(r[key], {})[r["engine"]] = r["result"]
+    return out
+
+
+def ours(r):
+    return f'{r["falls"]} / {r["episodes"]}, {r["lin_vel_rms"]:.3f}, {r["yaw_rate_rms"]:.3f}'
+
+
+def mujoco(r):
+    return (f'{r["falls"]} / {r["episodes"]}, {r["lin_vel_rms"]:.3f}, {r["yaw_rate_rms"]:.3f}, '
+            f'{r["episodes_beyond_joint_limits"]} ({r["joint_limit_excess_max"]:.2f})')
+
+
+def terrain(path):
+    print("| ground (hardest level) | ours, hard contact: falls, lin., yaw | MuJoCo: falls, lin., "
+          "yaw, beyond limits |")
+    print("|---|---|---|")
+    for t, e in by(path, "terrain_type").items():
+        print(f'| {NAMES.get(t, t)} | {ours(e["diffloco"]) if "diffloco" in e else ""} | '
+              f'{mujoco(e["mujoco"]) if "mujoco" in e else ""} |')
+
+
+SHORT = {"none": "plane", "rough": "rough, +-8 cm", "pyramid_slope": "slope down, 25 %",
+         "pyramid_slope_inverted": "slope up, 25 %", "pyramid_stairs": "stairs down, 12 cm",
+         "pyramid_stairs_inverted": "stairs up, 12 cm", "obstacles": "obstacles, 10 cm"}
+
+
+def readme(path):
+    e = by(path, "terrain_type")
+    types = list(e)
+    print("| | " + " | ".join(SHORT.get(t, t) for t in types) + " |")
+    print("|---" * (len(types) + 1) + "|")
+    ours_n = e[types[0]]["diffloco"]["episodes"]
+    print(f"| falls / {ours_n} (ours, hard contact) | "
+          + " | ".join(str(e[t]["diffloco"]["falls"]) for t in types) + " |")
+    print("| lin. RMS [m/s] | " + " | ".join(f'{e[t]["diffloco"]["lin_vel_rms"]:.3f}' for t in types)
+          + " |")
+    print("| yaw RMS [rad/s] | "
+          + " | ".join(f'{e[t]["diffloco"]["yaw_rate_rms"]:.3f}' for t in types) + " |")
+    if all("mujoco" in e[t] for t in types):
+        mj_n = e[types[0]]["mujoco"]["episodes"]
+        print(f"| falls / {mj_n} (MuJoCo) | "
+              + " | ".join(str(e[t]["mujoco"]["falls"]) for t in types) + " |")
+
+
+def labelled(args):
+    return [a.split("=", 1) for a in args]
+
+
+def seeds(args):
+    files = [(label, by(path, "terrain_type")) for label, path in labelled(args)]
+    print("| ground (hardest level) | " + " | ".join(f"{l}: falls, lin. RMS" for l, _ in files) + " |")
+    print("|---" * (len(files) + 1) + "|")
+    for t in files[0][1]:
+        cells = []
+        for _, f in files:
+            r = f.get(t, {}).get("diffloco")
+            cells.append(f'{r["falls"]} / {r["episodes"]}, {r["lin_vel_rms"]:.3f}' if r else "")
+        print(f"| {NAMES.get(t, t)} | " + " | ".join(cells) + " |")
+
+
+def robustness(args):
+    files = [(label, by(path, "condition")) for label, path in labelled(args)]
+    head = []
+    for label, _ in files:
+        head += [f"{label}, MuJoCo: falls, lin. RMS, beyond limits", f"{label}, ours (hard)"]
+    print("| condition | " + " | ".join(head) + " |")
+    print("|---" * (len(head) + 1) + "|")
+    for c in files[0][1]:
+        cells = []
+        for _, f in files:
+            m, o = f.get(c, {}).get("mujoco"), f.get(c, {}).get("diffloco")
+            cells.append(f'{m["falls"]} / {m["episodes"]}, {m["lin_vel_rms"]:.3f}, '
+                         f'{m["episodes_beyond_joint_limits"]}' if m else "")
+            cells.append(f'{o["falls"]} / {o["episodes"]}, {o["lin_vel_rms"]:.3f}' if o else "")
+        print(f"| {c} | " + " | ".join(cells) + " |")
+
+
+def main():
+    if len(sys.argv) < 3 or sys.argv[1] not in ("terrain", "readme", "seeds", "robustness"):
+        sys.exit(__doc__)
+    if sys.argv[1] == "terrain":
+        terrain(sys.argv[2])
+    elif sys.argv[1] == "readme":
+        readme(sys.argv[2])
+    elif sys.argv[1] == "seeds":
+        seeds(sys.argv[2:])
+    else:
+        robustness(sys.argv[2:])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
