@@ -17,6 +17,7 @@
 #include "io/atomic_file.h"
 #include "io/csv.h"
 #include "sim/quaternion.h"
+#include "io/excerpt.h"
 #include "sim/rollout.h"
 #include "sim/step.h"
 #include "sim/thread_pool.h"
@@ -125,7 +126,7 @@ std::vector<Trajectory> readTrajectories(const std::string& path, const sim::Mod
                       std::to_string(i + 1) + " has an empty name");
     if (col.count(header[i]))
       throw DataError(path + ":" + std::to_string(headerLine) + ": column " +
-                      std::to_string(i + 1) + " '" + header[i] + "' repeats column " +
+                      std::to_string(i + 1) + " '" + io::excerpt(header[i]) + "' repeats column " +
                       std::to_string(col[header[i]] + 1));
     col[header[i]] = i;
   }
@@ -154,7 +155,7 @@ std::vector<Trajectory> readTrajectories(const std::string& path, const sim::Mod
   std::vector<int> rowLine;  // per row of the current trajectory
   auto where = [&](int ln, int c) {
     return path + ":" + std::to_string(ln) + ": column " + std::to_string(c + 1) + " '" +
-           header[c] + "'";
+           io::excerpt(header[c]) + "'";
   };
   auto finish = [&]() {
     if (out.empty()) return;
@@ -176,7 +177,7 @@ std::vector<Trajectory> readTrajectories(const std::string& path, const sim::Mod
     const std::string id = trajCol >= 0 ? f[trajCol] : "";
     if (out.empty() || id != currentId) {
       if (!out.empty() && seenIds.count(id))
-        throw DataError(where(lineNo, trajCol) + ": trajectory '" + id +
+        throw DataError(where(lineNo, trajCol) + ": trajectory '" + io::excerpt(id) +
                         "' continues after another one; keep each trajectory's rows together");
       finish();
       seenIds[id] = true;
@@ -193,9 +194,10 @@ std::vector<Trajectory> readTrajectories(const std::string& path, const sim::Mod
       char* end = nullptr;
       const double val = std::strtod(s.c_str(), &end);
       if (s.empty() || end != s.c_str() + s.size())
-        throw DataError(where(lineNo, idx[w]) + ": not a number: \"" + s + "\"");
+        throw DataError(where(lineNo, idx[w]) + ": not a number: \"" + io::excerpt(s) + "\"");
       if (std::isnan(val)) throw DataError(where(lineNo, idx[w]) + ": NaN");
-      if (!std::isfinite(val)) throw DataError(where(lineNo, idx[w]) + ": infinite value " + s);
+      if (!std::isfinite(val))
+        throw DataError(where(lineNo, idx[w]) + ": infinite value " + io::excerpt(s));
       x[w] = val;
     }
     const double t = x[0];
@@ -426,12 +428,13 @@ std::vector<std::pair<std::string, double>> parseAssignments(
       if (part.empty()) continue;
       const auto eq = part.find('=');
       if (eq == std::string::npos)
-        throw std::invalid_argument("expected NAME=VALUE, got '" + part + "'");
+        throw std::invalid_argument("expected NAME=VALUE, got '" + io::excerpt(part) + "'");
       const std::string n = io::trimmed(part.substr(0, eq)), v = io::trimmed(part.substr(eq + 1));
       char* end = nullptr;
       const double x = std::strtod(v.c_str(), &end);
       if (n.empty() || v.empty() || end != v.c_str() + v.size())
-        throw std::invalid_argument("expected NAME=VALUE with a number, got '" + part + "'");
+        throw std::invalid_argument("expected NAME=VALUE with a number, got '" + io::excerpt(part) +
+                                    "'");
       out.emplace_back(n, x);
     }
   }
@@ -461,8 +464,8 @@ std::vector<std::pair<std::string, double>> readParams(const std::string& path) 
     std::string n, rest;
     double v;
     if (!(ls >> n >> v) || (ls >> rest))
-      throw DataError(path + ":" + std::to_string(ln) + ": expected 'NAME VALUE', got '" + line +
-                      "'");
+      throw DataError(path + ":" + std::to_string(ln) + ": expected 'NAME VALUE', got '" +
+                      io::excerpt(line) + "'");
     out.emplace_back(n, v);
   }
   return out;

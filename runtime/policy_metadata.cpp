@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "config/archive.h"
+#include "io/excerpt.h"
 
 namespace diffloco::deploy {
 
@@ -335,8 +336,9 @@ PolicyMetadata parsePolicyMetadata(const std::string& text, const std::string& s
       visitMetadata(m, r, 1);
       upgradeV1Values(m);
     } else {
-      throw std::runtime_error(source + ": format.format: '" + format + "', expected '" +
-                               kMetadataFormat + "' (or the older '" + kMetadataFormatV1 + "')");
+      throw std::runtime_error(source + ": format.format: '" + io::excerpt(format) +
+                               "', expected '" + kMetadataFormat + "' (or the older '" +
+                               kMetadataFormatV1 + "')");
     }
   } catch (const YAML::Exception& e) {
     // What the reader's own checks do not name (a node of an unexpected kind deep inside a

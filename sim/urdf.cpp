@@ -11,6 +11,8 @@
 #include <map>
 #include <sstream>
 
+#include "io/excerpt.h"
+
 namespace diffloco::sim {
 namespace {
 
@@ -61,7 +63,8 @@ struct Parser {
     if (!ok || in >> rest) {
       const std::string expected =
           n == 1 ? "a number" : std::to_string(n) + " space-separated numbers";
-      fail(e, std::string("attribute '") + name + "' must be " + expected + ", got \"" + v + "\"");
+      fail(e, std::string("attribute '") + name + "' must be " + expected + ", got \"" +
+                  io::excerpt(v) + "\"");
     }
     return out;
   }
@@ -118,7 +121,7 @@ Model parseUrdf(const std::string& xml, const std::string& sourceName, const Urd
     std::ostringstream s;
     s << sourceName;
     if (doc.ErrorLineNum() > 0) s << ":" << doc.ErrorLineNum();  // 0 for an empty document
-    s << ": malformed XML: " << doc.ErrorStr();
+    s << ": malformed XML: " << io::excerpt(doc.ErrorStr(), 2 * io::kMaxExcerpt);
     throw ModelError(s.str());
   }
   const XMLElement* robot = doc.FirstChildElement("robot");
@@ -211,7 +214,7 @@ Model parseUrdf(const std::string& xml, const std::string& sourceName, const Urd
     d.name = P.attr(j, "name");
     d.type = P.attr(j, "type");
     if (d.type != "revolute" && d.type != "continuous" && d.type != "fixed" && d.type != "floating")
-      P.fail(j, "joint '" + d.name + "' has unsupported type '" + d.type +
+      P.fail(j, "joint '" + d.name + "' has unsupported type '" + io::excerpt(d.type) +
                     "' (expected revolute, continuous, fixed, or floating from a dummy root)");
     const XMLElement* pe = j->FirstChildElement("parent");
     const XMLElement* ce = j->FirstChildElement("child");

@@ -11,6 +11,7 @@
 #include <stdexcept>
 
 #include "config/archive.h"
+#include "io/excerpt.h"
 #include "io/file_status.h"
 #include "robots/robot.h"
 
@@ -132,9 +133,10 @@ TrainConfig parseRoot(YAML::Node root, const std::string& file,
     const std::string refKey = extends ? "task.extends" : "task";
     const fs::path path = resolveTaskFile(ref.Scalar(), file);
     if (!io::isRegularFile(path))
-      fail(src.where(refKey, ref) + ": " + refKey + ": '" + config::printable(ref.Scalar()) +
-           "' not found (looked for " + config::printable(path.string()) + "; a task name from " +
-           configDir() + "/tasks or a path to a .yaml)");
+      fail(src.where(refKey, ref) + ": " + refKey + ": '" +
+           io::excerpt(config::printable(ref.Scalar())) + "' not found (looked for " +
+           config::printable(path.string()) + "; a task name from " + configDir() +
+           "/tasks or a path to a .yaml)");
     try {
       task = YAML::LoadFile(path.string());
     } catch (const YAML::Exception& e) {
@@ -180,7 +182,7 @@ TrainConfig parseRoot(YAML::Node root, const std::string& file,
            config::didYouMean(name, rewardTerms));
     }
   if (c.name.empty() || c.name.find_first_of("/\\ ") != std::string::npos)
-    fail(src.where("name", root["name"]) + ": name: '" + c.name +
+    fail(src.where("name", root["name"]) + ": name: '" + io::excerpt(c.name) +
          "' must be non-empty, without spaces or slashes (it names the run folder)");
   return c;
 }

@@ -107,6 +107,10 @@ TEST(ActuatorFit, BadLogsNameFileAndLine) {
               "bad.csv:5: column 'q_target': 'abc' is not a number");
   expectError("time,q_target,q,qd\n" + rows(3) + "0.01,0\n", "bad.csv:5: expected 4 cells, got 2");
   expectError("time,q_target,q,qd\n" + rows(10), "only 10 samples");
+  // A bad cell is quoted by its first 80 characters.
+  const std::string brackets(100000, '[');
+  expectError("time,q_target,q,qd\n" + rows(3) + "0.01," + brackets + ",0,0\n",
+              "bad.csv:5: column 'q_target': '" + brackets.substr(0, 80) + "...' is not a number");
 }
 
 }  // namespace

@@ -7,6 +7,8 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <stdexcept>
+#include <string>
 
 #include "sim/step.h"
 #include "ident/sysid.h"
@@ -283,4 +285,34 @@ TEST(Sysid, RecoversCubeSideAndFrictionFromTosses) {
       EXPECT_NEAR(r.final[1], 0.3, 0.015) << "start side x" << fs << ", mu x" << fm;
       EXPECT_LT(r.finalLoss, 0.2 * r.history.front().loss);
     }
+}
+
+// A bad line of a parameter file or a bad value is quoted by its first 80 characters: a line of
+// 100 000 brackets gives a message of one short line.
+TEST(Sysid, LongBadInputIsQuotedShort) {
+  const std::string dir = tempDir("long");
+  const std::string brackets(100000, '[');
+  try {
+    sysid::readParams(writeFile(dir, "truth.txt", "side 0.1\n" + brackets + "\n"));
+    ADD_FAILURE() << "no error for a line of brackets";
+  } catch (const DataError& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("truth.txt:2: expected 'NAME VALUE', got '" + brackets.substr(0, 80) + "...'"),
+              std::string::npos)
+        << m.substr(0, 300);
+    EXPECT_LT(m.size(), 300u);
+  }
+  const std::string e = readError(
+      dir, std::string(kHeader) + kRow0 + "0.005,0,0," + brackets + ",1,0,0,0,0.1,0,-1,0,0,0\n");
+  EXPECT_NE(e.find(":3: column 4 'z': not a number: \"" + brackets.substr(0, 80) + "...\""),
+            std::string::npos)
+      << e.substr(0, 300);
+  EXPECT_LT(e.size(), 300u);
+  try {
+    sysid::parseAssignments({"side=" + brackets});
+    ADD_FAILURE() << "no error for a value of brackets";
+  } catch (const std::invalid_argument& err) {
+    EXPECT_LT(std::string(err.what()).size(), 200u);
+  }
+  std::filesystem::remove_all(dir);
 }

@@ -244,6 +244,27 @@ TEST(Urdf, VendorElementsAreIgnored) {
   EXPECT_EQ(m.feet[0].name, "thigh");
 }
 
+// A bad value is quoted by its first 80 characters: a line of 100 000 brackets gives a message of
+// one short line.
+TEST(UrdfErrors, LongValuesAreQuotedShort) {
+  const std::string brackets(100000, '[');
+  const std::string msg =
+      errorOf(robot(link("base") + link("a") +
+                    "<joint name=\"j\" type=\"revolute\"><parent link=\"base\"/>"
+                    "<child link=\"a\"/>\n<origin xyz=\"" +
+                    brackets + "\"/></joint>\n"));
+  EXPECT_NE(msg.find("bad.urdf:5: <origin>: attribute 'xyz' must be 3 space-separated numbers, "
+                     "got \"" +
+                     brackets.substr(0, 80) + "...\""),
+            std::string::npos)
+      << msg.substr(0, 300);
+  EXPECT_LT(msg.size(), 300u);
+  const std::string type =
+      errorOf(robot(link("base") + link("a") + joint("j", brackets, "base", "a")));
+  EXPECT_NE(type.find("unsupported type '" + brackets.substr(0, 80) + "...'"), std::string::npos);
+  EXPECT_LT(type.size(), 300u);
+}
+
 // A "world" link joined to the base by a floating joint (some exporters write the free base so):
 // the dummy root and the joint go, the child is the base.
 TEST(Urdf, FloatingJointFromADummyRoot) {
