@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <set>
 
+#include "config/yaml_guard.h"
+
 namespace diffloco::config {
 
 void fail(const std::string& msg) {
@@ -122,6 +124,7 @@ Override parseOverride(const std::string& s) {
   } catch (const YAML::Exception& e) {
     fail("--set " + o.text + ": the value is not valid YAML (" + e.msg + ")");
   }
+  checkYamlTree(o.value, "--set " + o.text, false);
   return o;
 }
 

@@ -12,6 +12,7 @@
 #include <stdexcept>
 
 #include "config/archive.h"
+#include "config/yaml_guard.h"
 #include "io/excerpt.h"
 #include "io/file_status.h"
 #include "robots/robot_report.h"
@@ -137,6 +138,7 @@ Robot loadRobot(const std::string& nameOrPath, RobotReport* reportOut) {
   } catch (const YAML::Exception& e) {
     throw std::runtime_error(path.string() + ": " + e.what());
   }
+  config::checkYamlTree(y, path.string());
   config::checkUniqueKeys(y, path.string());
   auto need = [&](const char* key) {
     if (!y[key]) throw std::runtime_error("missing key '" + std::string(key) + "'");

@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "config/archive.h"
+#include "config/yaml_guard.h"
 #include "io/excerpt.h"
 
 namespace diffloco::deploy {
@@ -315,6 +316,7 @@ PolicyMetadata parsePolicyMetadata(const std::string& text, const std::string& s
   } catch (const YAML::Exception& e) {
     throw std::runtime_error(source + ": not valid JSON/YAML metadata: " + e.what());
   }
+  config::checkYamlTree(root, source);
   if (!root.IsMap()) throw std::runtime_error(source + ": metadata is not a map");
   std::string format;
   try {

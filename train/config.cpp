@@ -11,6 +11,7 @@
 #include <stdexcept>
 
 #include "config/archive.h"
+#include "config/yaml_guard.h"
 #include "io/excerpt.h"
 #include "io/file_status.h"
 #include "robots/robot.h"
@@ -142,6 +143,7 @@ TrainConfig parseRoot(YAML::Node root, const std::string& file,
     } catch (const YAML::Exception& e) {
       fail(path.string() + ": " + e.what());
     }
+    config::checkYamlTree(task, path.string());
     c.taskSource = path.string();
   } else if (t.IsMap()) {
     task.reset(t);
@@ -197,6 +199,7 @@ TrainConfig parseTrainConfig(const std::string& yamlText, const std::string& sou
   } catch (const YAML::Exception& e) {
     fail(source + ":" + std::to_string(e.mark.line + 1) + ": not valid YAML: " + e.msg);
   }
+  config::checkYamlTree(root, source);
   return parseRoot(root, source, sets);
 }
 
@@ -257,6 +260,7 @@ envs::TaskConfig parseTaskWithSets(const std::string& taskYaml, const std::strin
   } catch (const YAML::Exception& e) {
     fail(source + ": " + e.what());
   }
+  config::checkYamlTree(task, source);
   return parseTaskNode(task, source, sets, false);  // resolved YAML: values already inline
 }
 
@@ -272,6 +276,7 @@ envs::TaskConfig loadTaskWithSets(const std::string& nameOrPath,
   } catch (const YAML::Exception& e) {
     fail(path.string() + ": " + e.what());
   }
+  config::checkYamlTree(task, path.string());
   envs::TaskConfig t = parseTaskNode(task, path.string(), sets, true);
   t.name = path.stem().string();
   return t;
