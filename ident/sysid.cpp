@@ -4,11 +4,12 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <ctime>
 #include <cstdlib>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <iomanip>
+#include <limits>
 #include <map>
 #include <memory>
 #include <random>
@@ -16,8 +17,8 @@
 
 #include "io/atomic_file.h"
 #include "io/csv.h"
-#include "sim/quaternion.h"
 #include "io/excerpt.h"
+#include "sim/quaternion.h"
 #include "sim/rollout.h"
 #include "sim/step.h"
 #include "sim/thread_pool.h"
@@ -183,7 +184,8 @@ std::vector<Trajectory> readTrajectories(const std::string& path, const sim::Mod
       seenIds[id] = true;
       currentId = id;
       Trajectory tr;
-      tr.source = trajCol >= 0 ? path + " (traj " + id + ")" : path;
+      tr.source = trajCol >= 0 ? path + " (traj " + io::excerpt(id) + ")" : path;
+      tr.file = path;
       out.push_back(tr);
       rowLine.clear();
     }
@@ -231,6 +233,7 @@ std::vector<Trajectory> readTrajectories(const std::string& path, const sim::Mod
     tr.q.push_back(q);
     tr.v.push_back(v);
     tr.targets.push_back(tg);
+    tr.lines.push_back(lineNo);
     rowLine.push_back(lineNo);
   }
   if (out.empty()) throw DataError(path + ": no data rows after the header");
@@ -553,6 +556,18 @@ std::vector<Trajectory> generate(const System& sys, const GenerateOptions& o) {
 
 namespace {
 
+// Row `row` of a trajectory as messages name it: "file:line" (with the trajectory when the file
+// holds several), or "trajectory SOURCE, row N" for one built in memory. `lead`: the form that
+// starts a message; otherwise "line N of ..." reads inside a sentence.
+std::string rowWhere(const Trajectory& tr, int row, bool lead = true) {
+  if (tr.file.empty() || row >= static_cast<int>(tr.lines.size()))
+    return "trajectory " + tr.source + ", row " + std::to_string(row);
+  const std::string line = std::to_string(tr.lines[row]);
+  if (!lead) return "line " + line;
+  const bool traj = tr.source.size() > tr.file.size() && tr.source.rfind(tr.file, 0) == 0;
+  return tr.file + ":" + line + (traj ? tr.source.substr(tr.file.size()) : "");
+}
+
 struct Segment {
   int traj, start;
 };
@@ -643,6 +658,13 @@ Evaluation evaluate(const System& sys, const std::vector<Trajectory>& data,
     double loss = 0;
     sim::ParamGrad g;
   };
+  // The first segment (in data order) with a non-finite loss or gradient: its index, the step
+  // whose loss is non-finite (0: the gradient) and the parameter whose gradient is.
+  struct Bad {
+    int segment = std::numeric_limits<int>::max(), step = 0;
+    std::string param;
+  };
+  std::vector<Bad> bad(threads);
   std::vector<Acc> acc(threads);
   for (auto& a : acc) {
     a.data = std::make_unique<sim::Data>(model);
@@ -661,11 +683,19 @@ Evaluation evaluate(const System& sys, const std::vector<Trajectory>& data,
         gq[j].resize(nq);
         gv[j].resize(nv);
       }
-      A.loss += stateLoss(model, o.weights, r.q[j], r.v[j], tr.q[t0 + j], tr.v[t0 + j],
-                          grad ? &gq[j] : nullptr, grad ? &gv[j] : nullptr);
+      const double L = stateLoss(model, o.weights, r.q[j], r.v[j], tr.q[t0 + j], tr.v[t0 + j],
+                                 grad ? &gq[j] : nullptr, grad ? &gv[j] : nullptr);
+      if (!std::isfinite(L) && i < bad[worker].segment) bad[worker] = {i, j, ""};
+      A.loss += L;
     }
     if (!grad) return;
     const sim::RolloutAdjoint adj = sim::rolloutVjp(model, opt, *A.data, r, targets, gq, gv);
+    if (i < bad[worker].segment)
+      for (const auto& n : names)
+        if (!std::isfinite(chainRule(sys, model, adj.params, n))) {
+          bad[worker] = {i, 0, n};
+          break;
+        }
     A.g += adj.params;
   };
   if (threads == 1) {
@@ -685,6 +715,21 @@ Evaluation evaluate(const System& sys, const std::vector<Trajectory>& data,
   }
   e.loss *= scale;
   for (const auto& n : names) e.grad.push_back(scale * chainRule(sys, model, g, n));
+  const Bad first = *std::min_element(
+      bad.begin(), bad.end(), [](const Bad& a, const Bad& b) { return a.segment < b.segment; });
+  if (first.segment < static_cast<int>(segs.size())) {
+    const Segment& sg = segs[first.segment];
+    const Trajectory& tr = data[sg.traj];
+    if (first.param.empty()) {
+      e.nonFiniteAt = rowWhere(tr, sg.start + first.step);
+      e.nonFinite = "the loss of this row, " + std::to_string(first.step) +
+                    " step(s) predicted from " + rowWhere(tr, sg.start, false);
+    } else {
+      e.nonFiniteAt = rowWhere(tr, sg.start);
+      e.nonFinite = "the gradient with respect to " + first.param + " of the " + std::to_string(H) +
+                    " steps predicted from this row";
+    }
+  }
   return e;
 }
 
@@ -721,9 +766,19 @@ FitResult fit(System& sys, const std::vector<Trajectory>& data,
     st.seconds = sec;
     for (int i = 0; i < n; ++i) st.values.push_back(sys.get(res.names[i]));
     st.grads = e.grad;
-    if (!std::isfinite(e.loss))
-      throw std::runtime_error("sysid: the loss became non-finite at iteration " +
-                               std::to_string(it));
+    bool finite = std::isfinite(e.loss);
+    for (const double g : e.grad) finite = finite && std::isfinite(g);
+    if (!finite) {
+      std::string values;
+      for (int i = 0; i < n; ++i)
+        values += (i ? ", " : "") + res.names[i] + " = " + fmtNum(st.values[i]);
+      const std::string what = std::isfinite(e.loss) ? "gradient" : "loss";
+      // Every row finite but their sum is not: no row to name.
+      throw std::runtime_error(
+          (e.nonFiniteAt.empty() ? "" : e.nonFiniteAt + ": ") + "sysid: the " + what +
+          " became non-finite at iteration " + std::to_string(it) + " (" + values +
+          "): " + (e.nonFinite.empty() ? "the sum over the rows overflows" : e.nonFinite));
+    }
     // Adam on theta.
     const double b1t = 1 - std::pow(o.beta1, it + 1), b2t = 1 - std::pow(o.beta2, it + 1);
     for (int i = 0; i < n; ++i) {
