@@ -271,7 +271,7 @@ void addEvalOptions(CLI::App* cmd, EvalArgs& a) {
                   "mujoco: write the MJCF model MuJoCo compiled to this file");
   // The conditions of a robustness evaluation in MuJoCo (in ours: --set randomization.*).
   cmd->add_option("--friction", p->friction, "mujoco: ground friction (default: the exported)")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Range(1e-3, 10.0));
   cmd->add_option("--action-delay", p->actionDelay,
                   "mujoco: control periods from a decision to its targets at the drives")
       ->check(CLI::Range(0, 100));

@@ -275,8 +275,13 @@ ActuatorFit fitActuator(const JointLog& log, const FitOptions& o) {
     }
   }
 
-  // (1) + (2): delay and PD gains.
-  const int maxShift = std::min(n / 4, static_cast<int>(std::lround(o.maxDelay / dt)));
+  // (1) + (2): delay and PD gains. The shift is bounded in double: a huge maxDelay must not
+  // overflow the int.
+  if (!(o.maxDelay >= 0 && std::isfinite(o.maxDelay)))
+    throw std::invalid_argument(
+        "fit-actuator: the largest delay searched must be a finite number >= 0 [s], got " +
+        fmt(o.maxDelay));
+  const int maxShift = static_cast<int>(std::min<double>(n / 4, std::round(o.maxDelay / dt)));
   PdFit best;
   best.sigma = -1;
   for (int s = 0; s <= maxShift; ++s) {
