@@ -9,7 +9,9 @@ Runner addBenchCommand(CLI::App& app) {
   auto json = std::make_shared<bool>(false);
   auto seconds = std::make_shared<double>(0.5);
   cmd->add_flag("--json", *json, "print one JSON object");
-  cmd->add_option("--seconds", *seconds, "minimum time per measurement")->capture_default_str();
+  cmd->add_option("--seconds", *seconds, "minimum time per measurement [s]")
+      ->capture_default_str()
+      ->check(CLI::Range(0.001, 3600.0));
   return [json, seconds] { return experiments::runBench(*json, *seconds); };
 }
 

@@ -70,29 +70,54 @@ Runner addFitActuatorCommand(CLI::App& app) {
   auto dm = std::make_shared<ident::DriveModel>();
   cmd->add_option("log", *log, "joint log CSV");
   cmd->add_option("-o,--output", *out, "fitted actuator YAML")->capture_default_str();
+  // Ranges: what a joint drive on a bench can be; absurd values are refused naming the flag
+  // (a delay of 1e9 s overflowed the search).
   cmd->add_option("--inertia", fo->inertia,
-                  "known effective inertia [kg m^2] (needed when the log has no tau column)");
-  cmd->add_option("--friction", fo->friction, "known Coulomb friction [N m] (no tau column)");
-  cmd->add_option("--damping", fo->damping, "known viscous damping [N m s/rad] (no tau column)");
+                  "known effective inertia [kg m^2] (needed when the log has no tau column)")
+      ->check(CLI::Range(0.0, 1e3));
+  cmd->add_option("--friction", fo->friction, "known Coulomb friction [N m] (no tau column)")
+      ->check(CLI::Range(0.0, 1e4));
+  cmd->add_option("--damping", fo->damping, "known viscous damping [N m s/rad] (no tau column)")
+      ->check(CLI::Range(0.0, 1e4));
   cmd->add_option("--load-inertia", fo->loadInertia,
-                  "inertia of the bench load [kg m^2]: armature = fitted inertia - this");
-  cmd->add_option("--max-delay", fo->maxDelay, "largest delay searched [s]")->capture_default_str();
+                  "inertia of the bench load [kg m^2]: armature = fitted inertia - this")
+      ->check(CLI::Range(0.0, 1e3));
+  cmd->add_option("--max-delay", fo->maxDelay, "largest delay searched [s]")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1.0));
   cmd->add_option("--synthesize", *synth,
                   "write a synthetic log from a known drive to this CSV instead of fitting");
-  cmd->add_option("--kp", dm->kp, "synthetic drive: kp")->capture_default_str();
-  cmd->add_option("--kd", dm->kd, "synthetic drive: kd")->capture_default_str();
-  cmd->add_option("--effort", dm->effort, "synthetic drive: torque limit")->capture_default_str();
-  cmd->add_option("--saturation", dm->saturation, "synthetic drive: stall torque")
-      ->capture_default_str();
-  cmd->add_option("--velocity-limit", dm->velocityLimit, "synthetic drive: no-load speed")
-      ->capture_default_str();
-  cmd->add_option("--true-inertia", dm->inertia, "synthetic drive: inertia")->capture_default_str();
-  cmd->add_option("--true-friction", dm->friction, "synthetic drive: Coulomb friction")
-      ->capture_default_str();
+  cmd->add_option("--kp", dm->kp, "synthetic drive: kp [N m/rad]")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1e6));
+  cmd->add_option("--kd", dm->kd, "synthetic drive: kd [N m s/rad]")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1e6));
+  cmd->add_option("--effort", dm->effort, "synthetic drive: torque limit [N m]")
+      ->capture_default_str()
+      ->check(CLI::Range(1e-3, 1e5));
+  cmd->add_option("--saturation", dm->saturation, "synthetic drive: stall torque [N m]")
+      ->capture_default_str()
+      ->check(CLI::Range(1e-3, 1e5));
+  cmd->add_option("--velocity-limit", dm->velocityLimit, "synthetic drive: no-load speed [rad/s]")
+      ->capture_default_str()
+      ->check(CLI::Range(1e-3, 1e4));
+  cmd->add_option("--true-inertia", dm->inertia, "synthetic drive: inertia [kg m^2]")
+      ->capture_default_str()
+      ->check(CLI::Range(1e-6, 1e3));
+  cmd->add_option("--true-friction", dm->friction, "synthetic drive: Coulomb friction [N m]")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1e4));
   cmd->add_option("--delay", dm->delay, "synthetic drive: command delay [s]")
-      ->capture_default_str();
-  cmd->add_option("--duration", dm->duration, "synthetic log length [s]")->capture_default_str();
-  cmd->add_option("--seed", dm->seed, "synthetic noise seed")->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1.0));
+  // At least the 100 samples a fit needs (1 kHz), at most an hour (3.6 million samples).
+  cmd->add_option("--duration", dm->duration, "synthetic log length [s]")
+      ->capture_default_str()
+      ->check(CLI::Range(0.1, 3600.0));
+  cmd->add_option("--seed", dm->seed, "synthetic noise seed")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 4294967295.0));
   cmd->add_flag(
       "--no-torque", [dm](int64_t) { dm->withTorque = false; },
       "synthetic log without the tau column");

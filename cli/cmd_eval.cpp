@@ -78,7 +78,7 @@ Runner addEvalCommand(CLI::App& app) {
                   "viz/rollout_record.h), .html (the interactive viewer), .mp4 or .gif (a video)");
   cmd->add_option("--record-envs", *recordEnvs, "envs (MuJoCo: episodes) that --record keeps")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Range(1, 100000));
   return [a, cmd, record, recordEnvs, json] {
     rejectOtherEngineOptions(cmd, *a);
     if (!record->empty()) viz::checkOutput(*record);  // before the evaluation, not after it

@@ -30,11 +30,17 @@ Runner addGradcheckCommand(CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::IsMember(gradcheckTerrains()));
   cmd->add_option("--slide", a->o.slide, "initial speed along the ground [m/s]")
-      ->capture_default_str();
-  cmd->add_option("--eps", a->o.eps, "finite-difference step")->capture_default_str();
-  cmd->add_option("--seed", a->o.seed, "scenario seed")->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::Range(-100.0, 100.0));
+  cmd->add_option("--eps", a->o.eps, "finite-difference step")
+      ->capture_default_str()
+      ->check(CLI::Range(1e-12, 1.0));
+  cmd->add_option("--seed", a->o.seed, "scenario seed")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 4294967295.0));
   cmd->add_option("--tol", a->tol, "exit code 1 when the worst relative error exceeds this")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1e6));
   cmd->add_flag("--json", a->json, "print one JSON object");
   return [a] {
     Robot robot = loadRobot(a->robot);

@@ -50,7 +50,7 @@ Runner addPlayCommand(CLI::App& app) {
   cmd->add_option("--duration", a->durationS,
                   "episode length [s] (0: the task's; shorter if the robot falls)")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(CLI::Range(0.0, 3600.0));
   cmd->add_option("--envs", p->envs,
                   "robots side by side (on terrain: where they are), one episode each")
       ->capture_default_str()

@@ -36,8 +36,10 @@ Runner addRobotCommand(CLI::App& app) {
                                     "Print mass, inertia, joints, standing height, a "
                                     "standing test in hard contact and every warning");
   check->add_option("robot", a->yaml, "robot name in configs/robots or a YAML path")->required();
-  check->add_option("--kp", a->stand.kp, "PD stiffness [N m/rad] (default 8 N m/rad per kg)");
-  check->add_option("--kd", a->stand.kd, "PD damping [N m s/rad] (default kp / 20)");
+  check->add_option("--kp", a->stand.kp, "PD stiffness [N m/rad] (default 8 N m/rad per kg)")
+      ->check(CLI::Range(0.0, 1e6));
+  check->add_option("--kd", a->stand.kd, "PD damping [N m s/rad] (default kp / 20)")
+      ->check(CLI::Range(0.0, 1e6));
   check->add_option("--seconds", a->stand.seconds, "length of the standing test [s]")
       ->check(CLI::Range(0.01, 600.0))
       ->capture_default_str();

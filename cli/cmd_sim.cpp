@@ -93,6 +93,7 @@ Runner addSimCommand(CLI::App& app) {
       ->check(CLI::Range(0.0, 3600.0))
       ->capture_default_str();
   cmd->add_option("--drop", a->drop, "initial height above the standing height [m]")
+      ->check(CLI::Range(0.0, 100.0))
       ->capture_default_str();
   cmd->add_option("--kp", a->kp, "PD stiffness [N m/rad] (default: the robot's)")
       ->check(CLI::Range(0.0, 1e6));
@@ -101,6 +102,7 @@ Runner addSimCommand(CLI::App& app) {
   cmd->add_option("--armature", a->armature, "joint armature [kg m^2] (default: the robot's)")
       ->check(CLI::Range(0.0, 1e3));
   cmd->add_option("--kappa", a->kappa, "sigmoid stiffness of the smoothed model [1/m]")
+      ->check(CLI::Range(1e-3, 1e6))
       ->capture_default_str();
   cmd->add_option("--iterations", a->iterations, "Gauss-Seidel iterations")
       ->check(CLI::Range(1, 10000))

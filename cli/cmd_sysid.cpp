@@ -205,12 +205,16 @@ Runner addSysidCommand(CLI::App& app) {
   cmd->add_option("--cutoff", a->cutoff,
                   "feet farther from the ground than this stay out of the smoothed problem [m] "
                   "(straight_through's gradient reach)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 10.0));
   cmd->add_option("--solver-iterations", a->solverIterations, "Gauss-Seidel sweeps")
-      ->capture_default_str();
-  cmd->add_option("--soft-substeps", a->softSubsteps, "soft model sub-steps (0: the default)");
+      ->capture_default_str()
+      ->check(CLI::Range(1, 10000));
+  cmd->add_option("--soft-substeps", a->softSubsteps, "soft model sub-steps (0: the default)")
+      ->check(CLI::Range(0, 10000));
   cmd->add_option("--corner-radius", a->cornerRadius, "cube: radius of the corner spheres [m]")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1.0));
   cmd->add_option("--horizon", fo.horizon, "k: steps predicted from each recorded state")
       ->capture_default_str()
       ->check(CLI::Range(1, 1000));
@@ -221,8 +225,11 @@ Runner addSysidCommand(CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::Range(0, 1000000));
   cmd->add_option("--lr", fo.lr, "Adam step on theta (p = p0 softplus(theta)), cosine-decayed")
-      ->capture_default_str();
-  cmd->add_option("--lr-final", fo.lrFinal, "step at the last iteration")->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 10.0));
+  cmd->add_option("--lr-final", fo.lrFinal, "step at the last iteration")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 10.0));
   cmd->add_option("--weights", a->weights,
                   "loss weights NAME=VALUE,...: position, orientation, velocity, "
                   "angular_velocity, joint, joint_velocity")
@@ -231,18 +238,28 @@ Runner addSysidCommand(CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::Range(1, 256));
   cmd->add_option("--print-every", a->printEvery, "log every N iterations (0: never)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::Range(0, 1000000));
   cmd->add_option("--json", a->json, "also write the result as one JSON object to this file");
   cmd->add_option("--generate", a->generate,
                   "write synthetic trajectories of this model (cube or a robot) instead of fitting");
-  cmd->add_option("--count", go.count, "--generate: trajectories")->capture_default_str();
+  // --generate: at most 1000 trajectories of a minute, each at most 600 000 rows.
+  cmd->add_option("--count", go.count, "--generate: trajectories")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1000));
   cmd->add_option("--duration", go.duration, "--generate: seconds per trajectory")
-      ->capture_default_str();
-  cmd->add_option("--dt", go.dt, "--generate: time step [s]")->capture_default_str();
-  cmd->add_option("--seed", go.seed, "--generate: random seed")->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::Range(1e-3, 60.0));
+  cmd->add_option("--dt", go.dt, "--generate: time step [s]")
+      ->capture_default_str()
+      ->check(CLI::Range(1e-4, 0.1));
+  cmd->add_option("--seed", go.seed, "--generate: random seed")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 4294967295.0));
   cmd->add_option("--noise-scale", go.noiseScale,
                   "--generate: multiplies every measurement-noise level (0: clean)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1000.0));
   cmd->add_option("--generate-contact", go.contact, "--generate: contact model of the truth")
       ->capture_default_str();
   return [a]() -> int {

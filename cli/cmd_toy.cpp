@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <memory>
 
 #include "cli/commands.h"
@@ -108,24 +109,44 @@ Runner addToyCommand(CLI::App& app) {
   auto& o = a->options;
   fm->add_option("--out", a->out, "output folder for falling_mass.csv/.png/.gp")
       ->capture_default_str();
-  fm->add_option("--dt", o.dt, "time step [s]")->capture_default_str();
-  fm->add_option("--duration", o.duration, "fall time T [s]")->capture_default_str();
+  // Ranges: a toy's scale (a 1 kg sphere, centimetres, a fraction of a second); the library
+  // checks how the values relate (--h0-max above --h0-min, ...).
+  fm->add_option("--dt", o.dt, "time step [s]")
+      ->capture_default_str()
+      ->check(CLI::Range(1e-5, 0.1));
+  fm->add_option("--duration", o.duration, "fall time T [s]")
+      ->capture_default_str()
+      ->check(CLI::Range(1e-5, 10.0));
   fm->add_option(
         "--kappa", o.kappas,
         "sigmoid stiffness of the smoothed model [1/m]; one curve per value (the paper: 300)")
       ->capture_default_str()
-      ->expected(1, 8);
+      ->expected(1, 8)
+      ->check(CLI::Range(1e-3, 1e6));
   fm->add_option("--samples", o.samples, "noise samples N of the stochastic model")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::Range(1, 100000));
   fm->add_option("--sigma", o.sigma, "standard deviation of the noise on h0 [m]")
-      ->capture_default_str();
-  fm->add_option("--seed", o.seed, "seed of the noise samples")->capture_default_str();
-  fm->add_option("--points", o.points, "number of initial heights")->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::Range(1e-9, 10.0));
+  fm->add_option("--seed", o.seed, "seed of the noise samples")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 4294967295.0));
+  fm->add_option("--points", o.points, "number of initial heights")
+      ->capture_default_str()
+      ->check(CLI::Range(2, 100000));
   fm->add_option("--h0-min", o.h0Min, "lowest initial height of the sphere centre [m]")
-      ->capture_default_str();
-  fm->add_option("--h0-max", o.h0Max, "highest initial height [m]")->capture_default_str();
-  fm->add_option("--radius", o.radius, "sphere radius [m]")->capture_default_str();
-  fm->add_option("--iterations", o.iterations, "Gauss-Seidel iterations")->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::Range(-100.0, 100.0));
+  fm->add_option("--h0-max", o.h0Max, "highest initial height [m]")
+      ->capture_default_str()
+      ->check(CLI::Range(-100.0, 100.0));
+  fm->add_option("--radius", o.radius, "sphere radius [m]")
+      ->capture_default_str()
+      ->check(CLI::Range(1e-4, 10.0));
+  fm->add_option("--iterations", o.iterations, "Gauss-Seidel iterations")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 10000));
   fm->add_flag("--no-plot", a->noPlot, "write the CSV only (no gnuplot)");
 
   auto* bl = cmd->add_subcommand(
@@ -138,27 +159,52 @@ Runner addToyCommand(CLI::App& app) {
     auto& bp = bo.params;
     bl->add_option("--out", ba->out, "output folder for billiard*.csv/.png/.gp")
         ->capture_default_str();
-    bl->add_option("--points", bo.points, "number of shot angles")->capture_default_str();
-    bl->add_option("--theta-min", bo.thetaMin, "smallest shot angle [rad]")->capture_default_str();
-    bl->add_option("--theta-max", bo.thetaMax, "largest shot angle [rad]")->capture_default_str();
+    // Ranges: a pool table's scale; the library checks how the values relate.
+    bl->add_option("--points", bo.points, "number of shot angles")
+        ->capture_default_str()
+        ->check(CLI::Range(2, 100000));
+    bl->add_option("--theta-min", bo.thetaMin, "smallest shot angle [rad]")
+        ->capture_default_str()
+        ->check(CLI::Range(-3.15, 3.15));
+    bl->add_option("--theta-max", bo.thetaMax, "largest shot angle [rad]")
+        ->capture_default_str()
+        ->check(CLI::Range(-3.15, 3.15));
     bl->add_option("--kappa", bp.kappa, "sigmoid stiffness of the smoothed model [1/m]")
-        ->capture_default_str();
-    bl->add_option("--cutoff", bp.cutoff, "smoothed contact only within this gap [m]")
-        ->capture_default_str();
+        ->capture_default_str()
+        ->check(CLI::Range(1e-3, 1e6));
+    bl->add_option("--cutoff", bp.cutoff, "smoothed contact only within this gap [m] (inf: all)")
+        ->capture_default_str()
+        ->check(CLI::Range(0.0, std::numeric_limits<double>::infinity()));
     bl->add_option("--restitution", bp.restitution, "ball-ball restitution e in [0, 1]")
-        ->capture_default_str();
-    bl->add_option("--dt", bp.dt, "time step [s]")->capture_default_str();
-    bl->add_option("--duration", bp.duration, "simulated time T [s]")->capture_default_str();
-    bl->add_option("--damping", bp.damping, "table drag [1/s]")->capture_default_str();
-    bl->add_option("--impulse", bp.impulse, "impulse on the cue ball [N s]")->capture_default_str();
+        ->capture_default_str()
+        ->check(CLI::Range(0.0, 1.0));
+    bl->add_option("--dt", bp.dt, "time step [s]")
+        ->capture_default_str()
+        ->check(CLI::Range(1e-5, 0.1));
+    bl->add_option("--duration", bp.duration, "simulated time T [s]")
+        ->capture_default_str()
+        ->check(CLI::Range(1e-5, 60.0));
+    bl->add_option("--damping", bp.damping, "table drag [1/s]")
+        ->capture_default_str()
+        ->check(CLI::Range(0.0, 1e4));
+    bl->add_option("--impulse", bp.impulse, "impulse on the cue ball [N s]")
+        ->capture_default_str()
+        ->check(CLI::Range(1e-6, 100.0));
     bl->add_option("--distance", bp.distance, "object ball at (distance, 0) [m]")
-        ->capture_default_str();
-    bl->add_option("--target", ba->target, "target x y [m] (default 1.2 0.3)")->expected(2);
+        ->capture_default_str()
+        ->check(CLI::Range(0.0, 100.0));
+    bl->add_option("--target", ba->target, "target x y [m] (default 1.2 0.3)")
+        ->expected(2)
+        ->check(CLI::Range(-100.0, 100.0));
     bl->add_option("--descent-start", bo.descentStart, "initial theta of the descent [rad]")
-        ->capture_default_str();
+        ->capture_default_str()
+        ->check(CLI::Range(-3.15, 3.15));
     bl->add_option("--descent-steps", bo.descentSteps, "Adam iterations (0: no descent)")
-        ->capture_default_str();
-    bl->add_option("--lr", bo.learningRate, "Adam step size [rad]")->capture_default_str();
+        ->capture_default_str()
+        ->check(CLI::Range(0, 100000));
+    bl->add_option("--lr", bo.learningRate, "Adam step size [rad]")
+        ->capture_default_str()
+        ->check(CLI::Range(1e-9, 10.0));
     bl->add_flag("--no-plot", ba->noPlot, "write the CSVs only (no gnuplot)");
   }
 

@@ -71,25 +71,49 @@ Runner addAdaptiveToyCommands(CLI::App& toy) {
   auto& po = p->options;
   pm->add_option("--out", p->out, "output folder for point_mass.csv/.png/.gp")
       ->capture_default_str();
+  // Ranges: a toy's scale; the library checks how the values relate (v0 towards the ground,
+  // radius < h0-min < h0-max, ...).
   pm->add_option("--substeps", po.substeps, "fixed-step curves: sub-steps per env step")
       ->capture_default_str()
-      ->expected(1, 8);
-  pm->add_option("--rtol", po.rtol, "adaptive: relative tolerance")->capture_default_str();
-  pm->add_option("--atol", po.atol, "adaptive: absolute tolerance")->capture_default_str();
+      ->expected(1, 8)
+      ->check(CLI::Range(1, 100000));
+  pm->add_option("--rtol", po.rtol, "adaptive: relative tolerance")
+      ->capture_default_str()
+      ->check(CLI::Range(1e-14, 1.0));
+  pm->add_option("--atol", po.atol, "adaptive: absolute tolerance")
+      ->capture_default_str()
+      ->check(CLI::Range(1e-16, 1.0));
   pm->add_option("--ref-substeps", po.refSubsteps, "reference: sub-steps per env step")
-      ->capture_default_str();
-  pm->add_option("--kp", po.kp, "penalty stiffness [N/m]")->capture_default_str();
-  pm->add_option("--kd", po.kd, "penalty damping on approach [N s/m]")->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::Range(2, 1000000));
+  pm->add_option("--kp", po.kp, "penalty stiffness [N/m]")
+      ->capture_default_str()
+      ->check(CLI::Range(1e-3, 1e9));
+  pm->add_option("--kd", po.kd, "penalty damping on approach [N s/m]")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1e6));
   pm->add_option("--gravity", po.gravity, "gravity [m/s^2] (the paper's toy: 0)")
-      ->capture_default_str();
-  pm->add_option("--mass", po.mass, "[kg]")->capture_default_str();
-  pm->add_option("--v0", po.v0, "initial vertical velocity [m/s]")->capture_default_str();
-  pm->add_option("--dt", po.dt, "env step [s]")->capture_default_str();
-  pm->add_option("--duration", po.duration, "T [s]")->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::Range(-100.0, 100.0));
+  pm->add_option("--mass", po.mass, "[kg]")->capture_default_str()->check(CLI::Range(1e-6, 1e6));
+  pm->add_option("--v0", po.v0, "initial vertical velocity [m/s]")
+      ->capture_default_str()
+      ->check(CLI::Range(-100.0, 100.0));
+  pm->add_option("--dt", po.dt, "env step [s]")
+      ->capture_default_str()
+      ->check(CLI::Range(1e-5, 1.0));
+  pm->add_option("--duration", po.duration, "T [s]")
+      ->capture_default_str()
+      ->check(CLI::Range(1e-5, 10.0));
   pm->add_option("--h0-min", po.h0Min, "lowest initial height of the centre [m]")
-      ->capture_default_str();
-  pm->add_option("--h0-max", po.h0Max, "highest initial height [m]")->capture_default_str();
-  pm->add_option("--points", po.points, "number of initial heights")->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 100.0));
+  pm->add_option("--h0-max", po.h0Max, "highest initial height [m]")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 100.0));
+  pm->add_option("--points", po.points, "number of initial heights")
+      ->capture_default_str()
+      ->check(CLI::Range(2, 100000));
   pm->add_flag("--no-plot", p->noPlot, "write the CSV only (no gnuplot)");
 
   auto* rd = toy.add_subcommand(
@@ -99,27 +123,47 @@ Runner addAdaptiveToyCommands(CLI::App& toy) {
   auto d = std::make_shared<toys::RobotDropOptions>();
   rd->add_option("--robot", d->robot, "anymal or quadruped")->capture_default_str();
   rd->add_option("--height", d->height, "drop height of the feet above the ground [m]")
-      ->capture_default_str();
-  rd->add_option("--duration", d->duration, "rollout length [s]")->capture_default_str();
-  rd->add_option("--kp", d->kp, "penalty stiffness [N/m]")->capture_default_str();
-  rd->add_option("--kd", d->kd, "penalty damping on approach [N s/m]")->capture_default_str();
-  rd->add_option("--kf", d->kf, "tangential viscous friction [N s/m]")->capture_default_str();
-  rd->add_option("--mu", d->mu, "friction coefficient")->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 10.0));
+  rd->add_option("--duration", d->duration, "rollout length [s]")
+      ->capture_default_str()
+      ->check(CLI::Range(1e-3, 10.0));
+  rd->add_option("--kp", d->kp, "penalty stiffness [N/m]")
+      ->capture_default_str()
+      ->check(CLI::Range(1e-3, 1e9));
+  rd->add_option("--kd", d->kd, "penalty damping on approach [N s/m]")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1e6));
+  rd->add_option("--kf", d->kf, "tangential viscous friction [N s/m]")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1e6));
+  rd->add_option("--mu", d->mu, "friction coefficient")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 10.0));
   rd->add_option("--substeps", d->substeps, "fixed sub-steps per env step")
       ->capture_default_str()
-      ->expected(1, 16);
+      ->expected(1, 16)
+      ->check(CLI::Range(1, 100000));
   rd->add_option("--rtol", d->rtols, "adaptive relative tolerances (atol = rtol / 100)")
       ->capture_default_str()
-      ->expected(1, 16);
+      ->expected(1, 16)
+      ->check(CLI::Range(1e-14, 1.0));
   rd->add_option("--ref-substeps", d->refSubsteps, "fine fixed reference: sub-steps per env step")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::Range(4, 1000000));
   rd->add_option("--ref-rtol", d->refRtol, "tight reference: the adaptive integrator's rtol")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::Range(1e-14, 1.0));
   rd->add_option("--event-tol", d->eventTol,
                  "adaptive rows: contactEventTol [m] (< 0: the default)")
-      ->capture_default_str();
-  rd->add_option("--repeats", d->repeats, "timing: best of this many runs")->capture_default_str();
-  rd->add_option("--seed", d->seed, "initial-state and loss-weight seed")->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::Range(-1.0, 1.0));
+  rd->add_option("--repeats", d->repeats, "timing: best of this many runs")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1000));
+  rd->add_option("--seed", d->seed, "initial-state and loss-weight seed")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 4294967295.0));
   rd->add_option("--csv", d->csv, "also write the table as CSV (atomically)");
 
   return [pm, p, rd, d]() -> int {

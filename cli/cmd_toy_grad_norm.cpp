@@ -42,12 +42,21 @@ Runner addGradNormToyCommand(CLI::App& toy) {
       ->capture_default_str();
   cmd->add_option("--horizons", o.horizons, "window lengths H [env steps]")
       ->capture_default_str()
-      ->expected(1, 16);
-  cmd->add_option("--envs", o.envs, "parallel envs per robot")->capture_default_str();
-  cmd->add_option("--windows", o.windows, "consecutive windows per horizon")->capture_default_str();
+      ->expected(1, 16)
+      ->check(CLI::Range(1, 10000));
+  cmd->add_option("--envs", o.envs, "parallel envs per robot")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 100000));
+  cmd->add_option("--windows", o.windows, "consecutive windows per horizon")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 100000));
+  // The range is checked on the text: CLI11 wraps an out-of-range unsigned value silently.
   cmd->add_option("--seed", o.seed, "seed of the policy initialisation and of the envs")
-      ->capture_default_str();
-  cmd->add_option("--threads", o.threads, "simulator threads")->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 9.2e18));
+  cmd->add_option("--threads", o.threads, "simulator threads")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 256));
   cmd->add_flag("--no-plot", a->noPlot, "write the CSV only (no gnuplot)");
   return [cmd, a]() -> int { return cmd->parsed() ? runGradNormToy(*a) : -1; };
 }

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "config/yaml_guard.h"
 #include "envs/sim_function.h"
 #include "envs/terrain.h"
 #include "export/open_policy.h"
@@ -114,9 +115,11 @@ train::EvalResult evaluateMujoco(const EvalArgs& a, Recording* recording) {
   o.observationNoise = a.observationNoise;
   o.pushVelocity = a.pushVelocity;
   if (!a.pushIntervalS.empty()) o.pushIntervalS = {a.pushIntervalS[0], a.pushIntervalS[1]};
-  const envs::TaskConfig task = meta.taskYaml.empty()
-                                    ? envs::TaskConfig()
-                                    : envs::parseTaskConfig(YAML::Load(meta.taskYaml), a.policy);
+  const envs::TaskConfig task =
+      meta.taskYaml.empty()
+          ? envs::TaskConfig()
+          : envs::parseTaskConfig(config::checkYamlTree(YAML::Load(meta.taskYaml), a.policy),
+                                  a.policy);
   if (o.episodeLengthS <= 0 && !meta.taskYaml.empty()) o.episodeLengthS = task.episodeLengthS;
   std::string ground = "plane";
   if (!a.options.terrainType.empty() && a.options.terrainType != "none") {
@@ -268,7 +271,7 @@ void addEvalOptions(CLI::App* cmd, EvalArgs& a) {
                   "mujoco: write the MJCF model MuJoCo compiled to this file");
   // The conditions of a robustness evaluation in MuJoCo (in ours: --set randomization.*).
   cmd->add_option("--friction", p->friction, "mujoco: ground friction (default: the exported)")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Range(1e-3, 10.0));
   cmd->add_option("--action-delay", p->actionDelay,
                   "mujoco: control periods from a decision to its targets at the drives")
       ->check(CLI::Range(0, 100));

@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <set>
 
+#include "config/yaml_guard.h"
+
 namespace diffloco::config {
 
 void fail(const std::string& msg) {
@@ -122,6 +124,7 @@ Override parseOverride(const std::string& s) {
   } catch (const YAML::Exception& e) {
     fail("--set " + o.text + ": the value is not valid YAML (" + e.msg + ")");
   }
+  checkYamlTree(o.value, "--set " + o.text, false);
   return o;
 }
 
@@ -213,7 +216,7 @@ void Reader::bad(const YAML::Node& n, const std::string& path, const std::string
 void Reader::read(const YAML::Node& n, const std::string& p, double& v, const Check& c) const {
   v = as<double>(n, p, "a number");
   if (std::isnan(v) || (std::isinf(v) && !c.infinite))
-    bad(n, p, "expected a finite number, got '" + n.Scalar() + "'");
+    bad(n, p, "expected a finite number, got '" + shortText(n) + "'");
   if (!c.accepts(v)) bad(n, p, formatNumber(v) + " is out of range: " + c.describe());
 }
 
@@ -238,7 +241,7 @@ void Reader::read(const YAML::Node& n, const std::string& p, std::string& v, con
   if (!c.choices.empty() && std::find(c.choices.begin(), c.choices.end(), v) == c.choices.end()) {
     std::string all;
     for (const auto& k : c.choices) all += (all.empty() ? "" : ", ") + k;
-    bad(n, p, "'" + v + "' is not one of: " + all + didYouMean(v, c.choices));
+    bad(n, p, "'" + shortText(n) + "' is not one of: " + all + didYouMean(v, c.choices));
   }
 }
 

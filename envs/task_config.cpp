@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "config/archive.h"
+#include "config/yaml_guard.h"
 #include "io/file_status.h"
 #include "robots/robot.h"
 #include "sim/adaptive.h"
@@ -314,6 +315,7 @@ void inlineActuatorFile(YAML::Node& task, const std::string& source) {
   } catch (const YAML::Exception& e) {
     throw std::runtime_error(path.string() + ": " + e.what());
   }
+  config::checkYamlTree(fitted, path.string());
   if (!fitted.IsMap()) throw std::runtime_error(path.string() + ": expected a map");
   config::checkUniqueKeys(fitted, path.string());
   static const std::vector<std::string> keys{
@@ -478,6 +480,7 @@ void inlineRobotDefaults(YAML::Node& task, const std::string& source) {
   } catch (const YAML::Exception& e) {
     throw std::runtime_error(path + ": " + e.what());
   }
+  config::checkYamlTree(robot, path);
   const YAML::Node& crobot = robot;
   if (!robot.IsMap() || !crobot["task_defaults"]) return;
   const YAML::Node defaults = crobot["task_defaults"];
@@ -503,6 +506,7 @@ TaskConfig loadTaskConfig(const std::string& nameOrPath) {
   } catch (const YAML::Exception& e) {
     throw std::runtime_error(path.string() + ": " + e.what());
   }
+  config::checkYamlTree(y, path.string());
   inlineRobotDefaults(y, path.string());
   inlineActuatorFile(y, path.string());
   return parseTaskConfig(y, path.string());

@@ -15,6 +15,7 @@
 #ifdef DIFFLOCO_WITH_ONNX
 #include "export/onnx_export.h"
 #endif
+#include "config/yaml_guard.h"
 #include "envs/task_config.h"
 #include "io/atomic_file.h"
 #include "io/read_file.h"
@@ -51,7 +52,8 @@ std::vector<std::string> warmStartChain(std::string initFrom) {
     const fs::path config = (fs::is_directory(p) ? p : p.parent_path()) / "config.yaml";
     if (!fs::exists(config)) break;
     try {
-      const YAML::Node n = YAML::LoadFile(config.string())["init_from"];
+      const YAML::Node n =
+          config::checkYamlTree(YAML::LoadFile(config.string()), config.string())["init_from"];
       initFrom = n ? n.as<std::string>() : "";
     } catch (const YAML::Exception&) {
       break;
@@ -243,7 +245,9 @@ PolicyMetadata upgradeMetadata(const PolicyMetadata& old, const std::string& pat
     throw std::runtime_error(path +
                              ": the exported file carries no task (task.yaml): cannot "
                              "rebuild its metadata");
-  envs::TaskConfig t = envs::parseTaskConfig(YAML::Load(old.taskYaml), path + " (task.yaml)");
+  const std::string taskSource = path + " (task.yaml)";
+  envs::TaskConfig t = envs::parseTaskConfig(
+      config::checkYamlTree(YAML::Load(old.taskYaml), taskSource), taskSource);
   PolicyMetadata m = old;
   m.format = kMetadataFormat;
   describeTask(t, loadRobot(t.robot), m);
@@ -418,7 +422,8 @@ ExportResult exportPolicy(const std::string& run, const std::string& out,
   // The task by openPolicy's rule (the file's own record first); how it was trained from the
   // training config when there is one.
   train::TrainConfig c = p.config.value_or(train::TrainConfig{});
-  c.task = envs::parseTaskConfig(YAML::Load(p.taskYaml), p.taskSource);
+  c.task = envs::parseTaskConfig(config::checkYamlTree(YAML::Load(p.taskYaml), p.taskSource),
+                                 p.taskSource);
   if (!p.config) {
     const auto algo = p.metadata.find("algorithm");
     c.algorithm = algo == p.metadata.end() ? "" : algo->second;

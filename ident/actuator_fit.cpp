@@ -16,6 +16,7 @@
 
 #include "io/atomic_file.h"
 #include "io/csv.h"
+#include "io/excerpt.h"
 #include "sim/actuator.h"
 
 namespace diffloco::ident {
@@ -134,9 +135,10 @@ JointLog readJointLog(const std::string& path) {
       for (size_t k = 0; k < cells.size(); ++k) {
         if (std::find(known.begin(), known.end(), cells[k]) == known.end())
           fail(path, lineNo,
-               "unknown column '" + cells[k] +
+               "unknown column '" + io::excerpt(cells[k]) +
                    "' (columns: time, q_target, q, qd, and optional tau)");
-        if (col.count(cells[k])) fail(path, lineNo, "column '" + cells[k] + "' given twice");
+        if (col.count(cells[k]))
+          fail(path, lineNo, "column '" + io::excerpt(cells[k]) + "' given twice");
         col[cells[k]] = static_cast<int>(k);
       }
       for (const char* need : {"time", "q_target", "q", "qd"})
@@ -155,8 +157,9 @@ JointLog readJointLog(const std::string& path) {
       char* end = nullptr;
       const double x = std::strtod(c.c_str(), &end);
       if (c.empty() || end != c.c_str() + c.size())
-        fail(path, lineNo, "column '" + name + "': '" + c + "' is not a number");
-      if (!std::isfinite(x)) fail(path, lineNo, "column '" + name + "': non-finite value " + c);
+        fail(path, lineNo, "column '" + name + "': '" + io::excerpt(c) + "' is not a number");
+      if (!std::isfinite(x))
+        fail(path, lineNo, "column '" + name + "': non-finite value " + io::excerpt(c));
       v[name] = x;
     }
     if (!log.time.empty() && !(v["time"] > log.time.back()))
@@ -272,8 +275,13 @@ ActuatorFit fitActuator(const JointLog& log, const FitOptions& o) {
     }
   }
 
-  // (1) + (2): delay and PD gains.
-  const int maxShift = std::min(n / 4, static_cast<int>(std::lround(o.maxDelay / dt)));
+  // (1) + (2): delay and PD gains. The shift is bounded in double: a huge maxDelay must not
+  // overflow the int.
+  if (!(o.maxDelay >= 0 && std::isfinite(o.maxDelay)))
+    throw std::invalid_argument(
+        "fit-actuator: the largest delay searched must be a finite number >= 0 [s], got " +
+        fmt(o.maxDelay));
+  const int maxShift = static_cast<int>(std::min<double>(n / 4, std::round(o.maxDelay / dt)));
   PdFit best;
   best.sigma = -1;
   for (int s = 0; s <= maxShift; ++s) {

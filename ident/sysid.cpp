@@ -4,11 +4,12 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <ctime>
 #include <cstdlib>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <iomanip>
+#include <limits>
 #include <map>
 #include <memory>
 #include <random>
@@ -16,6 +17,7 @@
 
 #include "io/atomic_file.h"
 #include "io/csv.h"
+#include "io/excerpt.h"
 #include "sim/quaternion.h"
 #include "sim/rollout.h"
 #include "sim/step.h"
@@ -125,7 +127,7 @@ std::vector<Trajectory> readTrajectories(const std::string& path, const sim::Mod
                       std::to_string(i + 1) + " has an empty name");
     if (col.count(header[i]))
       throw DataError(path + ":" + std::to_string(headerLine) + ": column " +
-                      std::to_string(i + 1) + " '" + header[i] + "' repeats column " +
+                      std::to_string(i + 1) + " '" + io::excerpt(header[i]) + "' repeats column " +
                       std::to_string(col[header[i]] + 1));
     col[header[i]] = i;
   }
@@ -154,7 +156,7 @@ std::vector<Trajectory> readTrajectories(const std::string& path, const sim::Mod
   std::vector<int> rowLine;  // per row of the current trajectory
   auto where = [&](int ln, int c) {
     return path + ":" + std::to_string(ln) + ": column " + std::to_string(c + 1) + " '" +
-           header[c] + "'";
+           io::excerpt(header[c]) + "'";
   };
   auto finish = [&]() {
     if (out.empty()) return;
@@ -176,13 +178,14 @@ std::vector<Trajectory> readTrajectories(const std::string& path, const sim::Mod
     const std::string id = trajCol >= 0 ? f[trajCol] : "";
     if (out.empty() || id != currentId) {
       if (!out.empty() && seenIds.count(id))
-        throw DataError(where(lineNo, trajCol) + ": trajectory '" + id +
+        throw DataError(where(lineNo, trajCol) + ": trajectory '" + io::excerpt(id) +
                         "' continues after another one; keep each trajectory's rows together");
       finish();
       seenIds[id] = true;
       currentId = id;
       Trajectory tr;
-      tr.source = trajCol >= 0 ? path + " (traj " + id + ")" : path;
+      tr.source = trajCol >= 0 ? path + " (traj " + io::excerpt(id) + ")" : path;
+      tr.file = path;
       out.push_back(tr);
       rowLine.clear();
     }
@@ -193,9 +196,10 @@ std::vector<Trajectory> readTrajectories(const std::string& path, const sim::Mod
       char* end = nullptr;
       const double val = std::strtod(s.c_str(), &end);
       if (s.empty() || end != s.c_str() + s.size())
-        throw DataError(where(lineNo, idx[w]) + ": not a number: \"" + s + "\"");
+        throw DataError(where(lineNo, idx[w]) + ": not a number: \"" + io::excerpt(s) + "\"");
       if (std::isnan(val)) throw DataError(where(lineNo, idx[w]) + ": NaN");
-      if (!std::isfinite(val)) throw DataError(where(lineNo, idx[w]) + ": infinite value " + s);
+      if (!std::isfinite(val))
+        throw DataError(where(lineNo, idx[w]) + ": infinite value " + io::excerpt(s));
       x[w] = val;
     }
     const double t = x[0];
@@ -229,6 +233,7 @@ std::vector<Trajectory> readTrajectories(const std::string& path, const sim::Mod
     tr.q.push_back(q);
     tr.v.push_back(v);
     tr.targets.push_back(tg);
+    tr.lines.push_back(lineNo);
     rowLine.push_back(lineNo);
   }
   if (out.empty()) throw DataError(path + ": no data rows after the header");
@@ -426,12 +431,13 @@ std::vector<std::pair<std::string, double>> parseAssignments(
       if (part.empty()) continue;
       const auto eq = part.find('=');
       if (eq == std::string::npos)
-        throw std::invalid_argument("expected NAME=VALUE, got '" + part + "'");
+        throw std::invalid_argument("expected NAME=VALUE, got '" + io::excerpt(part) + "'");
       const std::string n = io::trimmed(part.substr(0, eq)), v = io::trimmed(part.substr(eq + 1));
       char* end = nullptr;
       const double x = std::strtod(v.c_str(), &end);
       if (n.empty() || v.empty() || end != v.c_str() + v.size())
-        throw std::invalid_argument("expected NAME=VALUE with a number, got '" + part + "'");
+        throw std::invalid_argument("expected NAME=VALUE with a number, got '" + io::excerpt(part) +
+                                    "'");
       out.emplace_back(n, x);
     }
   }
@@ -461,8 +467,8 @@ std::vector<std::pair<std::string, double>> readParams(const std::string& path) 
     std::string n, rest;
     double v;
     if (!(ls >> n >> v) || (ls >> rest))
-      throw DataError(path + ":" + std::to_string(ln) + ": expected 'NAME VALUE', got '" + line +
-                      "'");
+      throw DataError(path + ":" + std::to_string(ln) + ": expected 'NAME VALUE', got '" +
+                      io::excerpt(line) + "'");
     out.emplace_back(n, v);
   }
   return out;
@@ -549,6 +555,18 @@ std::vector<Trajectory> generate(const System& sys, const GenerateOptions& o) {
 // --- loss and gradient -----------------------------------------------------------------------
 
 namespace {
+
+// Row `row` of a trajectory as messages name it: "file:line" (with the trajectory when the file
+// holds several), or "trajectory SOURCE, row N" for one built in memory. `lead`: the form that
+// starts a message; otherwise "line N of ..." reads inside a sentence.
+std::string rowWhere(const Trajectory& tr, int row, bool lead = true) {
+  if (tr.file.empty() || row >= static_cast<int>(tr.lines.size()))
+    return "trajectory " + tr.source + ", row " + std::to_string(row);
+  const std::string line = std::to_string(tr.lines[row]);
+  if (!lead) return "line " + line;
+  const bool traj = tr.source.size() > tr.file.size() && tr.source.rfind(tr.file, 0) == 0;
+  return tr.file + ":" + line + (traj ? tr.source.substr(tr.file.size()) : "");
+}
 
 struct Segment {
   int traj, start;
@@ -640,6 +658,13 @@ Evaluation evaluate(const System& sys, const std::vector<Trajectory>& data,
     double loss = 0;
     sim::ParamGrad g;
   };
+  // The first segment (in data order) with a non-finite loss or gradient: its index, the step
+  // whose loss is non-finite (0: the gradient) and the parameter whose gradient is.
+  struct Bad {
+    int segment = std::numeric_limits<int>::max(), step = 0;
+    std::string param;
+  };
+  std::vector<Bad> bad(threads);
   std::vector<Acc> acc(threads);
   for (auto& a : acc) {
     a.data = std::make_unique<sim::Data>(model);
@@ -658,11 +683,19 @@ Evaluation evaluate(const System& sys, const std::vector<Trajectory>& data,
         gq[j].resize(nq);
         gv[j].resize(nv);
       }
-      A.loss += stateLoss(model, o.weights, r.q[j], r.v[j], tr.q[t0 + j], tr.v[t0 + j],
-                          grad ? &gq[j] : nullptr, grad ? &gv[j] : nullptr);
+      const double L = stateLoss(model, o.weights, r.q[j], r.v[j], tr.q[t0 + j], tr.v[t0 + j],
+                                 grad ? &gq[j] : nullptr, grad ? &gv[j] : nullptr);
+      if (!std::isfinite(L) && i < bad[worker].segment) bad[worker] = {i, j, ""};
+      A.loss += L;
     }
     if (!grad) return;
     const sim::RolloutAdjoint adj = sim::rolloutVjp(model, opt, *A.data, r, targets, gq, gv);
+    if (i < bad[worker].segment)
+      for (const auto& n : names)
+        if (!std::isfinite(chainRule(sys, model, adj.params, n))) {
+          bad[worker] = {i, 0, n};
+          break;
+        }
     A.g += adj.params;
   };
   if (threads == 1) {
@@ -682,6 +715,21 @@ Evaluation evaluate(const System& sys, const std::vector<Trajectory>& data,
   }
   e.loss *= scale;
   for (const auto& n : names) e.grad.push_back(scale * chainRule(sys, model, g, n));
+  const Bad first = *std::min_element(
+      bad.begin(), bad.end(), [](const Bad& a, const Bad& b) { return a.segment < b.segment; });
+  if (first.segment < static_cast<int>(segs.size())) {
+    const Segment& sg = segs[first.segment];
+    const Trajectory& tr = data[sg.traj];
+    if (first.param.empty()) {
+      e.nonFiniteAt = rowWhere(tr, sg.start + first.step);
+      e.nonFinite = "the loss of this row, " + std::to_string(first.step) +
+                    " step(s) predicted from " + rowWhere(tr, sg.start, false);
+    } else {
+      e.nonFiniteAt = rowWhere(tr, sg.start);
+      e.nonFinite = "the gradient with respect to " + first.param + " of the " + std::to_string(H) +
+                    " steps predicted from this row";
+    }
+  }
   return e;
 }
 
@@ -718,9 +766,19 @@ FitResult fit(System& sys, const std::vector<Trajectory>& data,
     st.seconds = sec;
     for (int i = 0; i < n; ++i) st.values.push_back(sys.get(res.names[i]));
     st.grads = e.grad;
-    if (!std::isfinite(e.loss))
-      throw std::runtime_error("sysid: the loss became non-finite at iteration " +
-                               std::to_string(it));
+    bool finite = std::isfinite(e.loss);
+    for (const double g : e.grad) finite = finite && std::isfinite(g);
+    if (!finite) {
+      std::string values;
+      for (int i = 0; i < n; ++i)
+        values += (i ? ", " : "") + res.names[i] + " = " + fmtNum(st.values[i]);
+      const std::string what = std::isfinite(e.loss) ? "gradient" : "loss";
+      // Every row finite but their sum is not: no row to name.
+      throw std::runtime_error(
+          (e.nonFiniteAt.empty() ? "" : e.nonFiniteAt + ": ") + "sysid: the " + what +
+          " became non-finite at iteration " + std::to_string(it) + " (" + values +
+          "): " + (e.nonFinite.empty() ? "the sum over the rows overflows" : e.nonFinite));
+    }
     // Adam on theta.
     const double b1t = 1 - std::pow(o.beta1, it + 1), b2t = 1 - std::pow(o.beta2, it + 1);
     for (int i = 0; i < n; ++i) {

@@ -69,6 +69,8 @@ inline double cubeCornerSign(int k, int a) { return (k >> a) & 1 ? 1.0 : -1.0; }
 // The time step of the data is the simulator's time step.
 struct Trajectory {
   std::string source;  // "file" or "file (traj ID)", for messages
+  std::string file;    // the file read ("" when built in memory)
+  std::vector<int> lines;  // the file's line of each row (empty when built in memory)
   double dt = 0;
   std::vector<double> t;
   std::vector<VecX> q, v, targets;  // targets: nj entries per row (empty vectors for nj = 0)
@@ -190,6 +192,10 @@ struct Evaluation {
   double loss = 0;
   std::vector<double> grad;  // dL/dp per parameter asked for
   int segments = 0;
+  // Where the loss or a gradient first became non-finite, in data order: the row ("file:line") and
+  // what became non-finite there, naming the row the prediction started from; "" when all are
+  // finite.
+  std::string nonFiniteAt, nonFinite;
 };
 
 // The loss at the system's current values and, if `names` is not empty, its gradient with
@@ -215,7 +221,8 @@ struct FitResult {
 };
 
 // Fits `names` (expanded here) starting from the system's current values; leaves the fitted
-// values in sys. log(step) is called after every iteration.
+// values in sys. log(step) is called after every iteration. A non-finite loss or gradient is a
+// std::runtime_error naming the iteration, the parameter values and Evaluation::nonFinite's row.
 FitResult fit(System& sys, const std::vector<Trajectory>& data,
               const std::vector<std::string>& names, const FitOptions& o,
               const std::function<void(const FitStep&)>& log = {});

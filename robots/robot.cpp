@@ -12,6 +12,8 @@
 #include <stdexcept>
 
 #include "config/archive.h"
+#include "config/yaml_guard.h"
+#include "io/excerpt.h"
 #include "io/file_status.h"
 #include "robots/robot_report.h"
 #include "sim/model_edit.h"
@@ -89,7 +91,7 @@ void readDrive(const YAML::Node& defaults, Robot& r) {
         std::end(kActuatorKeys)) {
       std::string known;
       for (const char* k : kActuatorKeys) known += (known.empty() ? "" : ", ") + std::string(k);
-      throw AtNode(kv.first, "task_defaults.actuator: unknown key '" + key +
+      throw AtNode(kv.first, "task_defaults.actuator: unknown key '" + io::excerpt(key) +
                                  "' (expected one of: " + known + ")");
     }
     double v = 0;
@@ -99,8 +101,8 @@ void readDrive(const YAML::Node& defaults, Robot& r) {
       throw AtNode(kv.second, "task_defaults.actuator." + key + ": expected a number");
     }
     if (!std::isfinite(v) || v < 0 || (key == "effort" && v == 0))
-      throw AtNode(kv.second, "task_defaults.actuator." + key + " is " + kv.second.Scalar() +
-                                  ": must be a finite number " +
+      throw AtNode(kv.second, "task_defaults.actuator." + key + " is " +
+                                  io::excerpt(kv.second.Scalar()) + ": must be a finite number " +
                                   (key == "effort" ? "> 0" : ">= 0"));
     if (key == "kp") r.actuator.kp = v;
     if (key == "kd") r.actuator.kd = v;
@@ -137,6 +139,7 @@ Robot loadRobot(const std::string& nameOrPath, RobotReport* reportOut) {
   } catch (const YAML::Exception& e) {
     throw std::runtime_error(path.string() + ": " + e.what());
   }
+  config::checkYamlTree(y, path.string());
   config::checkUniqueKeys(y, path.string());
   auto need = [&](const char* key) {
     if (!y[key]) throw std::runtime_error("missing key '" + std::string(key) + "'");
@@ -152,7 +155,8 @@ Robot loadRobot(const std::string& nameOrPath, RobotReport* reportOut) {
       if (std::find(std::begin(kKeys), std::end(kKeys), key) == std::end(kKeys)) {
         std::string known;
         for (const char* k : kKeys) known += (known.empty() ? "" : ", ") + std::string(k);
-        throw AtNode(kv.first, "unknown key '" + key + "' (expected one of: " + known + ")");
+        throw AtNode(kv.first,
+                     "unknown key '" + io::excerpt(key) + "' (expected one of: " + known + ")");
       }
     }
     const YAML::Node urdfNode = need("urdf");  // first, so a bad URDF is reported before the rest

@@ -14,6 +14,7 @@
 
 #include "io/atomic_file.h"
 #include "io/csv.h"
+#include "io/excerpt.h"
 
 #ifndef DIFFLOCO_SOURCE_DIR
 #define DIFFLOCO_SOURCE_DIR "."
@@ -180,7 +181,7 @@ Csv readCsv(const std::string& path) {
       char* end = nullptr;
       const double v = cell.empty() ? std::nan("") : std::strtod(cell.c_str(), &end);
       if (!cell.empty() && (end == cell.c_str() || *end != '\0'))
-        throw std::runtime_error(path + ":" + std::to_string(lineNo) + ": '" + cell +
+        throw std::runtime_error(path + ":" + std::to_string(lineNo) + ": '" + io::excerpt(cell) +
                                  "' is not a number");
       row.push_back(v);
     }

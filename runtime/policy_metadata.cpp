@@ -7,6 +7,8 @@
 #include <stdexcept>
 
 #include "config/archive.h"
+#include "config/yaml_guard.h"
+#include "io/excerpt.h"
 
 namespace diffloco::deploy {
 
@@ -314,6 +316,7 @@ PolicyMetadata parsePolicyMetadata(const std::string& text, const std::string& s
   } catch (const YAML::Exception& e) {
     throw std::runtime_error(source + ": not valid JSON/YAML metadata: " + e.what());
   }
+  config::checkYamlTree(root, source);
   if (!root.IsMap()) throw std::runtime_error(source + ": metadata is not a map");
   std::string format;
   try {
@@ -335,8 +338,9 @@ PolicyMetadata parsePolicyMetadata(const std::string& text, const std::string& s
       visitMetadata(m, r, 1);
       upgradeV1Values(m);
     } else {
-      throw std::runtime_error(source + ": format.format: '" + format + "', expected '" +
-                               kMetadataFormat + "' (or the older '" + kMetadataFormatV1 + "')");
+      throw std::runtime_error(source + ": format.format: '" + io::excerpt(format) +
+                               "', expected '" + kMetadataFormat + "' (or the older '" +
+                               kMetadataFormatV1 + "')");
     }
   } catch (const YAML::Exception& e) {
     // What the reader's own checks do not name (a node of an unexpected kind deep inside a

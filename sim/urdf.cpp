@@ -11,6 +11,8 @@
 #include <map>
 #include <sstream>
 
+#include "io/excerpt.h"
+
 namespace diffloco::sim {
 namespace {
 
@@ -61,7 +63,8 @@ struct Parser {
     if (!ok || in >> rest) {
       const std::string expected =
           n == 1 ? "a number" : std::to_string(n) + " space-separated numbers";
-      fail(e, std::string("attribute '") + name + "' must be " + expected + ", got \"" + v + "\"");
+      fail(e, std::string("attribute '") + name + "' must be " + expected + ", got \"" +
+                  io::excerpt(v) + "\"");
     }
     return out;
   }
@@ -118,7 +121,7 @@ Model parseUrdf(const std::string& xml, const std::string& sourceName, const Urd
     std::ostringstream s;
     s << sourceName;
     if (doc.ErrorLineNum() > 0) s << ":" << doc.ErrorLineNum();  // 0 for an empty document
-    s << ": malformed XML: " << doc.ErrorStr();
+    s << ": malformed XML: " << io::excerpt(doc.ErrorStr(), 2 * io::kMaxExcerpt);
     throw ModelError(s.str());
   }
   const XMLElement* robot = doc.FirstChildElement("robot");
@@ -180,9 +183,9 @@ Model parseUrdf(const std::string& xml, const std::string& sourceName, const Urd
     }
     for (const XMLElement* c = l->FirstChildElement("collision"); c;
          c = c->NextSiblingElement("collision")) {
+      // A <collision> without <geometry> collides with nothing: ignored like a mesh.
       const XMLElement* g = c->FirstChildElement("geometry");
-      if (!g) P.fail(c, "link '" + name + "': <collision> needs a <geometry>");
-      if (const XMLElement* s = g->FirstChildElement("sphere")) {
+      if (const XMLElement* s = g ? g->FirstChildElement("sphere") : nullptr) {
         const double r = P.number(s, "radius", 0, true);
         if (!(r > 0)) P.fail(s, "link '" + name + "': sphere radius must be > 0");
         Mat3 R;
@@ -191,8 +194,10 @@ Model parseUrdf(const std::string& xml, const std::string& sourceName, const Urd
         d.spheres.push_back({p, r});
       } else {
         // Only sphere feet touch the ground: a mesh, box or cylinder is counted for one note.
-        const XMLElement* shape = g->FirstChildElement();
-        ++ignoredShapes[shape ? shape->Name() : "empty geometry"];
+        const XMLElement* shape = g ? g->FirstChildElement() : nullptr;
+        ++ignoredShapes[shape ? shape->Name()
+                        : g   ? "empty geometry"
+                              : "collision without geometry"];
         if (ignoredLinks.empty() || ignoredLinks.back() != name) ignoredLinks.push_back(name);
       }
     }
@@ -204,14 +209,19 @@ Model parseUrdf(const std::string& xml, const std::string& sourceName, const Urd
   // Joints.
   std::vector<JointData> joints;
   std::map<std::string, int> jointOfChild;
+  std::map<std::string, const XMLElement*> jointNamed;
   for (const XMLElement* j = robot->FirstChildElement("joint"); j;
        j = j->NextSiblingElement("joint")) {
     JointData d;
     d.elem = j;
     d.name = P.attr(j, "name");
+    // Joints are looked up by name (a robot file's joint order, its default pose).
+    if (!jointNamed.emplace(d.name, j).second)
+      P.fail(j, "duplicate joint name '" + d.name + "' (first on line " +
+                    std::to_string(jointNamed[d.name]->GetLineNum()) + ")");
     d.type = P.attr(j, "type");
     if (d.type != "revolute" && d.type != "continuous" && d.type != "fixed" && d.type != "floating")
-      P.fail(j, "joint '" + d.name + "' has unsupported type '" + d.type +
+      P.fail(j, "joint '" + d.name + "' has unsupported type '" + io::excerpt(d.type) +
                     "' (expected revolute, continuous, fixed, or floating from a dummy root)");
     const XMLElement* pe = j->FirstChildElement("parent");
     const XMLElement* ce = j->FirstChildElement("child");
@@ -227,15 +237,17 @@ Model parseUrdf(const std::string& xml, const std::string& sourceName, const Urd
                     joints[jointOfChild[d.child]].name + "' and '" + d.name +
                     "'): the model must be a tree");
     P.origin(j, d.R, d.p);
-    if (const XMLElement* a = j->FirstChildElement("axis")) {
+    const bool movable = d.type == "revolute" || d.type == "continuous";
+    // URDF ignores the axis of fixed and floating joints (vendor files write "0 0 0" there).
+    const XMLElement* a = movable ? j->FirstChildElement("axis") : nullptr;
+    if (a) {
       d.axis = P.numbers(a, "xyz", 3);
       if (d.axis.norm() < 1e-9) P.fail(a, "joint '" + d.name + "': axis must be non-zero");
       d.axis.normalize();
     }
     d.info.name = d.name;
     // A fixed joint's <limit> means nothing (vendor files write effort="0" there).
-    const XMLElement* lim =
-        d.type == "revolute" || d.type == "continuous" ? j->FirstChildElement("limit") : nullptr;
+    const XMLElement* lim = movable ? j->FirstChildElement("limit") : nullptr;
     if (lim) {
       d.info.effort = P.number(lim, "effort", d.info.effort, false);
       d.info.velocity = P.number(lim, "velocity", d.info.velocity, false);
@@ -244,9 +256,17 @@ Model parseUrdf(const std::string& xml, const std::string& sourceName, const Urd
         d.info.upper = P.number(lim, "upper", d.info.upper, false);
       }
       if (!(d.info.effort > 0)) P.fail(lim, "joint '" + d.name + "': effort limit must be > 0");
+      if (d.info.lower > d.info.upper)
+        P.fail(lim, "joint '" + d.name + "': lower limit " + str(d.info.lower) +
+                        " is above the upper limit " + str(d.info.upper));
     }
-    if (const XMLElement* dyn = j->FirstChildElement("dynamics"))
+    const XMLElement* dyn = movable ? j->FirstChildElement("dynamics") : nullptr;
+    if (dyn) {
       d.info.damping = P.number(dyn, "damping", 0, false);
+      // Negative damping would feed energy into the joint.
+      if (!(d.info.damping >= 0))
+        P.fail(dyn, "joint '" + d.name + "': damping must be >= 0, got " + str(d.info.damping));
+    }
     jointOfChild[d.child] = static_cast<int>(joints.size());
     joints.push_back(d);
   }

@@ -10,9 +10,15 @@
 // not resolved), elements other than <link> and <joint> under <robot> (transmission, gazebo,
 // material, sensor, ...) and unknown children of those are ignored, massless links fixed to others
 // are merged, a massless dummy root is allowed when mass is fixed to it, and one <joint
-// type="floating"> from a massless dummy root makes its child the base. A non-physical inertia
-// is repaired with a warning (see UrdfOptions::strict); non-sphere collision geometry is ignored
-// with one summary note.
+// type="floating"> from a massless dummy root makes its child the base. As in the URDF spec, the
+// <axis>, <limit> and <dynamics> of fixed and floating joints are ignored (an axis "0 0 0" there
+// loads); optional elements may be missing: <origin> is the identity, <axis> is x, without <limit>
+// a joint is unlimited, without <dynamics> undamped; a continuous joint's lower and upper limits
+// are ignored. A non-physical inertia is repaired with a warning (see UrdfOptions::strict);
+// non-sphere collision geometry (a <collision> without <geometry> too) is ignored with one summary
+// note. Refused as impossible: a negative mass, a movable link without mass, a zero axis, an
+// effort limit <= 0, a lower limit above the upper, negative damping, two links or two joints of
+// one name, a link with two parents, joints that form a cycle.
 #pragma once
 
 #include <stdexcept>

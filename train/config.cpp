@@ -11,6 +11,8 @@
 #include <stdexcept>
 
 #include "config/archive.h"
+#include "config/yaml_guard.h"
+#include "io/excerpt.h"
 #include "io/file_status.h"
 #include "robots/robot.h"
 
@@ -132,14 +134,16 @@ TrainConfig parseRoot(YAML::Node root, const std::string& file,
     const std::string refKey = extends ? "task.extends" : "task";
     const fs::path path = resolveTaskFile(ref.Scalar(), file);
     if (!io::isRegularFile(path))
-      fail(src.where(refKey, ref) + ": " + refKey + ": '" + config::printable(ref.Scalar()) +
-           "' not found (looked for " + config::printable(path.string()) + "; a task name from " +
-           configDir() + "/tasks or a path to a .yaml)");
+      fail(src.where(refKey, ref) + ": " + refKey + ": '" +
+           io::excerpt(config::printable(ref.Scalar())) + "' not found (looked for " +
+           config::printable(path.string()) + "; a task name from " + configDir() +
+           "/tasks or a path to a .yaml)");
     try {
       task = YAML::LoadFile(path.string());
     } catch (const YAML::Exception& e) {
       fail(path.string() + ": " + e.what());
     }
+    config::checkYamlTree(task, path.string());
     c.taskSource = path.string();
   } else if (t.IsMap()) {
     task.reset(t);
@@ -180,7 +184,7 @@ TrainConfig parseRoot(YAML::Node root, const std::string& file,
            config::didYouMean(name, rewardTerms));
     }
   if (c.name.empty() || c.name.find_first_of("/\\ ") != std::string::npos)
-    fail(src.where("name", root["name"]) + ": name: '" + c.name +
+    fail(src.where("name", root["name"]) + ": name: '" + io::excerpt(c.name) +
          "' must be non-empty, without spaces or slashes (it names the run folder)");
   return c;
 }
@@ -195,6 +199,7 @@ TrainConfig parseTrainConfig(const std::string& yamlText, const std::string& sou
   } catch (const YAML::Exception& e) {
     fail(source + ":" + std::to_string(e.mark.line + 1) + ": not valid YAML: " + e.msg);
   }
+  config::checkYamlTree(root, source);
   return parseRoot(root, source, sets);
 }
 
@@ -255,6 +260,7 @@ envs::TaskConfig parseTaskWithSets(const std::string& taskYaml, const std::strin
   } catch (const YAML::Exception& e) {
     fail(source + ": " + e.what());
   }
+  config::checkYamlTree(task, source);
   return parseTaskNode(task, source, sets, false);  // resolved YAML: values already inline
 }
 
@@ -270,6 +276,7 @@ envs::TaskConfig loadTaskWithSets(const std::string& nameOrPath,
   } catch (const YAML::Exception& e) {
     fail(path.string() + ": " + e.what());
   }
+  config::checkYamlTree(task, path.string());
   envs::TaskConfig t = parseTaskNode(task, path.string(), sets, true);
   t.name = path.stem().string();
   return t;

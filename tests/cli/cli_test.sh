@@ -132,6 +132,24 @@ print("bench JSON ok:", ", ".join(f"{k}={d[k]:.4g}" for k in keys))
     check "--dt" sim --dt 0
     check "/dev/null: is a special file" sim --duration 0.01 --csv /dev/null
     check "$dir: is a directory" sim --duration 0.01 --csv "$dir"
+    # Every numeric flag has a range: a delay of 1e9 s crashed fit-actuator's search.
+    logdir=${dir}_log
+    rm -rf "$logdir"
+    mkdir -p "$logdir"
+    "$bin" fit-actuator --synthesize "$logdir/log.csv" --duration 1 >/dev/null 2>&1 ||
+      fail "fit-actuator --synthesize exited with $?"
+    check "--max-delay" fit-actuator "$logdir/log.csv" --max-delay 1e9 -o "$logdir/a.yaml"
+    check "--max-delay" fit-actuator "$logdir/log.csv" --max-delay -1 -o "$logdir/a.yaml"
+    check "--duration" fit-actuator --synthesize "$logdir/s.csv" --duration 1e12
+    check "--seed" fit-actuator --synthesize "$logdir/s.csv" --seed 99999999999
+    check "--count" sysid --generate cube --count 0 --out "$logdir/g"
+    check "--dt" sysid --generate cube --dt 0 --out "$logdir/g"
+    check "--threads" toy grad-norm --threads 100000 --out "$logdir/t"
+    check "--points" toy falling-mass --points 2000000000 --out "$logdir/t"
+    check "--seconds" bench --seconds 1e9
+    check "--eps" gradcheck --eps 0
+    [ ! -e "$logdir/a.yaml" ] || fail "fit-actuator wrote $logdir/a.yaml despite a bad flag"
+    rm -rf "$logdir"
     [ -c /dev/null ] || fail "/dev/null is no longer a character device"
     [ -z "$(ls -A "$dir")" ] || fail "$dir is not empty: $(ls -A "$dir")"
     ;;

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <stdexcept>
 
 #include "ident/actuator_fit.h"
 
@@ -107,6 +108,27 @@ TEST(ActuatorFit, BadLogsNameFileAndLine) {
               "bad.csv:5: column 'q_target': 'abc' is not a number");
   expectError("time,q_target,q,qd\n" + rows(3) + "0.01,0\n", "bad.csv:5: expected 4 cells, got 2");
   expectError("time,q_target,q,qd\n" + rows(10), "only 10 samples");
+  // A bad cell is quoted by its first 80 characters.
+  const std::string brackets(100000, '[');
+  expectError("time,q_target,q,qd\n" + rows(3) + "0.01," + brackets + ",0,0\n",
+              "bad.csv:5: column 'q_target': '" + brackets.substr(0, 80) + "...' is not a number");
+}
+
+// The delay search is bounded whatever the option says: a negative or non-finite largest delay is
+// refused, a huge one searches as far as the log allows (1e9 s overflowed the shift and crashed).
+TEST(ActuatorFit, LargestDelayIsChecked) {
+  DriveModel m;
+  m.duration = 2;  // 2000 samples: every shift up to a quarter of the log is tried
+  const JointLog log = synthesizeJointLog(m);
+  FitOptions o;
+  for (const double bad : {-0.01, std::nan(""), HUGE_VAL}) {
+    o.maxDelay = bad;
+    EXPECT_THROW(fitActuator(log, o), std::invalid_argument) << bad;
+  }
+  o.maxDelay = 1e9;
+  const ActuatorFit f = fitActuator(log, o);
+  EXPECT_GE(f.delay, 0);
+  EXPECT_LE(f.delay, m.duration / 4);
 }
 
 }  // namespace

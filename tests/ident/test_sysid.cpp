@@ -5,11 +5,15 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
 
-#include "sim/step.h"
 #include "ident/sysid.h"
+#include "sim/step.h"
 
 using namespace diffloco;
 using sysid::DataError;
@@ -283,4 +287,81 @@ TEST(Sysid, RecoversCubeSideAndFrictionFromTosses) {
       EXPECT_NEAR(r.final[1], 0.3, 0.015) << "start side x" << fs << ", mu x" << fm;
       EXPECT_LT(r.finalLoss, 0.2 * r.history.front().loss);
     }
+}
+
+// A loss that becomes non-finite names the recorded row (file:line) and the row its prediction
+// started from: here x = 1e200 on line 5 (finite, so the reader takes it) squares to infinity.
+TEST(Sysid, NonFiniteLossNamesTheFileAndRow) {
+  const std::string dir = tempDir("nonfinite");
+  std::string text = kHeader;
+  for (int k = 0; k < 6; ++k) {
+    char row[128];
+    std::snprintf(row, sizeof row, "%g,%s,0,0.3,1,0,0,0,0,0,0,0,0,0\n", 0.005 * k,
+                  k == 3 ? "1e200" : "0");
+    text += row;
+  }
+  const std::string path = writeFile(dir, "huge.csv", text);
+  sysid::System sys = sysid::cubeSystem();
+  const auto data = sysid::readTrajectories(path, sys.model);
+  ASSERT_EQ(data[0].lines, (std::vector<int>{2, 3, 4, 5, 6, 7}));
+  sysid::FitOptions o;
+  o.horizon = 1;
+  o.iterations = 3;
+  try {
+    sysid::fit(sys, data, {"mu"}, o);
+    ADD_FAILURE() << "no error for a non-finite loss";
+  } catch (const std::runtime_error& e) {
+    const std::string m = e.what();
+    EXPECT_EQ(m.rfind(path + ":5: sysid: the loss became non-finite at iteration 0 (mu = 0.3): "
+                             "the loss of this row, 1 step(s) predicted from line 4",
+                      0),
+              0u)
+        << m;
+  }
+  // The same data built in memory: the trajectory and its row.
+  std::vector<sysid::Trajectory> mem = data;
+  mem[0].file.clear();
+  mem[0].lines.clear();
+  const sysid::Evaluation ev = sysid::evaluate(sys, mem, {"mu"}, o);
+  EXPECT_EQ(ev.nonFiniteAt, "trajectory " + path + ", row 3");
+  EXPECT_EQ(ev.nonFinite,
+            "the loss of this row, 1 step(s) predicted from trajectory " + path + ", row 2");
+  // Finite data: nothing to name.
+  EXPECT_TRUE(sysid::evaluate(
+                  sys,
+                  sysid::readTrajectories(
+                      writeFile(dir, "ok.csv", std::string(kHeader) + kRow0 + kRow1), sys.model),
+                  {"mu"}, o)
+                  .nonFinite.empty());
+  std::filesystem::remove_all(dir);
+}
+
+// A bad line of a parameter file or a bad value is quoted by its first 80 characters: a line of
+// 100 000 brackets gives a message of one short line.
+TEST(Sysid, LongBadInputIsQuotedShort) {
+  const std::string dir = tempDir("long");
+  const std::string brackets(100000, '[');
+  try {
+    sysid::readParams(writeFile(dir, "truth.txt", "side 0.1\n" + brackets + "\n"));
+    ADD_FAILURE() << "no error for a line of brackets";
+  } catch (const DataError& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("truth.txt:2: expected 'NAME VALUE', got '" + brackets.substr(0, 80) + "...'"),
+              std::string::npos)
+        << m.substr(0, 300);
+    EXPECT_LT(m.size(), 300u);
+  }
+  const std::string e = readError(
+      dir, std::string(kHeader) + kRow0 + "0.005,0,0," + brackets + ",1,0,0,0,0.1,0,-1,0,0,0\n");
+  EXPECT_NE(e.find(":3: column 4 'z': not a number: \"" + brackets.substr(0, 80) + "...\""),
+            std::string::npos)
+      << e.substr(0, 300);
+  EXPECT_LT(e.size(), 300u);
+  try {
+    sysid::parseAssignments({"side=" + brackets});
+    ADD_FAILURE() << "no error for a value of brackets";
+  } catch (const std::invalid_argument& err) {
+    EXPECT_LT(std::string(err.what()).size(), 200u);
+  }
+  std::filesystem::remove_all(dir);
 }

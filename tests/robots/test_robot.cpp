@@ -4,12 +4,14 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 
 #include "robots/robot.h"
 #include "robots/robot_report.h"
 #include "sim/urdf.h"
+#include "tests/config/hostile_yaml.h"
 
 namespace fs = std::filesystem;
 using diffloco::loadRobot;
@@ -171,4 +173,19 @@ TEST(Robot, UrdfErrorsNameTheRobotFileFirst) {
   const std::string e2 = errorOf(bad);
   EXPECT_EQ(e2.rfind(bad + ": urdf: ", 0), 0u) << e2;
   EXPECT_NE(e2.find("bad.urdf:2"), std::string::npos) << e2;  // the URDF's own line
+}
+
+// A robot file whose aliases hold themselves or expand to 10^10 nodes: a quick error naming the
+// file and line (the first crashed `diffloco sim --robot`, the second kept it busy for minutes).
+TEST(Robot, HostileYamlIsRefusedQuickly) {
+  Scratch s;
+  const auto t0 = std::chrono::steady_clock::now();
+  const std::string self = s.write("self.yaml", std::string("urdf: quadruped.urdf\n") +
+                                                    diffloco::testing::kSelfReferentialAlias);
+  EXPECT_EQ(errorOf(self).rfind(self + ":2: self-referential alias", 0), 0u) << errorOf(self);
+  const std::string bomb =
+      s.write("bomb.yaml", diffloco::testing::anchorBomb() + "urdf: quadruped.urdf\n");
+  const std::string e = errorOf(bomb);
+  EXPECT_EQ(e.rfind(bomb + ":6: alias expansion too large", 0), 0u) << e;
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 5.0);
 }

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include "sim/urdf.h"
 
@@ -242,6 +243,178 @@ TEST(Urdf, VendorElementsAreIgnored) {
   EXPECT_EQ(m.joints[0].damping, 0.01);
   ASSERT_EQ(m.nfeet(), 1);
   EXPECT_EQ(m.feet[0].name, "thigh");
+}
+
+// A corpus of vendor-style quirks, each in a small robot (lines: <robot> 1, base 2, a 3, the joint
+// 4). What the URDF spec allows, or what only concerns elements the simulator does not use, loads
+// as MuJoCo and Pinocchio load it: the axis of a fixed or floating joint (ignored, even "0 0 0"),
+// missing optional elements (<limit> on a continuous joint, <dynamics>, <origin> meaning identity,
+// <axis> meaning x), empty names, a <collision> without geometry, children the simulator ignores.
+// What is physically impossible is refused naming the file and line.
+TEST(Urdf, VendorQuirkCorpus) {
+  struct Loads {
+    std::string name, xml;
+    int joints;  // movable joints of the model
+  };
+  struct Refused {
+    std::string name, xml, where, what;
+  };
+  const std::string base = link("base"), a = link("a");
+  auto j = [](const std::string& type, const std::string& inner) {
+    return "<joint name=\"j\" type=\"" + type + "\"><parent link=\"base\"/><child link=\"a\"/>" +
+           inner + "</joint>\n";
+  };
+  const std::string axis = "<axis xyz=\"0 1 0\"/>";
+  const std::string floating =
+      "<link name=\"world\"/>\n<joint name=\"free\" type=\"floating\">"
+      "<parent link=\"world\"/><child link=\"base\"/>"
+      "<axis xyz=\"0 0 0\"/></joint>\n";
+  const std::vector<Loads> loads = {
+      {"fixed joint with a zero axis", robot(base + a + j("fixed", "<axis xyz=\"0 0 0\"/>")), 0},
+      {"fixed joint with an unreadable axis", robot(base + a + j("fixed", "<axis xyz=\"\"/>")), 0},
+      {"floating joint with a zero axis", robot(floating + base + a + j("revolute", axis)), 1},
+      {"continuous joint without <limit>", robot(base + a + j("continuous", axis)), 1},
+      {"continuous joint with lower = upper = 0 (ignored)",
+       robot(
+           base + a +
+           j("continuous", axis + "<limit effort=\"5\" velocity=\"9\" lower=\"0\" upper=\"0\"/>")),
+       1},
+      {"revolute joint without <axis>, <origin>, <limit> or <dynamics>",
+       robot(base + a + j("revolute", "")), 1},
+      {"revolute joint locked by lower = upper",
+       robot(base + a +
+             j("revolute",
+               axis + "<limit effort=\"5\" velocity=\"9\" lower=\"0.5\" upper=\"0.5\"/>")),
+       1},
+      {"<dynamics> with friction only",
+       robot(base + a + j("revolute", axis + "<dynamics friction=\"0.2\"/>")), 1},
+      {"empty <origin/>", robot(base + a + j("revolute", "<origin/>" + axis)), 1},
+      {"<origin> with rpy only",
+       robot(base + a + j("revolute", "<origin rpy=\"0 0 1.5708\"/>" + axis)), 1},
+      {"<mimic>, <calibration>, <safety_controller>",
+       robot(base + a +
+             j("revolute",
+               axis + "<mimic joint=\"other\" multiplier=\"1\"/><calibration rising=\"0\"/>"
+                      "<safety_controller k_velocity=\"10\"/>")),
+       1},
+      {"empty collision and visual names, a <collision> without <geometry>",
+       robot(base + "<link name=\"a\"><collision name=\"\"/><visual name=\"\">" +
+             "<geometry><box size=\"1 1 1\"/></geometry></visual><collision name=\"\">" +
+             "<geometry><sphere radius=\"0.02\"/></geometry></collision>" + kLink + "</link>\n" +
+             j("revolute", axis)),
+       1},
+      {"diagonal inertia only, no inertial <origin>",
+       robot(base +
+             "<link name=\"a\"><inertial><mass value=\"1\"/><inertia ixx=\"1e-2\" iyy=\"+1E-2\" "
+             "izz=\"0.01\"/></inertial></link>\n" +
+             j("revolute", axis)),
+       1},
+      {"spaces, tabs and newlines in numbers; an axis that is not unit length",
+       robot(base + a + j("revolute", "<origin xyz=\" 0\t0  0.1 \"/><axis xyz=\"0\n0 2\"/>")), 1},
+      {"joints before links", robot(j("revolute", axis) + base + a), 1},
+      {"BOM, XML declaration, DOCTYPE and comments",
+       "\xEF\xBB\xBF<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<!DOCTYPE robot>\n" +
+           std::string("<!-- exported -->\n") +
+           robot(base + "<!-- a link -->\n" + a + j("revolute", axis)),
+       1},
+  };
+  // Refused: physically impossible.
+  const std::vector<Refused> refused = {
+      {"revolute joint with a zero axis", robot(base + a + j("revolute", "<axis xyz=\"0 0 0\"/>")),
+       "bad.urdf:4: <axis>", "joint 'j': axis must be non-zero"},
+      {"continuous joint with a zero axis",
+       robot(base + a + j("continuous", "<axis xyz=\"0 0 0\"/>")), "bad.urdf:4: <axis>",
+       "joint 'j': axis must be non-zero"},
+      {"negative damping", robot(base + a + j("revolute", axis + "<dynamics damping=\"-0.1\"/>")),
+       "bad.urdf:4: <dynamics>", "joint 'j': damping must be >= 0, got -0.1"},
+      {"lower limit above the upper",
+       robot(base + a +
+             j("revolute", axis + "<limit effort=\"5\" velocity=\"9\" lower=\"1\" upper=\"-1\"/>")),
+       "bad.urdf:4: <limit>", "joint 'j': lower limit 1 is above the upper limit -1"},
+      {"non-positive effort limit",
+       robot(base + a + j("revolute", axis + "<limit effort=\"-5\" velocity=\"9\"/>")),
+       "bad.urdf:4: <limit>", "joint 'j': effort limit must be > 0"},
+      {"two joints of one name",
+       robot(base + a + link("b") + j("revolute", axis) + joint("j", "revolute", "a", "b")),
+       "bad.urdf:6: <joint>", "duplicate joint name 'j' (first on line 5)"},
+      {"negative mass",
+       robot(base +
+             "<link name=\"a\"><inertial><mass value=\"-1\"/><inertia ixx=\"1\" iyy=\"1\" "
+             "izz=\"1\"/></inertial></link>\n" +
+             j("revolute", axis)),
+       "bad.urdf:3: <mass>", "link 'a': mass must be >= 0, got -1"},
+      {"a moving link without mass", robot(base + "<link name=\"a\"/>\n" + j("revolute", axis)),
+       "bad.urdf:3: <link>", "link 'a' is moved by joint 'j' and needs an <inertial>"},
+      {"a zero sphere radius",
+       robot(base +
+             "<link name=\"a\"><collision><geometry><sphere radius=\"0\"/></geometry>"
+             "</collision>" +
+             kLink + "</link>\n" + j("revolute", axis)),
+       "bad.urdf:3: <sphere>", "link 'a': sphere radius must be > 0"},
+      {"a cycle of joints",
+       robot(base + a + link("b") + joint("j1", "revolute", "a", "b") +
+             joint("j2", "revolute", "b", "a")),
+       "bad.urdf:3: <link>", "link 'a' is not connected to the root link 'base'"},
+  };
+  for (const Loads& q : loads) {
+    SCOPED_TRACE(q.name);
+    try {
+      UrdfReport report;
+      EXPECT_EQ(parseUrdf(q.xml, "quirk.urdf", {}, &report).nj(), q.joints);
+      EXPECT_TRUE(report.warnings.empty());
+    } catch (const ModelError& e) {
+      ADD_FAILURE() << "refused: " << e.what();
+    }
+  }
+  for (const Refused& q : refused) {
+    SCOPED_TRACE(q.name);
+    EXPECT_ERROR(q.xml, q.where, q.what);
+  }
+}
+
+// What the quirks above give the model: an ignored fixed axis, the defaults of missing elements.
+TEST(Urdf, QuirksGiveTheDocumentedDefaults) {
+  const Model m = parseUrdf(
+      robot(
+          link("base") + link("a") + link("b") + link("c") +
+          "<joint name=\"fix\" type=\"fixed\"><parent link=\"base\"/><child link=\"a\"/>"
+          "<origin xyz=\"0 0 1\"/><axis xyz=\"0 0 0\"/></joint>\n"
+          "<joint name=\"bare\" type=\"revolute\"><parent link=\"a\"/><child link=\"b\"/></joint>\n"
+          "<joint name=\"wheel\" type=\"continuous\"><parent link=\"b\"/><child link=\"c\"/>"
+          "<axis xyz=\"0 0 3\"/></joint>\n"),
+      "defaults.urdf");
+  ASSERT_EQ(m.nj(), 2);
+  EXPECT_DOUBLE_EQ(m.bodies[0].inertia.m, 2.0);                   // base and the link fixed to it
+  EXPECT_LT((m.bodies[1].axis - Vec3::UnitX()).norm(), 1e-15);    // no <axis>: x
+  EXPECT_LT((m.bodies[1].tree.r - Vec3(0, 0, 1)).norm(), 1e-15);  // through the fixed joint
+  EXPECT_LT((m.bodies[2].axis - Vec3::UnitZ()).norm(), 1e-15);
+  for (const JointInfo& jt : m.joints) {
+    EXPECT_EQ(jt.lower, -1e10);
+    EXPECT_EQ(jt.upper, 1e10);
+    EXPECT_EQ(jt.effort, 1e10);
+    EXPECT_EQ(jt.damping, 0);
+  }
+}
+
+// A bad value is quoted by its first 80 characters: a line of 100 000 brackets gives a message of
+// one short line.
+TEST(UrdfErrors, LongValuesAreQuotedShort) {
+  const std::string brackets(100000, '[');
+  const std::string msg =
+      errorOf(robot(link("base") + link("a") +
+                    "<joint name=\"j\" type=\"revolute\"><parent link=\"base\"/>"
+                    "<child link=\"a\"/>\n<origin xyz=\"" +
+                    brackets + "\"/></joint>\n"));
+  EXPECT_NE(msg.find("bad.urdf:5: <origin>: attribute 'xyz' must be 3 space-separated numbers, "
+                     "got \"" +
+                     brackets.substr(0, 80) + "...\""),
+            std::string::npos)
+      << msg.substr(0, 300);
+  EXPECT_LT(msg.size(), 300u);
+  const std::string type =
+      errorOf(robot(link("base") + link("a") + joint("j", brackets, "base", "a")));
+  EXPECT_NE(type.find("unsupported type '" + brackets.substr(0, 80) + "...'"), std::string::npos);
+  EXPECT_LT(type.size(), 300u);
 }
 
 // A "world" link joined to the base by a floating joint (some exporters write the free base so):

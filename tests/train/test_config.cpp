@@ -4,6 +4,7 @@
 // shipped configs carry the paper's values.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -13,6 +14,7 @@
 #include "config/archive.h"
 #include "config_errors.h"
 #include "robots/robot.h"
+#include "tests/config/hostile_yaml.h"
 #include "tests/fuzz/fuzz_input.h"
 #include "train/config.h"
 
@@ -56,6 +58,23 @@ TEST(Config, ReadsTheBaseConfig) {
   EXPECT_EQ(c.task.robot, "quadruped");
   EXPECT_EQ(c.task.name, "walk");
   EXPECT_EQ(c.iterations(), 10);
+}
+
+// A config whose aliases hold themselves or expand to 10^10 nodes: a quick error naming the file
+// and line, before any reader walks it (a self-referential value crashed the message that quoted
+// it; *a9 as a value kept the reader busy for minutes).
+TEST(Config, HostileYamlIsRefusedQuickly) {
+  const auto t0 = std::chrono::steady_clock::now();
+  EXPECT_CONTAINS(configError(replace(kBase, "horizon: 8", "horizon: &h [*h]")),
+                  "cfg.yaml:8: self-referential alias");
+  const std::string bomb =
+      configError(diffloco::testing::anchorBomb() + replace(kBase, "horizon: 8", "horizon: *a9"));
+  EXPECT_EQ(bomb.rfind("cfg.yaml:", 0), 0u) << bomb;
+  EXPECT_CONTAINS(bomb, ": alias expansion too large");
+  // A --set value is YAML too.
+  EXPECT_CONTAINS(configError(kBase, {"shac.horizon=&h [*h]"}),
+                  "--set shac.horizon=&h [*h]: self-referential alias");
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 5.0);
 }
 
 TEST(Config, UnknownKeyNamesFileLineAndSuggestion) {
