@@ -83,6 +83,9 @@ LocomotionEnv::LocomotionEnv(TaskConfig task, const EnvOptions& options)
   }
   k_.footRadius = torch::empty({m.nfeet()}, kF64);
   for (int f = 0; f < m.nfeet(); ++f) k_.footRadius[f] = m.feet[f].radius;
+  const int nl = static_cast<int>(m.legSpheres.size());
+  k_.legSphereRadius = torch::empty({nl}, kF64);
+  for (int l = 0; l < nl; ++l) k_.legSphereRadius[l] = m.legSpheres[l].radius;
   k_.actuator = task_.sim.actuator;
   k_.envDt = task_.envDt;
   k_.link = link_.get();

@@ -116,12 +116,16 @@ class SimStepFunction : public torch::autograd::Function<SimStepFunction> {
   }
 };
 
-// Foot sphere centres: x_f = p + R(quat) r_f(joints), with r_f in base coordinates.
+// Contact sphere centres (the feet, or the leg spheres): x_f = p + R(quat) r_f(joints), with r_f
+// in base coordinates.
 class FootPositionsFunction : public torch::autograd::Function<FootPositionsFunction> {
  public:
-  static variable_list forward(AutogradContext* ctx, const Tensor& q, SimLink* link) {
+  // Spheres first .. first + count of the model's contact spheres (the feet first).
+  static variable_list forward(AutogradContext* ctx, const Tensor& q, SimLink* link, int64_t first,
+                               int64_t count) {
     const sim::Model& m = link->model();
-    const int n = static_cast<int>(q.size(0)), nq = m.nq(), nf = m.nfeet();
+    const int n = static_cast<int>(q.size(0)), nq = m.nq(), nf = static_cast<int>(count);
+    const int f0 = static_cast<int>(first);
     Tensor out = torch::empty({n, nf, 3}, kDouble);
     const double* qp = q.data_ptr<double>();
     double* op = out.data_ptr<double>();
@@ -131,13 +135,16 @@ class FootPositionsFunction : public torch::autograd::Function<FootPositionsFunc
         [&](int i, int worker) {
           sim::Data& d = *data[worker];
           sim::forwardKinematics(m, d, Eigen::Map<const sim::VecX>(qp + i * nq, nq));
-          for (int f = 0; f < nf; ++f)
-            Eigen::Map<sim::Vec3>(op + (i * nf + f) * 3) =
-                sim::worldPoint(d, m.feet[f].body, m.feet[f].offset);
+          for (int f = 0; f < nf; ++f) {
+            const sim::Foot& s = m.sphere(f0 + f);
+            Eigen::Map<sim::Vec3>(op + (i * nf + f) * 3) = sim::worldPoint(d, s.body, s.offset);
+          }
         },
         64);
     ctx->save_for_backward({q});
     ctx->saved_data["link"] = reinterpret_cast<std::int64_t>(link);
+    ctx->saved_data["first"] = first;
+    ctx->saved_data["count"] = count;
     return {out};
   }
 
@@ -145,7 +152,9 @@ class FootPositionsFunction : public torch::autograd::Function<FootPositionsFunc
     SimLink* link = linkOf(ctx);
     const sim::Model& m = link->model();
     const Tensor q = ctx->get_saved_variables()[0];
-    const int n = static_cast<int>(q.size(0)), nq = m.nq(), nv = m.nv(), nf = m.nfeet();
+    const int n = static_cast<int>(q.size(0)), nq = m.nq(), nv = m.nv();
+    const int f0 = static_cast<int>(ctx->saved_data["first"].toInt());
+    const int nf = static_cast<int>(ctx->saved_data["count"].toInt());
     const Tensor g = asDouble(grads[0]);
     Tensor gq = torch::zeros({n, nq}, kDouble);
     const double* qp = q.data_ptr<double>();
@@ -164,8 +173,9 @@ class FootPositionsFunction : public torch::autograd::Function<FootPositionsFunc
           const sim::Vec3 u = qi.segment<3>(4);
           for (int f = 0; f < nf; ++f) {
             const sim::Vec3 gf = Eigen::Map<const sim::Vec3>(gp + (i * nf + f) * 3);
-            const sim::Vec3 x = sim::worldPoint(d, m.feet[f].body, m.feet[f].offset);
-            sim::pointJacobian(m, d, m.feet[f].body, x, J);
+            const sim::Foot& s = m.sphere(f0 + f);
+            const sim::Vec3 x = sim::worldPoint(d, s.body, s.offset);
+            sim::pointJacobian(m, d, s.body, x, J);
             gqi.head<3>() += gf;                                       // d x / d p = I
             gqi.tail(m.nj()) += J.rightCols(m.nj()).transpose() * gf;  // qdot_j = v_j
             // Eigen's toRotationMatrix is R r = r + 2w (u x r) + 2 u x (u x r) for any (w, u);
@@ -177,7 +187,7 @@ class FootPositionsFunction : public torch::autograd::Function<FootPositionsFunc
           }
         },
         64);
-    return {gq, Tensor()};
+    return {gq, Tensor(), Tensor(), Tensor()};
   }
 };
 
@@ -325,7 +335,16 @@ torch::Tensor footPositions(SimLink& link, const torch::Tensor& q) {
   if (q.dim() != 2 || q.size(1) != link.model().nq())
     throw std::invalid_argument("footPositions: q must be [n, " +
                                 std::to_string(link.model().nq()) + "]");
-  return FootPositionsFunction::apply(asDouble(q), &link)[0];
+  return FootPositionsFunction::apply(asDouble(q), &link, 0, link.model().nfeet())[0];
+}
+
+torch::Tensor legSpherePositions(SimLink& link, const torch::Tensor& q) {
+  const sim::Model& m = link.model();
+  if (q.dim() != 2 || q.size(1) != m.nq())
+    throw std::invalid_argument("legSpherePositions: q must be [n, " + std::to_string(m.nq()) +
+                                "]");
+  return FootPositionsFunction::apply(asDouble(q), &link, m.nfeet(),
+                                      static_cast<int64_t>(m.legSpheres.size()))[0];
 }
 
 }  // namespace diffloco::envs

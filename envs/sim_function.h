@@ -81,6 +81,8 @@ SimStepResult simStep(SimLink& link, const torch::Tensor& q, const torch::Tensor
 // World positions [n, F, 3] of the foot sphere centres for configurations q [n, nq] (any n: rows
 // need not be the link's worlds), differentiable in q. Forward kinematics runs on the link's pool.
 torch::Tensor footPositions(SimLink& link, const torch::Tensor& q);
+// The same for the leg spheres (sim::Model::legSpheres, the knees and shanks): [n, L, 3].
+torch::Tensor legSpherePositions(SimLink& link, const torch::Tensor& q);
 
 // Heights h(x, y) [..] of the ground (sim/terrain.h; 0 everywhere without a height field) under
 // world points x, y [..] (double, any equal shapes), differentiable in x and y (the interpolant's

@@ -166,6 +166,17 @@ const Tensor& TermContext::footHeight() {
   return footHeight_;
 }
 
+const Tensor& TermContext::legSphereHeight() {
+  if (!legSphereHeight_.defined()) {
+    const Tensor spheres = legSpherePositions(*k_.link, q);
+    legSphereHeight_ = spheres.select(2, 2) - k_.legSphereRadius;
+    if (k_.terrain && spheres.size(1) > 0)
+      legSphereHeight_ = legSphereHeight_ - groundHeight(k_.terrain, spheres.select(2, 0),
+                                                         spheres.select(2, 1), k_.terrainSlopes);
+  }
+  return legSphereHeight_;
+}
+
 int observationSize(const TermDef& def, const TermParams& params, int nj, int nfeet) {
   switch (def.dim) {
     case TermDef::kPerJoint: return nj;
@@ -481,6 +492,17 @@ std::vector<TermDef> makeRewards() {
          const double m = p("margin");
          return -(torch::relu(q - (k.jointUpper - m)) + torch::relu((k.jointLower + m) - q)).sum(1);
        }});
+  // Isaac Lab's undesired_contacts (legged_gym's `collision` on the shanks and thighs), smooth so
+  // that the gradient lifts a knee that touches or nears the ground: a touching sphere costs 1/2,
+  // one pressed two widths in 0.88, one two widths above 0.12.
+  t.push_back({"leg_contact",
+               "-sum_k sigmoid(-h_k / width), h_k: lowest point of leg sphere k (knees, shanks) "
+               "above the ground under its centre",
+               {{"width", {0.01}, "height scale of the sigmoid [m]"}},
+               1,
+               [](TermContext& c, const TermParams& p) {
+                 return -torch::sigmoid(-c.legSphereHeight() / p("width")).sum(1);
+               }});
   t.push_back({"joint_torque_l2",
                "-|tau|^2 (actuator torque of the last sim sub-step)",
                {},

@@ -28,6 +28,7 @@ struct TaskConstants {
   torch::Tensor effort;           // [nj] torque limits, min(task, URDF)
   torch::Tensor jointLower, jointUpper;  // [nj] the URDF's position limits [rad]
   torch::Tensor footRadius;       // [F]
+  torch::Tensor legSphereRadius;  // [L]: the leg spheres' radii (knees, shanks; may be empty)
   sim::ActuatorOptions actuator;  // PD law (for the torque term)
   double envDt = 0.01;
   SimLink* link = nullptr;  // foot kinematics
@@ -78,6 +79,8 @@ class TermContext {
   const torch::Tensor& baseHeight();
   // [n, F]: lowest point of each foot sphere above the ground under its centre.
   const torch::Tensor& footHeight();
+  // [n, L]: the same for each leg sphere (sim::Model::legSpheres).
+  const torch::Tensor& legSphereHeight();
   const torch::Tensor& torque();      // [n, nj]: actuator torque of the last sub-step
   const torch::Tensor& jointAcc();    // [n, nj]: (qd - qd_start) / env dt
 
@@ -85,7 +88,7 @@ class TermContext {
   const TaskConstants& k_;
   bool haveState_ = false;
   StateFeatures state_;
-  torch::Tensor baseHeight_, footHeight_, torque_, jointAcc_;
+  torch::Tensor baseHeight_, footHeight_, legSphereHeight_, torque_, jointAcc_;
 };
 
 // A term's parameters as given in YAML (after defaults). Scalars are 1-element lists.

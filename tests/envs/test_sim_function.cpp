@@ -1,6 +1,6 @@
-// The autograd bridge: simStep and footPositions agree with the simulator in the forward pass and
-// with central finite differences in the backward pass; a backward run after the per-world
-// parameters changed uses the parameters its forward ran with.
+// The autograd bridge: simStep, footPositions and legSpherePositions agree with the simulator in
+// the forward pass and with central finite differences in the backward pass; a backward run after
+// the per-world parameters changed uses the parameters its forward ran with.
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
@@ -101,37 +101,46 @@ TEST(SimFunction, StepGradientMatchesFiniteDifferences) {
   }
 }
 
-TEST(SimFunction, FootPositionsMatchKinematicsAndFiniteDifferences) {
+// footPositions (the feet) and legSpherePositions (knees and shank tubes) against forward
+// kinematics and central differences.
+TEST(SimFunction, SpherePositionsMatchKinematicsAndFiniteDifferences) {
   Fixture f;
   SimLink link(f.robot.model, f.opt, 1, 2);
+  const sim::Model& m = f.robot.model;
+  ASSERT_EQ(m.legSpheres.size(), 24u);
   Tensor q, v, qt;
   f.states(5, q, v, qt, 3);
-  const Tensor feet = footPositions(link, q);
-  ASSERT_EQ(feet.sizes(), (std::vector<int64_t>{5, 4, 3}));
-  sim::Data d(f.robot.model);
-  for (int i = 0; i < 5; ++i) {
-    const Tensor qi = q[i].contiguous();
-    sim::forwardKinematics(f.robot.model, d,
-                           Eigen::Map<const sim::VecX>(qi.data_ptr<double>(), 19));
-    for (int k = 0; k < 4; ++k) {
-      const auto& foot = f.robot.model.feet[k];
-      const sim::Vec3 x = sim::worldPoint(d, foot.body, foot.offset);
-      for (int a = 0; a < 3; ++a) EXPECT_NEAR(feet[i][k][a].item<double>(), x[a], 1e-14);
+  for (const bool legs : {false, true}) {
+    const auto positions = [&](const Tensor& x) {
+      return legs ? legSpherePositions(link, x) : footPositions(link, x);
+    };
+    const int first = legs ? m.nfeet() : 0, count = legs ? 24 : 4;
+    const Tensor points = positions(q);
+    ASSERT_EQ(points.sizes(), (std::vector<int64_t>{5, count, 3}));
+    sim::Data d(m);
+    for (int i = 0; i < 5; ++i) {
+      const Tensor qi = q[i].contiguous();
+      sim::forwardKinematics(m, d, Eigen::Map<const sim::VecX>(qi.data_ptr<double>(), 19));
+      for (int k = 0; k < count; ++k) {
+        const sim::Foot& s = m.sphere(first + k);
+        const sim::Vec3 x = sim::worldPoint(d, s.body, s.offset);
+        for (int a = 0; a < 3; ++a) EXPECT_NEAR(points[i][k][a].item<double>(), x[a], 1e-14);
+      }
     }
+    const Tensor g = torch::randn({5, count, 3}, kF64);
+    const Tensor qa = q.clone().requires_grad_();
+    const Tensor grad = torch::autograd::grad({(positions(qa) * g).sum()}, {qa})[0];
+    torch::NoGradGuard noGrad;
+    Tensor fd = torch::zeros_like(q);
+    const double h = 1e-6;
+    for (int64_t i = 0; i < q.numel(); ++i) {
+      Tensor p = q.clone(), mq = q.clone();
+      p.view(-1)[i] += h;
+      mq.view(-1)[i] -= h;
+      fd.view(-1)[i] = ((positions(p) - positions(mq)) * g).sum() / (2 * h);
+    }
+    EXPECT_LT(relErr(grad, fd), 1e-7) << (legs ? "leg spheres" : "feet");
   }
-  const Tensor g = torch::randn({5, 4, 3}, kF64);
-  const Tensor qa = q.clone().requires_grad_();
-  const Tensor grad = torch::autograd::grad({(footPositions(link, qa) * g).sum()}, {qa})[0];
-  torch::NoGradGuard noGrad;
-  Tensor fd = torch::zeros_like(q);
-  const double h = 1e-6;
-  for (int64_t i = 0; i < q.numel(); ++i) {
-    Tensor p = q.clone(), m = q.clone();
-    p.view(-1)[i] += h;
-    m.view(-1)[i] -= h;
-    fd.view(-1)[i] = ((footPositions(link, p) - footPositions(link, m)) * g).sum() / (2 * h);
-  }
-  EXPECT_LT(relErr(grad, fd), 1e-7);
 }
 
 // Randomisation at a reset replaces the per-world parameters between a step's forward and

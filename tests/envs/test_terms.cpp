@@ -4,7 +4,9 @@
 
 #include <set>
 
+#include "envs/sim_function.h"
 #include "envs/terms.h"
+#include "robots/robot.h"
 #include "sim/actuator.h"
 #include "sim/kinematics.h"
 
@@ -163,4 +165,43 @@ TEST(Terms, LinearVelocityTrackingTermsInBaseAxes) {
   };
   EXPECT_NEAR(slope("lin_vel_tracking_l2", TermParams()), 2 * 1.4, 1e-12);
   EXPECT_LT(slope("lin_vel_tracking", TermParams({{"sigma", {0.25}}})), 0.02 * 2.8);
+}
+
+// leg_contact on a robot lowered onto its knees (the plane): the value from the simulator's own
+// kinematics, and its slope with respect to the base height in closed form (raising the base
+// raises every sphere alike: d/dz = sum_k s_k (1 - s_k) / width).
+TEST(Terms, LegContactCostsTouchingLegSpheresAndLiftsThem) {
+  const Robot robot = loadRobot("anymal");
+  const sim::Model& m = robot.model;
+  sim::SimOptions opt;
+  SimLink link(m, opt, 1, 1);
+  TaskConstants k;
+  k.defaultJointPos = torch::zeros({12}, kF64);
+  k.link = &link;
+  k.legSphereRadius = torch::empty({static_cast<int64_t>(m.legSpheres.size())}, kF64);
+  for (size_t l = 0; l < m.legSpheres.size(); ++l) k.legSphereRadius[l] = m.legSpheres[l].radius;
+  sim::VecX q0 = robot.standingConfiguration();
+  q0[2] -= 0.3;  // the knees at the ground
+  const Tensor q = torch::from_blob(q0.data(), {1, 19}, kF64).clone().requires_grad_();
+  TermContext c(k);
+  c.q = q;
+  const double width = 0.02;
+  const Tensor r =
+      findTerm(TermKind::Reward, "leg_contact")->eval(c, TermParams({{"width", {width}}}));
+  sim::Data d(m);
+  sim::forwardKinematics(m, d, q0);
+  double value = 0, slope = 0;
+  int touching = 0;
+  for (const sim::Foot& s : m.legSpheres) {
+    const double h = sim::worldPoint(d, s.body, s.offset).z() - s.radius;
+    const double sig = 1 / (1 + std::exp(h / width));
+    value -= sig;
+    slope += sig * (1 - sig) / width;
+    touching += h <= 0;
+  }
+  EXPECT_GE(touching, 2);  // both front or both hind knees, at least
+  EXPECT_NEAR(r.item<double>(), value, 1e-12);
+  const double dz = torch::autograd::grad({r.sum()}, {q})[0][0][2].item<double>();
+  EXPECT_NEAR(dz, slope, 1e-9 * std::max(1.0, slope));
+  EXPECT_GT(dz, 0);  // lifting the legs off the ground is rewarded
 }
