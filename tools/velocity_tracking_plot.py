@@ -1,13 +1,20 @@
-"""Per-step tracking kernels of the ANYmal velocity runs (docs/velocity_tracking.{csv,png}).
-usage: velocity_tracking_plot.py OUT.csv OUT.png  (run folders are listed below; writes run*.dat and
-plot.gp in the current folder, then run gnuplot plot.gp)"""
+"""Per-step tracking kernels of ANYmal velocity runs (docs/velocity_tracking.{csv,png}).
+usage: velocity_tracking_plot.py OUT.csv OUT.png "LABEL=RUN_FOLDER:W_LIN:W_YAW" ...
+W_LIN, W_YAW: the run's lin_vel_tracking and ang_vel_tracking weights (the kernels are the terms
+divided by them). Writes run*.dat and plot.gp in the current folder, then run gnuplot plot.gp.
+docs/velocity_tracking.png shows five runs of configs/velocity_anymal_shac.yaml with Table 9's
+window (docs/velocity_anymal.md): Table 7's weights (1.0, 0.5) over a 3000-iteration schedule,
+the same with init std 0.7, without the foot-height term, over the 20 000-iteration schedule, and
+3x the tracking weights (3.0, 1.5)."""
 import csv, sys
+if len(sys.argv) < 4:
+    sys.exit(__doc__)
+runs = []
+for spec in sys.argv[3:]:
+    label, rest = spec.split("=", 1)
+    path, wl, wa = rest.rsplit(":", 2)
+    runs.append((path, label, float(wl), float(wa)))
 # per-step tracking rewards (term / weight / episode steps) of finished episodes, averaged per 250 iterations
-runs = [("/work/exp/runs3/2026-11-22_07-12-14_velocity_anymal_shac", "Table 7 weights, 3000-iteration schedule", 1.0, 0.5),
-        ("/work/exp/runs3/2026-11-22_07-38-30_velocity_anymal_shac_std07", "Table 7 weights, 3000 it, init std 0.7", 1.0, 0.5),
-        ("/work/exp/runs4/2026-11-22_08-37-54_nofoot", "Table 7 weights, no foot-height term", 1.0, 0.5),
-        ("/work/exp/runs4/2026-11-22_10-00-54_t7", "Table 7 weights, 20 000-iteration schedule", 1.0, 0.5),
-        ("/work/exp/runs4/2026-11-22_08-37-54_lin3", "tracking weights x3 (config default)", 3.0, 1.5)]
 rows = {}
 for path, label, wl, wa in runs:
     acc = {}
