@@ -205,6 +205,7 @@ Robot loadRobot(const std::string& nameOrPath, RobotReport* reportOut) {
         throw AtNode(y["leg_contacts"], "leg_contacts must be a list of link names");
       legLinks = y["leg_contacts"].as<std::vector<std::string>>();
     }
+    // The feet alone first, so that an error in them names the `feet` key, not `leg_contacts`.
     try {
       (void)sim::selectFeet(r.model, feet);
     } catch (const std::invalid_argument& e) {
