@@ -6,9 +6,13 @@ usage: tools/terrain_tables.py terrain EVAL.jsonl          per-terrain table of 
        tools/terrain_tables.py seeds LABEL=EVAL.jsonl ...   falls and lin. RMS per seed (ours)
        tools/terrain_tables.py robustness LABEL=FILE.jsonl ...  robustness table, one column pair
                                                               per file (MuJoCo, ours)
-The files are what tools/terrain_eval.sh and tools/robustness_eval.sh write (one JSON object per
-line: engine, terrain_type or condition, result)."""
+       tools/terrain_tables.py training LABEL=METRICS.csv ...   when each training run walked
+The .jsonl files are what tools/terrain_eval.sh and tools/robustness_eval.sh write (one JSON
+object per line: engine, terrain_type or condition, result); the .csv files are training metrics
+(a run's metrics.csv, or every 10th row of it)."""
+import csv
 import json
+import statistics
 import sys
 
 NAMES = {"none": "plane", "rough": "rough (+-8 cm)", "pyramid_slope": "slope down (25 %)",
@@ -102,8 +106,45 @@ def robustness(args):
         print(f"| {c} | " + " | ".join(cells) + " |")
 
 
+def walks_from(rows, level=0.1):
+    """First logged iteration from which the mean terrain level stays above `level` to the end."""
+    first = None
+    for r in rows:
+        if float(r["Curriculum/terrain_level"]) > level:
+            first = first or int(r["iteration"])
+        else:
+            first = None
+    return first
+
+
+def mean_abs_action(rows, lo=100, hi=500, weight=0.05, env_dt=0.02, joints=12):
+    """Median over iterations [lo, hi] of the episodes' mean |action| per joint and step, from the
+    action_l1 reward (weight x sum_i |a_i| per step, summed over the episode)."""
+    per = []
+    for r in rows:
+        if lo <= int(r["iteration"]) <= hi and r["Episode/rew_action_l1"] and r["Episode/length_s"]:
+            steps = float(r["Episode/length_s"]) / env_dt
+            per.append(-float(r["Episode/rew_action_l1"]) / (weight * steps * joints))
+    return statistics.median(per) if per else float("nan")
+
+
+def training(args):
+    print("| run | walks (mean terrain level > 0.1 for good) from iteration | mean terrain level, "
+          "last 100 iterations | mean abs. action per joint, iterations 100-500 |")
+    print("|---|---|---|---|")
+    for label, path in labelled(args):
+        with open(path) as f:
+            rows = list(csv.DictReader(f))
+        last = int(rows[-1]["iteration"])
+        start = walks_from(rows)
+        end = [float(r["Curriculum/terrain_level"]) for r in rows if int(r["iteration"]) > last - 100]
+        print(f"| {label} | {start if start else f'not by {last}'} | "
+              f"{statistics.mean(end):.2f} (at {last}) | {mean_abs_action(rows):.2f} |")
+
+
 def main():
-    if len(sys.argv) < 3 or sys.argv[1] not in ("terrain", "readme", "seeds", "robustness"):
+    modes = ("terrain", "readme", "seeds", "robustness", "training")
+    if len(sys.argv) < 3 or sys.argv[1] not in modes:
         sys.exit(__doc__)
     if sys.argv[1] == "terrain":
         terrain(sys.argv[2])
@@ -111,6 +152,8 @@ def main():
         readme(sys.argv[2])
     elif sys.argv[1] == "seeds":
         seeds(sys.argv[2:])
+    elif sys.argv[1] == "training":
+        training(sys.argv[2:])
     else:
         robustness(sys.argv[2:])
     return 0
