@@ -118,7 +118,7 @@ class SimStepFunction : public torch::autograd::Function<SimStepFunction> {
 
 // Contact sphere centres (the feet, or the leg spheres): x_f = p + R(quat) r_f(joints), with r_f
 // in base coordinates.
-class FootPositionsFunction : public torch::autograd::Function<FootPositionsFunction> {
+class SpherePositionsFunction : public torch::autograd::Function<SpherePositionsFunction> {
  public:
   // Spheres first .. first + count of the model's contact spheres (the feet first).
   static variable_list forward(AutogradContext* ctx, const Tensor& q, SimLink* link, int64_t first,
@@ -335,7 +335,7 @@ torch::Tensor footPositions(SimLink& link, const torch::Tensor& q) {
   if (q.dim() != 2 || q.size(1) != link.model().nq())
     throw std::invalid_argument("footPositions: q must be [n, " +
                                 std::to_string(link.model().nq()) + "]");
-  return FootPositionsFunction::apply(asDouble(q), &link, 0, link.model().nfeet())[0];
+  return SpherePositionsFunction::apply(asDouble(q), &link, 0, link.model().nfeet())[0];
 }
 
 torch::Tensor legSpherePositions(SimLink& link, const torch::Tensor& q) {
@@ -343,8 +343,8 @@ torch::Tensor legSpherePositions(SimLink& link, const torch::Tensor& q) {
   if (q.dim() != 2 || q.size(1) != m.nq())
     throw std::invalid_argument("legSpherePositions: q must be [n, " + std::to_string(m.nq()) +
                                 "]");
-  return FootPositionsFunction::apply(asDouble(q), &link, m.nfeet(),
-                                      static_cast<int64_t>(m.legSpheres.size()))[0];
+  return SpherePositionsFunction::apply(asDouble(q), &link, m.nfeet(),
+                                        static_cast<int64_t>(m.legSpheres.size()))[0];
 }
 
 }  // namespace diffloco::envs

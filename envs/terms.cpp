@@ -155,25 +155,27 @@ const Tensor& TermContext::baseHeight() {
   return baseHeight_;
 }
 
+namespace {
+
+// [n, S]: the lowest point of each sphere (centres [n, S, 3], radii [S]) above the ground under
+// its centre.
+Tensor heightAboveGround(const TaskConstants& k, const Tensor& centres, const Tensor& radius) {
+  const Tensor h = centres.select(2, 2) - radius;
+  if (!k.terrain || centres.size(1) == 0) return h;
+  return h - groundHeight(k.terrain, centres.select(2, 0), centres.select(2, 1), k.terrainSlopes);
+}
+
+}  // namespace
+
 const Tensor& TermContext::footHeight() {
-  if (!footHeight_.defined()) {
-    const Tensor feet = footPositions(*k_.link, q);
-    footHeight_ = feet.select(2, 2) - k_.footRadius;
-    if (k_.terrain)
-      footHeight_ = footHeight_ - groundHeight(k_.terrain, feet.select(2, 0), feet.select(2, 1),
-                                               k_.terrainSlopes);
-  }
+  if (!footHeight_.defined())
+    footHeight_ = heightAboveGround(k_, footPositions(*k_.link, q), k_.footRadius);
   return footHeight_;
 }
 
 const Tensor& TermContext::legSphereHeight() {
-  if (!legSphereHeight_.defined()) {
-    const Tensor spheres = legSpherePositions(*k_.link, q);
-    legSphereHeight_ = spheres.select(2, 2) - k_.legSphereRadius;
-    if (k_.terrain && spheres.size(1) > 0)
-      legSphereHeight_ = legSphereHeight_ - groundHeight(k_.terrain, spheres.select(2, 0),
-                                                         spheres.select(2, 1), k_.terrainSlopes);
-  }
+  if (!legSphereHeight_.defined())
+    legSphereHeight_ = heightAboveGround(k_, legSpherePositions(*k_.link, q), k_.legSphereRadius);
   return legSphereHeight_;
 }
 
