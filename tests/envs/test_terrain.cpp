@@ -4,6 +4,8 @@
 #include <yaml-cpp/yaml.h>
 
 #include <cmath>
+#include <stdexcept>
+#include <string>
 
 #include "envs/task_config.h"
 #include "envs/terrain.h"
@@ -34,6 +36,9 @@ double sampleAt(const Terrain& t, double x, double y) {
   const sim::HeightField& f = *t.field;
   const int ix = static_cast<int>(std::lround((x - f.originX) / f.spacing));
   const int iy = static_cast<int>(std::lround((y - f.originY) / f.spacing));
+  if (ix < 0 || ix >= f.nx || iy < 0 || iy >= f.ny)
+    throw std::out_of_range("sampleAt: (" + std::to_string(x) + ", " + std::to_string(y) +
+                            ") is outside the grid");
   return f.at(ix, iy);
 }
 
@@ -57,7 +62,7 @@ TEST(TerrainGenerator, LayoutColumnsByProportionRowsByDifficulty) {
   EXPECT_DOUBLE_EQ(t.centreY(2), 10.0);
   // The border is flat.
   EXPECT_EQ(sampleAt(t, -0.5, 5.0), 0.0);
-  EXPECT_EQ(sampleAt(t, 5.0, 33.5), 0.0);
+  EXPECT_EQ(sampleAt(t, 5.0, 32.5), 0.0);  // the far border: 8 tiles of 4 m, then 1 m
 }
 
 // Each sub-terrain's shape on the hardest row (d = 1: the upper end of each range) and the
