@@ -2,42 +2,74 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "sim/cholesky.h"
 #include "sim/kinematics.h"
 
 namespace diffloco::sim {
 
+namespace {
+
+// The depth from which a leg sphere enters the contact problem: hard and straight_through at
+// contact; smoothed once its sigmoid weight sigmoid(kappa d) reaches 1e-6 (a sphere farther out
+// would only add rows of weight zero); soft never leaves it (its adaptive integration reads the
+// rows by sphere, the penalty skips separated ones itself).
+double legEntryDepth(const ContactOptions& opt) {
+  switch (opt.model) {
+    case ContactModel::Hard:
+    case ContactModel::StraightThrough:
+      return 0.0;
+    case ContactModel::Smoothed:
+      return -std::min(opt.cutoff, std::log(1e6) / opt.kappa);
+    case ContactModel::Soft:
+      break;
+  }
+  return -std::numeric_limits<double>::infinity();
+}
+
+}  // namespace
+
 void footGeometry(const Model& model, const ContactOptions& opt, Data& data) {
   const HeightField* hf = opt.terrain.get();
+  const double legEntry = legEntryDepth(opt);
   for (int j = 0; j < model.nspheres(); ++j) {
     const Foot& ft = model.sphere(j);
     data.footCentre[j] = worldPoint(data, ft.body, ft.offset);
-    if (hf) {
-      data.footContact[j] = sphereContact(hf, data.footCentre[j], ft.radius);
-      data.depth[j] = data.footContact[j].depth;
-    } else {
+    if (!hf) {
       data.depth[j] = ft.radius - data.footCentre[j].z();
+      continue;
     }
+    if (j >= model.nfeet()) {
+      // Most leg spheres are far above the ground: a bound from the surrounding samples settles
+      // that without interpolating the surface or building a frame.
+      const double bound = sphereDepthUpperBound(*hf, data.footCentre[j], ft.radius);
+      if (bound < legEntry) {
+        data.depth[j] = bound;
+        continue;
+      }
+    }
+    data.footContact[j] = sphereContact(hf, data.footCentre[j], ft.radius);
+    data.depth[j] = data.footContact[j].depth;
   }
 }
 
 void selectContacts(const Model& model, const ContactOptions& opt, Data& data) {
   data.active.clear();
-  // A leg sphere far from the ground would only add rows of zero weight: the smoothed model takes
-  // it once its sigmoid weight reaches 1e-6 (d >= -ln(1e6) / kappa). The soft model keeps every
-  // sphere, in order (its adaptive integration reads the rows by sphere).
-  const double legCutoff = std::min(opt.cutoff, std::log(1e6) / opt.kappa);
+  const double legEntry = legEntryDepth(opt);
   for (int j = 0; j < model.nspheres(); ++j) {
     const double d = data.depth[j];
-    const bool leg = j >= model.nfeet();
+    if (j >= model.nfeet()) {
+      if (opt.model == ContactModel::Soft || d >= legEntry) data.active.push_back(j);
+      continue;
+    }
     switch (opt.model) {
       case ContactModel::Hard:
       case ContactModel::StraightThrough:
         if (d >= 0) data.active.push_back(j);
         break;
       case ContactModel::Smoothed:
-        if (d >= -(leg ? legCutoff : opt.cutoff)) data.active.push_back(j);
+        if (d >= -opt.cutoff) data.active.push_back(j);
         break;
       case ContactModel::Soft:
         data.active.push_back(j);

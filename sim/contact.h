@@ -9,7 +9,9 @@
 namespace diffloco::sim {
 
 // Foot sphere centres and penetration depths (and on a height field each foot's contact frame and
-// point, data.footContact) against opt.terrain; requires forwardKinematics.
+// point, data.footContact) against opt.terrain; requires forwardKinematics. A leg sphere that a
+// cheap bound puts out of the contact problem (sim/terrain.h, sphereDepthUpperBound) gets that
+// bound as its depth and keeps its previous data.footContact.
 void footGeometry(const Model& model, const ContactOptions& opt, Data& data);
 
 // Which spheres enter the contact problem: hard and straight_through (forward) -> depth >= 0;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <sstream>
 #include <stdexcept>
 
@@ -155,6 +156,38 @@ SphereContact sphereContact(const HeightField* hf, const Vec3& centre, double ra
   c.frame.col(1) = t1;
   c.frame.col(2) = n.cross(t1);
   return c;
+}
+
+double sphereDepthUpperBound(const HeightField& hf, const Vec3& centre, double radius) {
+  int i, j;
+  double u, v;
+  locate(centre.x(), hf.originX, hf.spacing, hf.nx, i, u);
+  locate(centre.y(), hf.originY, hf.spacing, hf.ny, j, v);
+  int ix[4];
+  const double* rows[4];
+  for (int a = 0; a < 4; ++a) {
+    ix[a] = std::clamp(i - 1 + a, 0, hf.nx - 1);
+    rows[a] = hf.heights.data() + static_cast<size_t>(std::clamp(j - 1 + a, 0, hf.ny - 1)) * hf.nx;
+  }
+  // Per column, then across: four short chains rather than one of sixteen.
+  double los[4], his[4];
+  for (int a = 0; a < 4; ++a) {
+    const double p0 = rows[0][ix[a]], p1 = rows[1][ix[a]], p2 = rows[2][ix[a]], p3 = rows[3][ix[a]];
+    los[a] = std::min(std::min(p0, p1), std::min(p2, p3));
+    his[a] = std::max(std::max(p0, p1), std::max(p2, p3));
+  }
+  const double lo = std::min(std::min(los[0], los[1]), std::min(los[2], los[3]));
+  const double hi = std::max(std::max(his[0], his[1]), std::max(his[2], his[3]));
+  // h - lo = sum_ab w_a(u) w_b(v) (p_ab - lo) <= (positive weights) (hi - lo); per axis the
+  // positive weights sum to at most 9/8 and the negative ones to at least -1/8, so the product's
+  // positive part is at most (9/8)^2 + (1/8)^2. A derivative's weights sum to zero with a
+  // positive part of at most 3/2 (at t = 1/2), times at most 5/4 (the other axis' |weights|).
+  const double range = hi - lo;
+  const double gap = centre.z() - (lo + 1.28125 * range);
+  if (!(gap > 0)) return std::numeric_limits<double>::infinity();
+  if (range == 0) return radius - gap;  // flat around the centre: n = z
+  const double slope = 1.875 * range / hf.spacing;
+  return radius - gap / std::sqrt(1 + 2 * slope * slope);
 }
 
 Vec3 sphereContactVjp(const Vec3& centre, double radius, const SphereContact& c, double depthBar,

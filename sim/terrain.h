@@ -63,6 +63,13 @@ struct SphereContact {
 
 SphereContact sphereContact(const HeightField* hf, const Vec3& centre, double radius);
 
+// An upper bound of sphereContact(&hf, centre, radius).depth from the 4 x 4 samples the patch
+// under the centre is made of (no interpolation, no frame): the patch lies below their minimum
+// plus 1.28125 times their range (the largest sum of its positive weights) and its slopes are at
+// most 1.875 times the range over the spacing, which bounds n_z from below. +infinity where the
+// centre is not above that height. Lets the contact stage pass over spheres far from the ground.
+double sphereDepthUpperBound(const HeightField& hf, const Vec3& centre, double radius);
+
 // Adjoint of sphereContact on a height field: given the adjoints of depth, frame (its columns) and
 // point, returns the adjoint of the centre (through the interpolant's first and second
 // derivatives: the normal's and the frame's dependence on where the sphere is).

@@ -1,8 +1,14 @@
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <memory>
+#include <random>
+
 #include "robots/robot.h"
 #include "sim/contact.h"
+#include "sim/kinematics.h"
 #include "sim/step.h"
+#include "sim/terrain.h"
 
 using namespace diffloco;
 using namespace diffloco::sim;
@@ -67,4 +73,53 @@ TEST(Contact, TenIterationsConvergeStandingOnFourFeet) {
               (p10 - ref).norm() / ref.norm());
   EXPECT_LT((p10 - ref).norm(), 1e-8 * ref.norm());
   for (int j = 0; j < 4; ++j) EXPECT_GT(ref[3 * j], 0);
+}
+
+// The contact stage passes over leg spheres far from a height field by a bound
+// (sphereDepthUpperBound): the spheres it takes, and their depths, are the ones the exact geometry
+// selects, on stairs and rough ground with the robot crouched low enough that knees touch.
+TEST(Contact, LegSpheresPassedOverAreThoseTheExactGeometryLeavesOut) {
+  const Robot robot = loadRobot("anymal");
+  const Model& m = robot.model;
+  ASSERT_GT(m.nspheres(), m.nfeet());
+  auto hf = std::make_shared<HeightField>();
+  hf->nx = hf->ny = 61;
+  hf->spacing = 0.05;
+  hf->originX = hf->originY = -1.5;
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<double> bump(-0.04, 0.04), u(-1, 1);
+  for (int iy = 0; iy < hf->ny; ++iy)
+    for (int ix = 0; ix < hf->nx; ++ix)
+      hf->heights.push_back(ix < 30 ? 0.12 * std::floor(ix / 6.0) : bump(rng));
+  Data data(m);
+  int legTaken = 0, legPassed = 0;
+  for (ContactModel model : {ContactModel::Hard, ContactModel::Smoothed})
+    for (int k = 0; k < 400; ++k) {
+      ContactOptions opt;
+      opt.model = model;
+      opt.terrain = hf;
+      VecX q = robot.standingConfiguration();
+      q[0] = 0.9 * u(rng), q[1] = 0.9 * u(rng), q[2] = 0.25 + 0.25 * (u(rng) + 1);
+      for (int i = 7; i < m.nq(); ++i) q[i] += 0.8 * u(rng);
+      forwardKinematics(m, data, q);
+      footGeometry(m, opt, data);
+      selectContacts(m, opt, data);
+      std::vector<int> exact;
+      const double legEntry = model == ContactModel::Hard ? 0.0 : -std::log(1e6) / opt.kappa;
+      for (int j = 0; j < m.nspheres(); ++j) {
+        const double d = sphereContact(hf.get(), data.footCentre[j], m.sphere(j).radius).depth;
+        const bool leg = j >= m.nfeet();
+        const double entry = leg ? legEntry : model == ContactModel::Hard ? 0.0 : -opt.cutoff;
+        if (d >= entry) {
+          exact.push_back(j);
+          EXPECT_EQ(data.depth[j], d);
+        } else {
+          EXPECT_LT(data.depth[j], entry);
+        }
+        if (leg) (d >= entry ? legTaken : legPassed) += 1;
+      }
+      ASSERT_EQ(data.active, exact) << "state " << k;
+    }
+  EXPECT_GT(legTaken, 50);
+  EXPECT_GT(legPassed, 1000);
 }

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <functional>
+#include <limits>
 #include <random>
 
 #include "sim/terrain.h"
@@ -161,6 +162,35 @@ TEST(Terrain, SphereOnAFlatHeightFieldIsThePlane) {
   Mat3 zxy;
   zxy << 0, 1, 0, 0, 0, 1, 1, 0, 0;
   EXPECT_EQ(a.frame, zxy);
+}
+
+// The bound the contact stage passes over far spheres with is never below the depth, on step
+// edges, bumps and slopes alike, and it is tight where the ground is flat (a sphere's height).
+TEST(Terrain, SphereDepthUpperBoundNeverUnderestimates) {
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<double> ux(-0.8, 0.8), uy(-0.5, 0.5), uz(-0.05, 0.6),
+      ur(0.01, 0.08);
+  const HeightField fields[] = {
+      randomField(3),
+      grid(16, 11, 0.1, -0.8, -0.5, [](double x, double) { return x > 0.04 ? 0.12 : 0.0; }),
+      grid(16, 11, 0.1, -0.8, -0.5, [](double x, double y) { return 0.4 * x - 0.25 * y; }),
+      grid(16, 11, 0.05, -0.4, -0.25,
+           [](double x, double y) { return 0.1 * std::floor(3 * x) + 0.02 * std::sin(20 * y); })};
+  int bounded = 0;
+  for (const HeightField& hf : fields)
+    for (int k = 0; k < 20000; ++k) {
+      const Vec3 c(ux(rng), uy(rng), uz(rng));
+      const double r = ur(rng);
+      const double bound = sphereDepthUpperBound(hf, c, r);
+      const double depth = sphereContact(&hf, c, r).depth;
+      ASSERT_GE(bound, depth - 1e-12) << "at " << c.transpose() << ", r " << r;
+      bounded += std::isfinite(bound);
+    }
+  EXPECT_GT(bounded, 40000);  // most centres above their patch get a finite bound
+  const HeightField flat = grid(10, 10, 0.1, -0.5, -0.5, [](double, double) { return 0.03; });
+  EXPECT_DOUBLE_EQ(sphereDepthUpperBound(flat, Vec3(0.11, 0.07, 0.25), 0.04), 0.04 - 0.22);
+  EXPECT_EQ(sphereDepthUpperBound(flat, Vec3(0.11, 0.07, 0.02), 0.04),
+            std::numeric_limits<double>::infinity());
 }
 
 // On a tilted plane the depth is the radius minus the centre's distance to the plane, the normal
