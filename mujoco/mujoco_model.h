@@ -48,9 +48,9 @@ struct MjcfOptions {
 // 1e-08), noslip 0, impratio 1, timestep 0.002 s".
 std::string engineOptions(const mjModel* m);
 
-// The settings of /work/shared/reference/mujoco/anymal_c_prim.xml (Newton, pyramidal cone, 5 ms,
-// joint damping 1, kp 100, +-80 N m, foot friction 0.8 and its solref/solimp) so that mj_step times
-// on our robots compare with that anchor.
+// The settings of the reference ANYmal C MJCF with primitive geoms (anymal_c_prim.xml: Newton,
+// pyramidal cone, 5 ms, joint damping 1, kp 100, +-80 N m, foot friction 0.8 and its
+// solref/solimp) so that mj_step times on our robots compare with that anchor.
 MjcfOptions benchOptions();
 
 // MJCF text for `model`: a ground plane (or the height field `terrain`) named "floor" in geom

@@ -11,17 +11,17 @@ namespace diffloco::sim {
 
 namespace {
 
-// The depth from which a leg sphere enters the contact problem: hard and straight_through at
-// contact; smoothed once its sigmoid weight sigmoid(kappa d) reaches 1e-6 (a sphere farther out
-// would only add rows of weight zero); soft never leaves it (its adaptive integration reads the
-// rows by sphere, the penalty skips separated ones itself).
-double legEntryDepth(const ContactOptions& opt) {
+// The depth from which a sphere enters the contact problem: hard and straight_through at contact;
+// smoothed from -cutoff, a leg sphere only once its sigmoid weight sigmoid(kappa d) reaches 1e-6
+// (farther out it would only add rows of weight zero); soft never leaves it (its adaptive
+// integration reads the rows by sphere, the penalty skips separated ones itself).
+double entryDepth(const ContactOptions& opt, bool leg) {
   switch (opt.model) {
     case ContactModel::Hard:
     case ContactModel::StraightThrough:
       return 0.0;
     case ContactModel::Smoothed:
-      return -std::min(opt.cutoff, std::log(1e6) / opt.kappa);
+      return leg ? -std::min(opt.cutoff, std::log(1e6) / opt.kappa) : -opt.cutoff;
     case ContactModel::Soft:
       break;
   }
@@ -32,7 +32,7 @@ double legEntryDepth(const ContactOptions& opt) {
 
 void footGeometry(const Model& model, const ContactOptions& opt, Data& data) {
   const HeightField* hf = opt.terrain.get();
-  const double legEntry = legEntryDepth(opt);
+  const double legEntry = entryDepth(opt, true);
   for (int j = 0; j < model.nspheres(); ++j) {
     const Foot& ft = model.sphere(j);
     data.footCentre[j] = worldPoint(data, ft.body, ft.offset);
@@ -56,26 +56,11 @@ void footGeometry(const Model& model, const ContactOptions& opt, Data& data) {
 
 void selectContacts(const Model& model, const ContactOptions& opt, Data& data) {
   data.active.clear();
-  const double legEntry = legEntryDepth(opt);
-  for (int j = 0; j < model.nspheres(); ++j) {
-    const double d = data.depth[j];
-    if (j >= model.nfeet()) {
-      if (opt.model == ContactModel::Soft || d >= legEntry) data.active.push_back(j);
-      continue;
-    }
-    switch (opt.model) {
-      case ContactModel::Hard:
-      case ContactModel::StraightThrough:
-        if (d >= 0) data.active.push_back(j);
-        break;
-      case ContactModel::Smoothed:
-        if (d >= -opt.cutoff) data.active.push_back(j);
-        break;
-      case ContactModel::Soft:
-        data.active.push_back(j);
-        break;
-    }
-  }
+  const double footEntry = entryDepth(opt, false), legEntry = entryDepth(opt, true);
+  for (int j = 0; j < model.nspheres(); ++j)
+    if (opt.model == ContactModel::Soft ||
+        data.depth[j] >= (j < model.nfeet() ? footEntry : legEntry))
+      data.active.push_back(j);
 }
 
 void contactJacobians(const Model& model, const ContactOptions& opt, Data& data) {
