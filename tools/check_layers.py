@@ -13,7 +13,7 @@ import sys
 import tempfile
 
 LAYERS = ["io", "config", "runtime", "sim", "gpu", "robots", "mujoco", "ident", "envs", "policies", "distributed",
-          "algorithms", "runs", "viz", "train", "export", "experiments", "cli"]
+          "algorithms", "runs", "viz", "train", "export", "experiments", "cli", "python"]
 INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]+"([^"/]+)/[^"]+"', re.M)
 
 

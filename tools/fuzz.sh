@@ -24,7 +24,7 @@ while [ $# -gt 0 ]; do
 done
 build=build-fuzz
 CC=clang CXX=clang++ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DDIFFLOCO_FUZZ=ON -DDIFFLOCO_TESTS=OFF -DDIFFLOCO_NATIVE=OFF >/dev/null
+  -DDIFFLOCO_FUZZ=ON -DDIFFLOCO_TESTS=OFF -DDIFFLOCO_NATIVE=OFF -DDIFFLOCO_PYTHON=OFF >/dev/null
 targets=(fuzz_urdf fuzz_robot_yaml fuzz_joint_log fuzz_sysid_csv fuzz_zip_archive fuzz_task_yaml
          fuzz_train_config fuzz_policy_file fuzz_policy_metadata fuzz_checkpoint)
 if [ -n "${only+x}" ]; then targets=("${only[@]}"); fi

@@ -8,8 +8,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=build-asan
+# Without the Python package: an ASan-instrumented extension module does not load into an
+# uninstrumented interpreter.
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDIFFLOCO_SANITIZE=ON \
-  -DDIFFLOCO_NATIVE=ON >/dev/null
+  -DDIFFLOCO_NATIVE=ON -DDIFFLOCO_PYTHON=OFF >/dev/null
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 if [ $# -gt 0 ]; then
   cmake --build "$build" -j 2 --target "$@"

@@ -1,0 +1,13 @@
+// The parts of the extension module `diffloco._diffloco`, one per concept; python/module.cpp
+// registers them. Each calls the layers below as the program does: no logic of its own.
+#pragma once
+
+#include <pybind11/pybind11.h>
+
+namespace diffloco::python {
+
+void bindEnv(pybind11::module_& m);        // python/env.cpp: make_env, the rsl_rl-shaped VecEnv
+void bindSimulator(pybind11::module_& m);  // python/simulator.cpp: a batch of worlds, its step
+void bindProgram(pybind11::module_& m);    // python/program.cpp: train, evaluate, export, cli
+
+}  // namespace diffloco::python

@@ -1,0 +1,47 @@
+"""The program's functions from Python: train, export, load_policy, evaluate and cli, each the
+same code as the `diffloco` subcommand."""
+import json
+
+import pytest
+import torch
+
+import diffloco
+
+
+def test_train_export_load_and_evaluate(tmp_path, source_dir):
+    config = str(source_dir / "configs/walk_quadruped_shac.yaml")
+    sets = ["shac.iterations=2", "shac.num_envs=4", "shac.horizon=4", "shac.critic_iterations=1",
+            "run.checkpoint_every=1"]
+    r = diffloco.train(config, overrides=sets, seed=3, out=str(tmp_path / "runs"))
+    assert r["finished"] and r["iteration"] == 2
+    paths = diffloco.export(r["run_dir"], str(tmp_path / "walk.pt"))
+    assert paths["torchscript"].endswith("walk.pt") and paths["yaml"].endswith("walk.yaml")
+    policy = diffloco.load_policy(paths["torchscript"])
+    assert policy.metadata["format"]["task"] == "walk" and "observation" in policy.metadata
+    env = diffloco.make_env(config, overrides=sets)
+    assert env.num_envs == 4 and env.num_obs == policy.num_obs
+    obs, _ = env.get_observations()
+    assert policy(obs).shape == (4, env.num_actions)
+
+    result = diffloco.evaluate(paths["torchscript"], episodes=2, envs=2, seed=1)
+    assert result["episodes"] == 2 and len(result["episode_stats"]) == 2
+    assert result["task"] == "walk" and 0 <= result["falls"] <= 2
+
+
+def test_evaluate_the_shipped_walk_policy_as_the_program_does(source_dir, capfd):
+    policy = str(source_dir / "pretrained/walk_quadruped.pt")
+    result = diffloco.evaluate(policy, episodes=2, envs=2, seed=5, contact="hard")
+    assert diffloco.cli(["eval", policy, "--episodes", "2", "--envs", "2", "--seed", "5",
+                         "--contact", "hard", "--json"]) == 0
+    printed = json.loads(capfd.readouterr().out.strip().splitlines()[-1])
+    for key in ("return_mean", "falls", "length_s_mean"):
+        assert printed[key] == pytest.approx(result[key], rel=1e-5), key
+
+
+def test_errors_arrive_as_exceptions_with_the_programs_message(tmp_path, source_dir):
+    with pytest.raises(ValueError, match="--bogus"):
+        diffloco.evaluate(str(source_dir / "pretrained/walk_quadruped.pt"), bogus=1)
+    with pytest.raises(RuntimeError, match="shac.horizon"):
+        diffloco.train(str(source_dir / "configs/walk_quadruped_shac.yaml"),
+                       overrides=["shac.horizon=x"], out=str(tmp_path))
+    assert diffloco.cli(["eval"]) != 0
