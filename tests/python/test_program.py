@@ -45,3 +45,31 @@ def test_errors_arrive_as_exceptions_with_the_programs_message(tmp_path, source_
         diffloco.train(str(source_dir / "configs/walk_quadruped_shac.yaml"),
                        overrides=["shac.horizon=x"], out=str(tmp_path))
     assert diffloco.cli(["eval"]) != 0
+
+
+def test_ctrl_c_stops_a_training_with_a_checkpoint(tmp_path, source_dir):
+    import signal
+    import subprocess
+    import sys
+    config = str(source_dir / "configs/walk_quadruped_shac.yaml")
+    script = f"""
+import diffloco
+try:
+    diffloco.train({config!r}, overrides=["shac.iterations=100000", "shac.num_envs=4",
+                   "shac.horizon=4", "shac.critic_iterations=1", "run.checkpoint_every=100000"],
+                   out={str(tmp_path)!r})
+except KeyboardInterrupt as e:
+    print("INTERRUPTED", e, flush=True)
+"""
+    p = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT, text=True)
+    lines = []
+    for line in p.stdout:  # the trainer's console lines
+        lines.append(line)
+        if "shac it" in line and "/100000" in line and int(line.split("shac it")[1].split("/")[0]) >= 3:
+            p.send_signal(signal.SIGINT)
+            break
+    out = "".join(lines) + p.communicate(timeout=120)[0]
+    assert p.returncode == 0, out
+    assert "INTERRUPTED training interrupted at iteration" in out, out
+    assert list(tmp_path.glob("*/model_*.pt")), out
