@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "config/archive.h"
 #include "cli/evaluation_setup.h"
 #include "viz/rollout_output.h"
 
@@ -18,9 +19,11 @@ namespace {
 void print(const train::EvalResult& r, bool json) {
   const auto s = r.summary();
   if (json) {
-    std::printf("{\"task\": \"%s\", \"contact\": \"%s\"", r.task.c_str(), r.contact.c_str());
-    if (!r.terrain.empty()) std::printf(", \"terrain\": \"%s\"", r.terrain.c_str());
-    if (!r.engine.empty()) std::printf(", \"engine\": \"%s\"", r.engine.c_str());
+    // Strings escaped (config::json): task names and engine descriptions are the user's.
+    std::printf("{\"task\": %s, \"contact\": %s", config::json(r.task).c_str(),
+                config::json(r.contact).c_str());
+    if (!r.terrain.empty()) std::printf(", \"terrain\": %s", config::json(r.terrain).c_str());
+    if (!r.engine.empty()) std::printf(", \"engine\": %s", config::json(r.engine).c_str());
     for (const auto& [k, v] : s) {
       if (std::isfinite(v))
         std::printf(", \"%s\": %.6g", k.c_str(), v);

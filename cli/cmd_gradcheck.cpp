@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "cli/commands.h"
+#include "config/archive.h"
 #include "experiments/gradcheck.h"
 
 namespace diffloco::cli {
@@ -53,11 +54,12 @@ Runner addGradcheckCommand(CLI::App& app) {
     const sim::SimOptions opt = defaultSimOptions(robot, cm);
     const GradcheckReport r = gradcheck(robot, opt, a->o);
     if (a->json) {
-      std::printf("{\"robot\": \"%s\", \"contact\": \"%s\", \"state\": \"%s\", \"terrain\": "
-                  "\"%s\", \"slide\": %g, \"horizon\": %d, \"active_contacts\": %d, "
+      std::printf("{\"robot\": %s, \"contact\": %s, \"state\": %s, \"terrain\": "
+                  "%s, \"slide\": %g, \"horizon\": %d, \"active_contacts\": %d, "
                   "\"worst_rel_error\": %.3e, \"groups\": {",
-                  robot.name.c_str(), a->contact.c_str(), a->o.state.c_str(),
-                  a->o.terrain.c_str(), a->o.slide, a->o.horizon, r.activeContacts, r.worst);
+                  config::json(robot.name).c_str(), config::json(a->contact).c_str(),
+                  config::json(a->o.state).c_str(), config::json(a->o.terrain).c_str(),
+                  a->o.slide, a->o.horizon, r.activeContacts, r.worst);
       for (size_t i = 0; i < r.groups.size(); ++i) {
         const auto& g = r.groups[i];
         std::printf("%s\"%s\": {\"size\": %d, \"rel_error\": %.3e, \"grad_norm\": %.3e, "
