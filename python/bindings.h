@@ -10,4 +10,12 @@ void bindEnv(pybind11::module_& m);        // python/env.cpp: make_env, the rsl_
 void bindSimulator(pybind11::module_& m);  // python/simulator.cpp: a batch of worlds, its step
 void bindProgram(pybind11::module_& m);    // python/program.cpp: train, evaluate, export, cli
 
+// f() with the GIL released: the simulator, a training or an evaluation runs while other Python
+// threads go on.
+template <class F>
+auto withoutGil(F&& f) {
+  pybind11::gil_scoped_release release;
+  return f();
+}
+
 }  // namespace diffloco::python

@@ -31,11 +31,7 @@ py::dict train(const std::string& config, const std::vector<std::string>& overri
   a.resume = resume;
   a.verbose = verbose;
   a.stopAfter = stopAfter;
-  train::TrainResult r;
-  {
-    py::gil_scoped_release release;
-    r = train::train(a);
-  }
+  const train::TrainResult r = withoutGil([&] { return train::train(a); });
   py::dict d;
   d["run_dir"] = r.runDir;
   d["iteration"] = r.iteration;
@@ -85,11 +81,7 @@ py::dict evaluate(const std::string& policy, const py::kwargs& kwargs) {
     throw std::invalid_argument(std::string("evaluate: ") + e.what());
   }
   cli::rejectOtherEngineOptions(cmd, a);
-  train::EvalResult r;
-  {
-    py::gil_scoped_release release;
-    r = cli::runEvaluation(a);
-  }
+  const train::EvalResult r = withoutGil([&] { return cli::runEvaluation(a); });
   py::dict d;
   d["task"] = r.task;
   d["contact"] = r.contact;
@@ -115,11 +107,8 @@ py::dict evaluate(const std::string& policy, const py::kwargs& kwargs) {
 
 py::dict exportPolicy(const std::string& run, const std::string& out, const std::string& format,
                       const std::string& config) {
-  deploy::ExportResult r;
-  {
-    py::gil_scoped_release release;
-    r = deploy::exportPolicy(run, out, config, deploy::parseExportFormat(format));
-  }
+  const deploy::ExportResult r = withoutGil(
+      [&] { return deploy::exportPolicy(run, out, config, deploy::parseExportFormat(format)); });
   py::dict d;
   d["torchscript"] = r.modulePath.empty() ? py::object(py::none()) : py::str(r.modulePath);
   d["onnx"] = r.onnxPath.empty() ? py::object(py::none()) : py::str(r.onnxPath);
@@ -149,8 +138,7 @@ one dict per episode.)doc");
   m.def(
       "cli",
       [](const std::vector<std::string>& args) {
-        py::gil_scoped_release release;
-        return cli::runProgram(args);
+        return withoutGil([&] { return cli::runProgram(args); });
       },
       py::arg("args"), "runs the diffloco program with these arguments; returns its exit code");
 }
