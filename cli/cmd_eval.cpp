@@ -69,12 +69,7 @@ Runner addEvalCommand(CLI::App& app) {
   auto recordEnvs = std::make_shared<int>(4);
   auto json = std::make_shared<bool>(false);
   addEvalOptions(cmd, *a);
-  cmd->add_option("--episodes", a->options.episodes, "episodes to collect")
-      ->check(CLI::Range(1, 10000000))
-      ->capture_default_str();
-  cmd->add_option("--envs", a->options.numEnvs, "parallel environments")
-      ->check(CLI::Range(1, 100000))
-      ->capture_default_str();
+  addEvalCountOptions(cmd, *a);
   cmd->add_flag("--json", *json, "one JSON object on stdout");
   cmd->add_option("--record", *record,
                   "also write the rollout of the first envs' first episodes: .json (the record, "

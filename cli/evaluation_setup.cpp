@@ -310,6 +310,15 @@ void addEvalOptions(CLI::App* cmd, EvalArgs& a) {
                   "instead of the one trained on, e.g. a fine-tuned policy on its original task");
 }
 
+void addEvalCountOptions(CLI::App* cmd, EvalArgs& a) {
+  cmd->add_option("--episodes", a.options.episodes, "episodes to collect")
+      ->check(CLI::Range(1, 10000000))
+      ->capture_default_str();
+  cmd->add_option("--envs", a.options.numEnvs, "parallel environments")
+      ->check(CLI::Range(1, 100000))
+      ->capture_default_str();
+}
+
 void rejectOtherEngineOptions(const CLI::App* cmd, const EvalArgs& a) {
   const bool mujoco = a.engine == "mujoco";
   for (const char* o :

@@ -43,6 +43,9 @@ struct EvalArgs {
 // each command means something of its own by them).
 void addEvalOptions(CLI::App* cmd, EvalArgs& a);
 
+// `diffloco eval`'s --episodes and --envs (also the Python package's evaluate).
+void addEvalCountOptions(CLI::App* cmd, EvalArgs& a);
+
 // Throws if an option of the other engine was given: a mistake to report, not a setting to
 // ignore.
 void rejectOtherEngineOptions(const CLI::App* cmd, const EvalArgs& a);

@@ -87,12 +87,10 @@ class Env {
     const bool graph =
         torch::GradMode::is_enabled() &&
         (actions.requires_grad() || env_->q().requires_grad() || env_->v().requires_grad());
-    envs::StepResult r;
-    {
-      py::gil_scoped_release release;
+    const envs::StepResult r = withoutGil([&] {
       env_->setDifferentiable(graph);
-      r = env_->step(actions);
-    }
+      return env_->step(actions);
+    });
     py::dict extras;
     extras["time_outs"] = r.truncated;
     extras["terminated"] = r.terminated;
@@ -111,12 +109,10 @@ class Env {
   }
 
   py::tuple reset() {
-    torch::Tensor obs;
-    {
-      py::gil_scoped_release release;
+    const torch::Tensor obs = withoutGil([&] {
       env_->setDifferentiable(false);
-      obs = env_->reset();
-    }
+      return env_->reset();
+    });
     return py::make_tuple(obs, observationExtras());
   }
 

@@ -73,8 +73,7 @@ py::dict evaluate(const std::string& policy, const py::kwargs& kwargs) {
   auto* cmd = app.add_subcommand("eval");
   cli::EvalArgs a;
   cli::addEvalOptions(cmd, a);
-  cmd->add_option("--episodes", a.options.episodes)->check(CLI::Range(1, 10000000));
-  cmd->add_option("--envs", a.options.numEnvs)->check(CLI::Range(1, 100000));
+  cli::addEvalCountOptions(cmd, a);
   try {
     app.parse(std::vector<std::string>(args.rbegin(), args.rend()));
   } catch (const CLI::ParseError& e) {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "envs/sim_function.h"
+#include "experiments/gradcheck.h"
 #include "python/bindings.h"
 #include "robots/robot.h"
 #include "sim/options.h"
@@ -24,14 +25,12 @@ class Simulator {
             std::optional<double> dt, int iterations, double friction, int threads)
       : robot_(loadRobot(robotName)) {
     if (worlds < 1) throw std::invalid_argument("num_worlds must be at least 1");
-    for (auto& j : robot_.model.joints) j.armature = robot_.armature;
-    sim::SimOptions opt;
+    // The robot's drive, armature and time step, as `diffloco sim` and gradcheck take them.
+    sim::SimOptions opt = defaultSimOptions(robot_, sim::parseContactModel(contact));
     opt.dt = dt.value_or(robot_.dt);
     if (!(opt.dt > 0)) throw std::invalid_argument("dt must be positive");
-    opt.contact.model = sim::parseContactModel(contact);
     opt.contact.iterations = iterations;
     opt.contact.mu = friction;
-    opt.actuator = robot_.actuator;
     link_ = std::make_unique<envs::SimLink>(robot_.model, opt, worlds, threads);
     options_ = opt;
   }
@@ -41,18 +40,13 @@ class Simulator {
     checkRows(q, model().nq(), "q");
     checkRows(v, model().nv(), "v");
     checkRows(qTarget, model().nj(), "q_target");
-    envs::SimStepResult r;
-    {
-      py::gil_scoped_release release;
-      r = envs::simStep(*link_, q, v, qTarget);
-    }
+    const envs::SimStepResult r = withoutGil([&] { return envs::simStep(*link_, q, v, qTarget); });
     return py::make_tuple(r.q, r.v);
   }
 
   torch::Tensor footPositions(const torch::Tensor& q) {
     checkRows(q, model().nq(), "q", false);
-    py::gil_scoped_release release;
-    return envs::footPositions(*link_, q);
+    return withoutGil([&] { return envs::footPositions(*link_, q); });
   }
 
   py::tuple standingState() const {
