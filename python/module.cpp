@@ -11,4 +11,5 @@ PYBIND11_MODULE(_diffloco, m) {
   diffloco::python::bindEnv(m);
   diffloco::python::bindSimulator(m);
   diffloco::python::bindProgram(m);
+  diffloco::python::bindSysid(m);
 }

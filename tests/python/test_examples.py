@@ -23,3 +23,9 @@ def test_jump_raises_the_base(source_dir):
     out = _run(source_dir, "jump.py", "--iterations", "12")
     heights = [float(h) for h in re.findall(r"base height at [0-9.]+ s = ([-0-9.]+) m", out)]
     assert len(heights) >= 2 and heights[-1] > heights[0] + 0.02, out
+
+
+def test_sysid_mass_finds_the_payload(source_dir):
+    out = _run(source_dir, "sysid_mass.py", "--iterations", "12")
+    error = float(re.search(r"error ([-+0-9.]+) %", out).group(1))
+    assert abs(error) < 2.0, out
