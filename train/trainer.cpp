@@ -188,40 +188,39 @@ struct RankLogging {
   ~RankLogging() { spdlog::set_level(level); }
 };
 
-}  // namespace
+// ---- configuration and run folder (rank 0 alone writes the run folder) ----------------------
+struct RunSetup {
+  TrainConfig cfg;
+  std::string runDir, resumeFrom;  // resumeFrom: the checkpoint a resumed run continues from
+  int resumeIteration = -1;
+};
 
-TrainResult train(const TrainArgs& args) {
-  // ---- the world: this process alone, or one rank of a distributed run (torchrun's variables)
-  const distributed::Communicator comm(distributed::worldFromEnvironment());
+RunSetup setUpRun(const TrainArgs& args, const distributed::Communicator& comm) {
   const bool main = comm.isMain();
-  RankLogging rankLogging(comm.rank());
-
-  // ---- configuration and run folder (rank 0 alone writes the run folder)
   std::vector<std::string> sets = args.sets;
   if (args.seed) sets.push_back("seed=" + std::to_string(*args.seed));
   if (args.verbose) sets.push_back("run.verbose=true");
-  TrainConfig cfg;
-  std::string runDir, resumeFrom;
-  int resumeIteration = -1;
+  RunSetup r;
+  TrainConfig& cfg = r.cfg;
   if (!args.resume.empty()) {
-    runDir = args.resume;
-    const std::string saved = (fs::path(runDir) / "config.yaml").string();
+    r.runDir = args.resume;
+    const std::string saved = (fs::path(r.runDir) / "config.yaml").string();
     // Rank 0 reads the run folder and tells the others what it found.
     std::string savedYaml;
     if (main) {
       if (!fs::exists(saved))
-        throw std::runtime_error("--resume " + runDir +
+        throw std::runtime_error("--resume " + r.runDir +
                                  ": no config.yaml there (not a run folder?)");
-      const auto cps = runs::listCheckpoints(runDir);
+      const auto cps = runs::listCheckpoints(r.runDir);
       if (cps.empty())
-        throw std::runtime_error("--resume " + runDir + ": no model_<iter>.pt there");
-      resumeIteration = cps.back().first;
-      resumeFrom = cps.back().second;
+        throw std::runtime_error("--resume " + r.runDir + ": no model_<iter>.pt there");
+      r.resumeIteration = cps.back().first;
+      r.resumeFrom = cps.back().second;
       savedYaml = io::readFile(saved);
     }
     savedYaml = comm.broadcastBytes(savedYaml);
-    resumeFrom = comm.broadcastBytes(resumeFrom);
-    resumeIteration = static_cast<int>(comm.allReduceSum(main ? resumeIteration : 0));
+    r.resumeFrom = comm.broadcastBytes(r.resumeFrom);
+    r.resumeIteration = static_cast<int>(comm.allReduceSum(main ? r.resumeIteration : 0));
     const TrainConfig before = parseTrainConfig(savedYaml, saved);
     cfg = parseTrainConfig(savedYaml, saved, sets);
     if (!args.config.empty()) {
@@ -229,25 +228,22 @@ TrainResult train(const TrainArgs& args) {
       cfg.name = before.name;
     }
     checkSameProblem(before, cfg);
-    checkTraceIteration(args.traceIteration, resumeIteration, cfg.iterations());
+    checkTraceIteration(args.traceIteration, r.resumeIteration, cfg.iterations());
   } else {
     if (args.config.empty())
       throw std::runtime_error("train: give a config file (or --resume RUN)");
     cfg = loadTrainConfig(args.config, sets);
     checkTraceIteration(args.traceIteration, 0, cfg.iterations());
-    if (main) runDir = runs::createRunDir(args.out, cfg.name);
+    if (main) r.runDir = runs::createRunDir(args.out, cfg.name);
   }
   checkSameConfigEverywhere(comm, cfg);
-  const std::string configYaml = toYaml(cfg);
-  std::unique_ptr<LogFile> log;
-  if (main) {
-    io::writeFileAtomic((fs::path(runDir) / "config.yaml").string(), configYaml);
-    if (args.resume.empty()) runs::writeGitInfo(runDir);
-    log = std::make_unique<LogFile>((fs::path(runDir) / "train.log").string());
-  }
+  return r;
+}
 
-  // ---- threads: torch and the simulator's pool take turns on the same cores; the ranks on one
-  // machine share its cores (LOCAL_WORLD_SIZE, set by torchrun and --nproc)
+// ---- threads: torch and the simulator's pool take turns on the same cores; the ranks on one
+// machine share its cores (LOCAL_WORLD_SIZE, set by torchrun and --nproc). Sets torch's and
+// returns {torch, simulator} thread counts.
+std::pair<int, int> setThreads(const TrainConfig& cfg, const distributed::Communicator& comm) {
   int torchThreads = cfg.run.torchThreads, simThreads = cfg.run.simThreads;
   if (const int local = comm.world().localSize; local > 1) {
     const int cap = std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / local);
@@ -265,43 +261,50 @@ TrainResult train(const TrainArgs& args) {
   } catch (const c10::Error&) {
     // already set in this process (tests run several trainings)
   }
+  return {torchThreads, simThreads};
+}
 
-  // ---- env and algorithm
-  const bool shac = cfg.algorithm == "shac";
+envs::EnvOptions envOptions(const TrainConfig& cfg, const distributed::Communicator& comm,
+                            int simThreads) {
   envs::EnvOptions eo;
   eo.numEnvs = cfg.numEnvs();
   eo.threads = simThreads;
   eo.dtype = torch::kFloat32;
-  eo.differentiable = shac;
+  eo.differentiable = cfg.algorithm == "shac";
   eo.seed = algorithms::deriveSeed(cfg.seed, 2);
   eo.firstEnv = static_cast<std::int64_t>(comm.rank()) * cfg.numEnvs();
-  eo.printSummary = main;
-  // The task as trained: with the reward terms the curriculum adds (the policy file and its
-  // evaluation keep cfg.task).
-  envs::LocomotionEnv env(trainedTask(cfg.curriculum, cfg.task), eo);
-  // The curriculum's factors are a function of the iteration (set before each one); a new run's
-  // first draws already follow them.
-  applyCurriculum(cfg.curriculum, 0, env, resumeFrom.empty());
+  eo.printSummary = comm.isMain();
+  return eo;
+}
+
+// ---- the algorithm, new, resumed or warm-started
+std::unique_ptr<algorithms::Algorithm> makeAlgorithm(const TrainConfig& cfg, const RunSetup& run,
+                                                     envs::LocomotionEnv& env,
+                                                     const distributed::Communicator& comm) {
   std::unique_ptr<algorithms::Algorithm> algo;
-  if (shac)
+  if (cfg.algorithm == "shac")
     algo = std::make_unique<algorithms::Shac>(env, cfg.shac, cfg.policy, cfg.seed, comm);
   else
     algo = std::make_unique<algorithms::Ppo>(env, cfg.ppo, cfg.policy, cfg.seed, comm);
-  if (!resumeFrom.empty()) {
-    loadCheckpoint(comm, resumeFrom, *algo, env);
-    spdlog::info("resumed {} at iteration {}", resumeFrom, algo->iteration());
-    if (const int n = main ? runs::removeStaleTemporaries(runDir) : 0)
-      spdlog::info("removed {} temporary file(s) of interrupted writes from {}", n, runDir);
+  if (!run.resumeFrom.empty()) {
+    loadCheckpoint(comm, run.resumeFrom, *algo, env);
+    spdlog::info("resumed {} at iteration {}", run.resumeFrom, algo->iteration());
+    if (const int n = comm.isMain() ? runs::removeStaleTemporaries(run.runDir) : 0)
+      spdlog::info("removed {} temporary file(s) of interrupted writes from {}", n, run.runDir);
   } else if (!cfg.initFrom.empty()) {
     warmStart(cfg.initFrom, *algo);
   }
-  const int total = algo->totalIterations();
-  if (algo->iteration() > total)
+  if (algo->iteration() > algo->totalIterations())
     throw std::runtime_error("--resume: the run is at iteration " +
-                             std::to_string(algo->iteration()) + ", past " + std::to_string(total) +
+                             std::to_string(algo->iteration()) + ", past " +
+                             std::to_string(algo->totalIterations()) +
                              " iterations: set a larger " + cfg.algorithm + ".iterations");
+  return algo;
+}
 
-  // ---- logs: columns fixed at the start
+// ---- logs: columns fixed at the start
+std::vector<std::string> metricColumns(const TrainConfig& cfg, const algorithms::Algorithm& algo,
+                                       const envs::LocomotionEnv& env) {
   std::vector<std::string> columns = {"iteration",
                                       "env_steps",
                                       "wall_s",
@@ -313,7 +316,7 @@ TrainResult train(const TrainArgs& args) {
                                       "Perf/collection_time",
                                       "Perf/learning_time",
                                       "Perf/iteration_time"};
-  for (const auto& k : algo->scalarKeys()) columns.push_back(k);
+  for (const auto& k : algo.scalarKeys()) columns.push_back(k);
   for (const auto& name : env.rewardNames()) columns.push_back("Episode/rew_" + name);
   columns.push_back("Episode/length_s");
   columns.push_back("Env/sim_failures");
@@ -323,25 +326,155 @@ TrainResult train(const TrainArgs& args) {
   columns.push_back("Curriculum/command_resample_scale");
   for (const auto& [name, ramp] : cfg.curriculum.rewards)
     columns.push_back("Curriculum/reward_weight_" + name);
-  const bool terrain = env.terrainLevels().defined();
-  if (terrain) columns.push_back("Curriculum/terrain_level");  // mean over this rank's envs
+  if (env.terrainLevels().defined())
+    columns.push_back("Curriculum/terrain_level");  // mean over this rank's envs
+  return columns;
+}
+
+// One iteration's row of metrics.csv: the algorithm's scalars, the episodes that ended (summed
+// over the ranks), throughput and the curriculum's state.
+std::map<std::string, double> iterationMetrics(
+    const TrainConfig& cfg, const algorithms::IterationStats& s, algorithms::Algorithm& algo,
+    envs::LocomotionEnv& env, const distributed::Communicator& comm,
+    const std::vector<std::string>& episodeKeys, double iterS, double wallS) {
+  const int done = algo.iteration();
+  std::map<std::string, double> m = s.scalars;
+  for (const auto& [k, v] : algo.episodes().takeIterationLogs()) m[k] = v;
+  m["Train/mean_reward"] = algo.episodes().meanReturn();
+  m["Train/mean_episode_length"] = algo.episodes().meanLength();
+  reduceEpisodeLogs(comm, episodeKeys, m, static_cast<double>(algo.episodes().windowCount()));
+  m["iteration"] = done;
+  m["env_steps"] = static_cast<double>(done) * algo.stepsPerIteration() * comm.size();
+  m["wall_s"] = wallS;
+  m["Train/skipped_updates"] = s.skippedUpdates;
+  m["Perf/total_fps"] = s.envSteps * comm.size() / iterS;
+  m["Perf/collection_time"] = s.collectionS;
+  m["Perf/learning_time"] = s.learnS;
+  m["Perf/iteration_time"] = iterS;
+  m["Curriculum/command_scale"] = env.commandScale();
+  m["Curriculum/reset_noise_scale"] = env.resetNoiseScale();
+  m["Curriculum/episode_length_s"] = env.maxEpisodeLength() * env.envDt();
+  m["Curriculum/command_resample_scale"] = env.commandResampleScale();
+  if (env.terrainLevels().defined())
+    m["Curriculum/terrain_level"] = env.terrainLevels().to(torch::kDouble).mean().item<double>();
+  for (const auto& [name, ramp] : cfg.curriculum.rewards)
+    m["Curriculum/reward_weight_" + name] = env.rewardWeight(name);
+  return m;
+}
+
+// The console line of an iteration (and with run.verbose its reward terms and losses).
+void logIteration(const TrainConfig& cfg, std::map<std::string, double>& m,
+                  const algorithms::Algorithm& algo, const envs::LocomotionEnv& env, double iterS,
+                  double wallS, double etaS) {
+  spdlog::info(
+      "{} it {:>5}/{} | return {:9.2f} | ep len {:6.2f} s | {:7.0f} steps/s | {:.3f} s/it "
+      "| elapsed {} | ETA {}",
+      cfg.algorithm, algo.iteration(), algo.totalIterations(), m["Train/mean_reward"],
+      m["Train/mean_episode_length"] * env.envDt(), m["Perf/total_fps"], iterS, hms(wallS),
+      hms(etaS));
+  if (!cfg.run.verbose) return;
+  std::string terms, losses;
+  for (const auto& name : env.rewardNames()) {
+    auto f = m.find("Episode/rew_" + name);
+    if (f != m.end()) terms += fmt::format(" {} {:.3g};", name, f->second);
+  }
+  for (const auto& k : algo.scalarKeys()) losses += fmt::format(" {} {:.4g};", k, m[k]);
+  if (!terms.empty()) spdlog::info("    episode rewards:{}", terms);
+  spdlog::info("    {}", losses.empty() ? "" : losses.substr(1));
+}
+
+// Counts iterations in a row with skipped (non-finite) updates; stops the run at
+// run.max_nan_iterations, naming the last checkpoint.
+void checkNonFinite(const TrainConfig& cfg, const algorithms::IterationStats& s, int done,
+                    const std::string& runDir, bool main, int& nanStreak) {
+  if (s.skippedUpdates == 0) {
+    nanStreak = 0;
+    return;
+  }
+  ++nanStreak;
+  spdlog::warn(
+      "iteration {}: {} update(s) skipped for a non-finite value (first: {}); {} "
+      "iteration(s) in a row",
+      done, s.skippedUpdates, s.skippedWhat, nanStreak);
+  if (nanStreak < cfg.run.maxNanIterations) return;
+  const auto cps =
+      main ? runs::listCheckpoints(runDir) : std::vector<std::pair<int, std::string>>{};
+  throw std::runtime_error(
+      "stopping: " + std::to_string(nanStreak) +
+      " iterations in a row with non-finite losses or gradients (run.max_nan_iterations = " +
+      std::to_string(cfg.run.maxNanIterations) + "; last: " + s.skippedWhat +
+      "). The last checkpoint is " + (cps.empty() ? "none" : cps.back().second) +
+      "; lower the learning rates or the horizon, or check the task's rewards");
+}
+
+// Runs one iteration; with a trace of its torch operations and autograd nodes (rank 0) when it
+// is the one asked for. Returns its statistics and wall time.
+std::pair<algorithms::IterationStats, double> iterateTraced(algorithms::Algorithm& algo,
+                                                            bool tracing,
+                                                            const std::string& runDir) {
+  const int it = algo.iteration();
+  const auto t0 = std::chrono::steady_clock::now();
+  std::ostringstream trace;
+  auto recorder =
+      tracing ? std::make_unique<torch::autograd::profiler::RecordProfile>(trace) : nullptr;
+  algorithms::IterationStats s = algo.iterate();
+  recorder.reset();  // writes the trace
+  const double iterS = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (tracing) {
+    const std::string path =
+        (fs::path(runDir) / ("trace_iteration_" + std::to_string(it + 1) + ".json")).string();
+    io::writeFileAtomic(path, trace.str());
+    spdlog::info("wrote {} (tools/trace_summary.py summarises it)", path);
+  }
+  return {std::move(s), iterS};
+}
+
+}  // namespace
+
+TrainResult train(const TrainArgs& args) {
+  // ---- the world: this process alone, or one rank of a distributed run (torchrun's variables)
+  const distributed::Communicator comm(distributed::worldFromEnvironment());
+  const bool main = comm.isMain();
+  RankLogging rankLogging(comm.rank());
+
+  const RunSetup run = setUpRun(args, comm);
+  const TrainConfig& cfg = run.cfg;
+  const std::string& runDir = run.runDir;
+  const std::string configYaml = toYaml(cfg);
+  std::unique_ptr<LogFile> log;
+  if (main) {
+    io::writeFileAtomic((fs::path(runDir) / "config.yaml").string(), configYaml);
+    if (args.resume.empty()) runs::writeGitInfo(runDir);
+    log = std::make_unique<LogFile>((fs::path(runDir) / "train.log").string());
+  }
+  const auto [torchThreads, simThreads] = setThreads(cfg, comm);
+
+  // ---- env and algorithm. The task as trained: with the reward terms the curriculum adds (the
+  // policy file and its evaluation keep cfg.task).
+  envs::LocomotionEnv env(trainedTask(cfg.curriculum, cfg.task), envOptions(cfg, comm, simThreads));
+  // The curriculum's factors are a function of the iteration (set before each one); a new run's
+  // first draws already follow them.
+  applyCurriculum(cfg.curriculum, 0, env, run.resumeFrom.empty());
+  const std::unique_ptr<algorithms::Algorithm> algo = makeAlgorithm(cfg, run, env, comm);
+  const int total = algo->totalIterations();
+
+  // ---- logs
+  const std::vector<std::string> columns = metricColumns(cfg, *algo, env);
   std::vector<std::string> episodeKeys;
   for (const auto& c : columns)
     if (c.rfind("Episode/", 0) == 0) episodeKeys.push_back(c);
   std::unique_ptr<runs::MetricsCsv> csv;
   std::unique_ptr<runs::EventWriter> tb;
   if (main) {
-    csv = std::make_unique<runs::MetricsCsv>(runDir, columns, resumeIteration);
+    csv = std::make_unique<runs::MetricsCsv>(runDir, columns, run.resumeIteration);
     if (cfg.run.tensorboard) tb = std::make_unique<runs::EventWriter>(runDir);
   }
-
   double wallBefore = 0;  // wall time of the run before this session (from metrics.csv)
-  if (main && resumeIteration > 0) {
+  if (main && run.resumeIteration > 0) {
     const runs::Csv old = runs::readCsv(csv->path());
     if (!old.rows.empty()) wallBefore = old.rows.back()[old.column("wall_s")];
     if (!std::isfinite(wallBefore)) wallBefore = 0;
   }
-
   spdlog::info("run folder {}", runDir);
   spdlog::info(
       "{}: {} iterations x {} envs x {} steps; seed {}; torch threads {}, simulator "
@@ -353,6 +486,7 @@ TrainResult train(const TrainArgs& args) {
                  env.numEnvs(), comm.size() * env.numEnvs(), comm.world().masterAddr,
                  comm.world().masterPort);
 
+  // ---- the iterations
   SigintGuard sigint;
   const auto sessionStart = std::chrono::steady_clock::now();
   const int firstIteration = algo->iteration();
@@ -365,47 +499,14 @@ TrainResult train(const TrainArgs& args) {
     // and uninterrupted runs see the same draws.
     env.seed(algorithms::deriveSeed(cfg.seed, 1000 + static_cast<std::uint64_t>(it)));
     applyCurriculum(cfg.curriculum, it, env);
-    const auto t0 = std::chrono::steady_clock::now();
-    // A trace of one iteration's torch operations and autograd nodes, for profiling (rank 0).
-    std::ostringstream trace;
     const bool tracing = it + 1 == args.traceIteration && comm.rank() == 0;
-    auto recorder =
-        tracing ? std::make_unique<torch::autograd::profiler::RecordProfile>(trace) : nullptr;
-    algorithms::IterationStats s = algo->iterate();
-    recorder.reset();  // writes the trace
-    const double iterS =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    if (tracing) {
-      const std::string path =
-          (fs::path(runDir) / ("trace_iteration_" + std::to_string(it + 1) + ".json")).string();
-      io::writeFileAtomic(path, trace.str());
-      spdlog::info("wrote {} (tools/trace_summary.py summarises it)", path);
-    }
+    const auto [s, iterS] = iterateTraced(*algo, tracing, runDir);
     const int done = algo->iteration();
     const double session =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - sessionStart).count();
 
-    std::map<std::string, double> m = s.scalars;
-    for (const auto& [k, v] : algo->episodes().takeIterationLogs()) m[k] = v;
-    m["Train/mean_reward"] = algo->episodes().meanReturn();
-    m["Train/mean_episode_length"] = algo->episodes().meanLength();
-    reduceEpisodeLogs(comm, episodeKeys, m, static_cast<double>(algo->episodes().windowCount()));
-    m["iteration"] = done;
-    m["env_steps"] = static_cast<double>(done) * algo->stepsPerIteration() * comm.size();
-    m["wall_s"] = wallBefore + session;
-    m["Train/skipped_updates"] = s.skippedUpdates;
-    m["Perf/total_fps"] = s.envSteps * comm.size() / iterS;
-    m["Perf/collection_time"] = s.collectionS;
-    m["Perf/learning_time"] = s.learnS;
-    m["Perf/iteration_time"] = iterS;
-    m["Curriculum/command_scale"] = env.commandScale();
-    m["Curriculum/reset_noise_scale"] = env.resetNoiseScale();
-    m["Curriculum/episode_length_s"] = env.maxEpisodeLength() * env.envDt();
-    m["Curriculum/command_resample_scale"] = env.commandResampleScale();
-    if (terrain)
-      m["Curriculum/terrain_level"] = env.terrainLevels().to(torch::kDouble).mean().item<double>();
-    for (const auto& [name, ramp] : cfg.curriculum.rewards)
-      m["Curriculum/reward_weight_" + name] = env.rewardWeight(name);
+    std::map<std::string, double> m =
+        iterationMetrics(cfg, s, *algo, env, comm, episodeKeys, iterS, wallBefore + session);
     if (csv) csv->row(m);
     if (tb) {
       std::map<std::string, double> scalars;
@@ -414,44 +515,9 @@ TrainResult train(const TrainArgs& args) {
       tb->scalars(done, scalars);
       tb->flush();
     }
-
-    const double eta = session / (done - firstIteration) * (total - done);
-    spdlog::info(
-        "{} it {:>5}/{} | return {:9.2f} | ep len {:6.2f} s | {:7.0f} steps/s | {:.3f} s/it "
-        "| elapsed {} | ETA {}",
-        cfg.algorithm, done, total, m["Train/mean_reward"],
-        m["Train/mean_episode_length"] * env.envDt(), m["Perf/total_fps"], iterS,
-        hms(wallBefore + session), hms(eta));
-    if (cfg.run.verbose) {
-      std::string terms, losses;
-      for (const auto& name : env.rewardNames()) {
-        auto f = m.find("Episode/rew_" + name);
-        if (f != m.end()) terms += fmt::format(" {} {:.3g};", name, f->second);
-      }
-      for (const auto& k : algo->scalarKeys()) losses += fmt::format(" {} {:.4g};", k, m[k]);
-      if (!terms.empty()) spdlog::info("    episode rewards:{}", terms);
-      spdlog::info("    {}", losses.empty() ? "" : losses.substr(1));
-    }
-
-    if (s.skippedUpdates > 0) {
-      ++nanStreak;
-      spdlog::warn(
-          "iteration {}: {} update(s) skipped for a non-finite value (first: {}); {} "
-          "iteration(s) in a row",
-          done, s.skippedUpdates, s.skippedWhat, nanStreak);
-      if (nanStreak >= cfg.run.maxNanIterations) {
-        const auto cps =
-            main ? runs::listCheckpoints(runDir) : std::vector<std::pair<int, std::string>>{};
-        throw std::runtime_error(
-            "stopping: " + std::to_string(nanStreak) +
-            " iterations in a row with non-finite losses or gradients (run.max_nan_iterations = " +
-            std::to_string(cfg.run.maxNanIterations) + "; last: " + s.skippedWhat +
-            "). The last checkpoint is " + (cps.empty() ? "none" : cps.back().second) +
-            "; lower the learning rates or the horizon, or check the task's rewards");
-      }
-    } else {
-      nanStreak = 0;
-    }
+    logIteration(cfg, m, *algo, env, iterS, wallBefore + session,
+                 session / (done - firstIteration) * (total - done));
+    checkNonFinite(cfg, s, done, runDir, main, nanStreak);
 
     // Every rank stops at the same iteration (Ctrl-C may reach them at different moments).
     const bool stop =
