@@ -109,29 +109,69 @@ struct JointData {
   JointInfo info;
 };
 
-}  // namespace
-
-Model parseUrdf(const std::string& xml, const std::string& sourceName, const UrdfOptions& options,
-                UrdfReport* report) {
-  Parser P{sourceName};
-  UrdfReport local;
-  UrdfReport& out = report ? *report : local;
-  tinyxml2::XMLDocument doc;
-  if (doc.Parse(xml.c_str(), xml.size()) != tinyxml2::XML_SUCCESS) {
-    std::ostringstream s;
-    s << sourceName;
-    if (doc.ErrorLineNum() > 0) s << ":" << doc.ErrorLineNum();  // 0 for an empty document
-    s << ": malformed XML: " << io::excerpt(doc.ErrorStr(), 2 * io::kMaxExcerpt);
-    throw ModelError(s.str());
-  }
-  const XMLElement* robot = doc.FirstChildElement("robot");
-  if (!robot) throw ModelError(sourceName + ": expected a <robot> root element");
-
-  // Links: inertia and sphere collisions.
+// What the file says before the bodies are built: links by name (and in file order), joints,
+// the collision shapes that are not spheres, and the root link.
+struct UrdfTree {
   std::map<std::string, LinkData> links;
   std::vector<std::string> linkOrder;
-  std::map<std::string, int> ignoredShapes;
-  std::vector<std::string> ignoredLinks;
+  std::map<std::string, int> ignoredShapes;  // shape -> count
+  std::vector<std::string> ignoredLinks;     // the links that carry them
+  std::vector<JointData> joints;
+  std::map<std::string, int> jointOfChild;  // child link -> index in joints
+  std::string root;
+};
+
+// ---- <inertial>: mass, centre of mass, rotational inertia (repaired when not physical)
+Inertia readInertial(const Parser& P, const XMLElement* in, const std::string& name,
+                     const UrdfOptions& options, UrdfReport& out) {
+  const XMLElement* me = in->FirstChildElement("mass");
+  const XMLElement* ie = in->FirstChildElement("inertia");
+  if (!me) P.fail(in, "link '" + name + "': <inertial> needs a <mass value=...>");
+  if (!ie) P.fail(in, "link '" + name + "': <inertial> needs an <inertia ixx=... izz=...>");
+  const double m = P.number(me, "value", 0, true);
+  if (!(m >= 0)) P.fail(me, "link '" + name + "': mass must be >= 0, got " + str(m));
+  Mat3 I;
+  const double ixx = P.number(ie, "ixx", 0, true), iyy = P.number(ie, "iyy", 0, true),
+               izz = P.number(ie, "izz", 0, true), ixy = P.number(ie, "ixy", 0, false),
+               ixz = P.number(ie, "ixz", 0, false), iyz = P.number(ie, "iyz", 0, false);
+  I << ixx, ixy, ixz, ixy, iyy, iyz, ixz, iyz, izz;
+  const Vec3 eig = Eigen::SelfAdjointEigenSolver<Mat3>(I).eigenvalues();  // ascending
+  // A negative principal moment also breaks the triangle inequality (e0 + e1 < e1 <= e2), so
+  // one test covers both; the tolerances let the boundary (a rod, a plate) through.
+  if (eig.minCoeff() < -1e-12 || eig[0] + eig[1] < eig[2] * (1 - 1e-9) - 1e-12) {
+    const std::string moments =
+        "principal moments " + str(eig[0]) + ", " + str(eig[1]) + ", " + str(eig[2]);
+    const double mean = eig.sum() / 3;
+    if (options.strict || !(mean > 0))
+      P.fail(ie, "link '" + name +
+                     "': rotational inertia must be positive semi-definite and satisfy the "
+                     "triangle inequality (" +
+                     moments + ")" +
+                     (options.strict ? "; the robot file says strict: true"
+                                     : "; cannot be repaired: their mean is not positive"));
+    // MuJoCo's balanceinertia: every principal moment is set to their mean (trace / 3), so
+    // the inertia about the centre of mass becomes mean * identity (the principal axes no
+    // longer matter); mass and centre of mass are kept. CAD exports of small sensor links
+    // miss the inequality by rounding; the repaired value keeps the trace.
+    I = mean * Mat3::Identity();
+    out.warnings.push_back(P.where(ie, "link '" + name + "': rotational inertia is not physical (" +
+                                           moments +
+                                           "): repaired as MuJoCo's balanceinertia does, every "
+                                           "principal moment set to their mean " +
+                                           str(mean)));
+  }
+  Mat3 R;
+  Vec3 c;
+  P.origin(in, R, c);
+  return Inertia::fromCom(m, c, R * I * R.transpose());
+}
+
+// ---- links: inertia and sphere collisions
+void readLinks(const Parser& P, const XMLElement* robot, const UrdfOptions& options,
+               UrdfReport& out, UrdfTree& t) {
+  auto& links = t.links;
+  auto& ignoredShapes = t.ignoredShapes;
+  auto& ignoredLinks = t.ignoredLinks;
   for (const XMLElement* l = robot->FirstChildElement("link"); l;
        l = l->NextSiblingElement("link")) {
     const std::string name = P.attr(l, "name");
@@ -139,47 +179,8 @@ Model parseUrdf(const std::string& xml, const std::string& sourceName, const Urd
     LinkData d;
     d.elem = l;
     if (const XMLElement* in = l->FirstChildElement("inertial")) {
-      const XMLElement* me = in->FirstChildElement("mass");
-      const XMLElement* ie = in->FirstChildElement("inertia");
-      if (!me) P.fail(in, "link '" + name + "': <inertial> needs a <mass value=...>");
-      if (!ie) P.fail(in, "link '" + name + "': <inertial> needs an <inertia ixx=... izz=...>");
-      const double m = P.number(me, "value", 0, true);
-      if (!(m >= 0)) P.fail(me, "link '" + name + "': mass must be >= 0, got " + str(m));
-      Mat3 I;
-      const double ixx = P.number(ie, "ixx", 0, true), iyy = P.number(ie, "iyy", 0, true),
-                   izz = P.number(ie, "izz", 0, true), ixy = P.number(ie, "ixy", 0, false),
-                   ixz = P.number(ie, "ixz", 0, false), iyz = P.number(ie, "iyz", 0, false);
-      I << ixx, ixy, ixz, ixy, iyy, iyz, ixz, iyz, izz;
-      const Vec3 eig = Eigen::SelfAdjointEigenSolver<Mat3>(I).eigenvalues();  // ascending
-      // A negative principal moment also breaks the triangle inequality (e0 + e1 < e1 <= e2), so
-      // one test covers both; the tolerances let the boundary (a rod, a plate) through.
-      if (eig.minCoeff() < -1e-12 || eig[0] + eig[1] < eig[2] * (1 - 1e-9) - 1e-12) {
-        const std::string moments =
-            "principal moments " + str(eig[0]) + ", " + str(eig[1]) + ", " + str(eig[2]);
-        const double mean = eig.sum() / 3;
-        if (options.strict || !(mean > 0))
-          P.fail(ie, "link '" + name +
-                         "': rotational inertia must be positive semi-definite and satisfy the "
-                         "triangle inequality (" +
-                         moments + ")" +
-                         (options.strict ? "; the robot file says strict: true"
-                                         : "; cannot be repaired: their mean is not positive"));
-        // MuJoCo's balanceinertia: every principal moment is set to their mean (trace / 3), so
-        // the inertia about the centre of mass becomes mean * identity (the principal axes no
-        // longer matter); mass and centre of mass are kept. CAD exports of small sensor links
-        // miss the inequality by rounding; the repaired value keeps the trace.
-        I = mean * Mat3::Identity();
-        out.warnings.push_back(P.where(ie, "link '" + name +
-                                               "': rotational inertia is not physical (" + moments +
-                                               "): repaired as MuJoCo's balanceinertia does, every "
-                                               "principal moment set to their mean " +
-                                               str(mean)));
-      }
-      Mat3 R;
-      Vec3 c;
-      P.origin(in, R, c);
       d.hasInertial = true;
-      d.inertia = Inertia::fromCom(m, c, R * I * R.transpose());
+      d.inertia = readInertial(P, in, name, options, out);
     }
     for (const XMLElement* c = l->FirstChildElement("collision"); c;
          c = c->NextSiblingElement("collision")) {
@@ -202,77 +203,92 @@ Model parseUrdf(const std::string& xml, const std::string& sourceName, const Urd
       }
     }
     links[name] = d;
-    linkOrder.push_back(name);
+    t.linkOrder.push_back(name);
   }
   if (links.empty()) P.fail(robot, "the robot has no <link>");
+}
 
-  // Joints.
-  std::vector<JointData> joints;
-  std::map<std::string, int> jointOfChild;
+// ---- one <joint>: type, parent and child, origin, axis, limits, damping
+JointData readJoint(const Parser& P, const XMLElement* j, const UrdfTree& t,
+                    std::map<std::string, const XMLElement*>& jointNamed) {
+  const auto& links = t.links;
+  const auto& joints = t.joints;
+  const auto& jointOfChild = t.jointOfChild;
+  JointData d;
+  d.elem = j;
+  d.name = P.attr(j, "name");
+  // Joints are looked up by name (a robot file's joint order, its default pose).
+  if (!jointNamed.emplace(d.name, j).second)
+    P.fail(j, "duplicate joint name '" + d.name + "' (first on line " +
+                  std::to_string(jointNamed[d.name]->GetLineNum()) + ")");
+  d.type = P.attr(j, "type");
+  if (d.type != "revolute" && d.type != "continuous" && d.type != "fixed" && d.type != "floating")
+    P.fail(j, "joint '" + d.name + "' has unsupported type '" + io::excerpt(d.type) +
+                  "' (expected revolute, continuous, fixed, or floating from a dummy root)");
+  const XMLElement* pe = j->FirstChildElement("parent");
+  const XMLElement* ce = j->FirstChildElement("child");
+  if (!pe) P.fail(j, "joint '" + d.name + "' needs a <parent link=...>");
+  if (!ce) P.fail(j, "joint '" + d.name + "' needs a <child link=...>");
+  d.parent = P.attr(pe, "link");
+  d.child = P.attr(ce, "link");
+  if (!links.count(d.parent)) P.fail(pe, "joint '" + d.name + "': unknown link '" + d.parent + "'");
+  if (!links.count(d.child)) P.fail(ce, "joint '" + d.name + "': unknown link '" + d.child + "'");
+  if (jointOfChild.count(d.child))
+    P.fail(j, "link '" + d.child + "' is the child of two joints ('" +
+                  joints[jointOfChild.at(d.child)].name + "' and '" + d.name +
+                  "'): the model must be a tree");
+  P.origin(j, d.R, d.p);
+  const bool movable = d.type == "revolute" || d.type == "continuous";
+  // URDF ignores the axis of fixed and floating joints (vendor files write "0 0 0" there).
+  const XMLElement* a = movable ? j->FirstChildElement("axis") : nullptr;
+  if (a) {
+    d.axis = P.numbers(a, "xyz", 3);
+    if (d.axis.norm() < 1e-9) P.fail(a, "joint '" + d.name + "': axis must be non-zero");
+    d.axis.normalize();
+  }
+  d.info.name = d.name;
+  // A fixed joint's <limit> means nothing (vendor files write effort="0" there).
+  const XMLElement* lim = movable ? j->FirstChildElement("limit") : nullptr;
+  if (lim) {
+    d.info.effort = P.number(lim, "effort", d.info.effort, false);
+    d.info.velocity = P.number(lim, "velocity", d.info.velocity, false);
+    if (d.type == "revolute") {
+      d.info.lower = P.number(lim, "lower", d.info.lower, false);
+      d.info.upper = P.number(lim, "upper", d.info.upper, false);
+    }
+    if (!(d.info.effort > 0)) P.fail(lim, "joint '" + d.name + "': effort limit must be > 0");
+    if (d.info.lower > d.info.upper)
+      P.fail(lim, "joint '" + d.name + "': lower limit " + str(d.info.lower) +
+                      " is above the upper limit " + str(d.info.upper));
+  }
+  const XMLElement* dyn = movable ? j->FirstChildElement("dynamics") : nullptr;
+  if (dyn) {
+    d.info.damping = P.number(dyn, "damping", 0, false);
+    // Negative damping would feed energy into the joint.
+    if (!(d.info.damping >= 0))
+      P.fail(dyn, "joint '" + d.name + "': damping must be >= 0, got " + str(d.info.damping));
+  }
+  return d;
+}
+
+void readJoints(const Parser& P, const XMLElement* robot, UrdfTree& t) {
   std::map<std::string, const XMLElement*> jointNamed;
   for (const XMLElement* j = robot->FirstChildElement("joint"); j;
        j = j->NextSiblingElement("joint")) {
-    JointData d;
-    d.elem = j;
-    d.name = P.attr(j, "name");
-    // Joints are looked up by name (a robot file's joint order, its default pose).
-    if (!jointNamed.emplace(d.name, j).second)
-      P.fail(j, "duplicate joint name '" + d.name + "' (first on line " +
-                    std::to_string(jointNamed[d.name]->GetLineNum()) + ")");
-    d.type = P.attr(j, "type");
-    if (d.type != "revolute" && d.type != "continuous" && d.type != "fixed" && d.type != "floating")
-      P.fail(j, "joint '" + d.name + "' has unsupported type '" + io::excerpt(d.type) +
-                    "' (expected revolute, continuous, fixed, or floating from a dummy root)");
-    const XMLElement* pe = j->FirstChildElement("parent");
-    const XMLElement* ce = j->FirstChildElement("child");
-    if (!pe) P.fail(j, "joint '" + d.name + "' needs a <parent link=...>");
-    if (!ce) P.fail(j, "joint '" + d.name + "' needs a <child link=...>");
-    d.parent = P.attr(pe, "link");
-    d.child = P.attr(ce, "link");
-    if (!links.count(d.parent))
-      P.fail(pe, "joint '" + d.name + "': unknown link '" + d.parent + "'");
-    if (!links.count(d.child)) P.fail(ce, "joint '" + d.name + "': unknown link '" + d.child + "'");
-    if (jointOfChild.count(d.child))
-      P.fail(j, "link '" + d.child + "' is the child of two joints ('" +
-                    joints[jointOfChild[d.child]].name + "' and '" + d.name +
-                    "'): the model must be a tree");
-    P.origin(j, d.R, d.p);
-    const bool movable = d.type == "revolute" || d.type == "continuous";
-    // URDF ignores the axis of fixed and floating joints (vendor files write "0 0 0" there).
-    const XMLElement* a = movable ? j->FirstChildElement("axis") : nullptr;
-    if (a) {
-      d.axis = P.numbers(a, "xyz", 3);
-      if (d.axis.norm() < 1e-9) P.fail(a, "joint '" + d.name + "': axis must be non-zero");
-      d.axis.normalize();
-    }
-    d.info.name = d.name;
-    // A fixed joint's <limit> means nothing (vendor files write effort="0" there).
-    const XMLElement* lim = movable ? j->FirstChildElement("limit") : nullptr;
-    if (lim) {
-      d.info.effort = P.number(lim, "effort", d.info.effort, false);
-      d.info.velocity = P.number(lim, "velocity", d.info.velocity, false);
-      if (d.type == "revolute") {
-        d.info.lower = P.number(lim, "lower", d.info.lower, false);
-        d.info.upper = P.number(lim, "upper", d.info.upper, false);
-      }
-      if (!(d.info.effort > 0)) P.fail(lim, "joint '" + d.name + "': effort limit must be > 0");
-      if (d.info.lower > d.info.upper)
-        P.fail(lim, "joint '" + d.name + "': lower limit " + str(d.info.lower) +
-                        " is above the upper limit " + str(d.info.upper));
-    }
-    const XMLElement* dyn = movable ? j->FirstChildElement("dynamics") : nullptr;
-    if (dyn) {
-      d.info.damping = P.number(dyn, "damping", 0, false);
-      // Negative damping would feed energy into the joint.
-      if (!(d.info.damping >= 0))
-        P.fail(dyn, "joint '" + d.name + "': damping must be >= 0, got " + str(d.info.damping));
-    }
-    jointOfChild[d.child] = static_cast<int>(joints.size());
-    joints.push_back(d);
+    const JointData d = readJoint(P, j, t, jointNamed);
+    t.jointOfChild[d.child] = static_cast<int>(t.joints.size());
+    t.joints.push_back(d);
   }
+}
 
+// ---- the root link, and a floating joint from a dummy root dropped
+void findRoot(const Parser& P, const XMLElement* robot, UrdfTree& t, UrdfReport& out) {
+  auto& links = t.links;
+  auto& linkOrder = t.linkOrder;
+  auto& joints = t.joints;
+  auto& jointOfChild = t.jointOfChild;
+  auto& root = t.root;
   // Root: the one link that is nobody's child.
-  std::string root;
   for (const auto& n : linkOrder)
     if (!jointOfChild.count(n)) {
       if (!root.empty())
@@ -309,19 +325,13 @@ Model parseUrdf(const std::string& xml, const std::string& sourceName, const Urd
   for (const auto& J : joints)
     if (J.type == "floating")
       P.fail(J.elem, "joint '" + J.name + "': only one floating joint, from the root, is allowed");
+}
 
-  Model model;
-  model.name = P.attr(robot, "name");
-  model.source = sourceName;
-
-  // The dynamics cost O(n^2) in the movable joints (H is n x n): a legged robot has tens; a
-  // file with thousands is refused here rather than left to take minutes and gigabytes later.
-  int movable = 0;
-  for (const auto& J : joints) movable += J.type != "fixed";
-  if (movable > kMaxMovableJoints)
-    P.fail(robot, std::to_string(movable) + " movable joints: at most " +
-                      std::to_string(kMaxMovableJoints) + " are supported");
-
+// ---- bodies: the movable joints' child links, with the links fixed to them merged in
+void buildBodies(const Parser& P, UrdfTree& t, Model& model) {
+  auto& links = t.links;
+  const auto& joints = t.joints;
+  const std::string& root = t.root;
   // Depth-first walk in pre-order (children in the file's order); fixed children are merged
   // into the movable ancestor `body` with the pose (R, p) of the link frame in that body's frame.
   // An explicit stack, not recursion: a chain of many thousand fixed links must not overflow
@@ -386,23 +396,65 @@ Model parseUrdf(const std::string& xml, const std::string& sourceName, const Urd
                           "to it)");
     }
   // Every other link has a parent joint, so a link the walk missed hangs from a cycle of joints.
-  for (const auto& n : linkOrder)
+  for (const auto& n : t.linkOrder)
     if (!reached.count(n))
       P.fail(links[n].elem, "link '" + n + "' is not connected to the root link '" + root +
                                 "': its joints form a cycle");
-  model.finalize();
-  if (!ignoredShapes.empty()) {
-    std::string shapes, names;
-    int total = 0;
-    for (const auto& [shape, n] : ignoredShapes) {
-      shapes += (shapes.empty() ? "" : ", ") + std::to_string(n) + " " + shape;
-      total += n;
-    }
-    for (const auto& n : ignoredLinks) names += (names.empty() ? "" : ", ") + n;
-    out.notes.push_back(sourceName + ": ignored " + std::to_string(total) +
-                        " non-sphere collision geometries (" + shapes + ") on links " + names +
-                        ": only sphere feet touch the ground");
+}
+
+// One note for every collision shape that is not a sphere.
+void noteIgnoredShapes(const std::string& sourceName, const UrdfTree& t, UrdfReport& out) {
+  if (t.ignoredShapes.empty()) return;
+  std::string shapes, names;
+  int total = 0;
+  for (const auto& [shape, n] : t.ignoredShapes) {
+    shapes += (shapes.empty() ? "" : ", ") + std::to_string(n) + " " + shape;
+    total += n;
   }
+  for (const auto& n : t.ignoredLinks) names += (names.empty() ? "" : ", ") + n;
+  out.notes.push_back(sourceName + ": ignored " + std::to_string(total) +
+                      " non-sphere collision geometries (" + shapes + ") on links " + names +
+                      ": only sphere feet touch the ground");
+}
+
+}  // namespace
+
+Model parseUrdf(const std::string& xml, const std::string& sourceName, const UrdfOptions& options,
+                UrdfReport* report) {
+  Parser P{sourceName};
+  UrdfReport local;
+  UrdfReport& out = report ? *report : local;
+  tinyxml2::XMLDocument doc;
+  if (doc.Parse(xml.c_str(), xml.size()) != tinyxml2::XML_SUCCESS) {
+    std::ostringstream s;
+    s << sourceName;
+    if (doc.ErrorLineNum() > 0) s << ":" << doc.ErrorLineNum();  // 0 for an empty document
+    s << ": malformed XML: " << io::excerpt(doc.ErrorStr(), 2 * io::kMaxExcerpt);
+    throw ModelError(s.str());
+  }
+  const XMLElement* robot = doc.FirstChildElement("robot");
+  if (!robot) throw ModelError(sourceName + ": expected a <robot> root element");
+
+  UrdfTree t;
+  readLinks(P, robot, options, out, t);
+  readJoints(P, robot, t);
+  findRoot(P, robot, t, out);
+
+  Model model;
+  model.name = P.attr(robot, "name");
+  model.source = sourceName;
+
+  // The dynamics cost O(n^2) in the movable joints (H is n x n): a legged robot has tens; a
+  // file with thousands is refused here rather than left to take minutes and gigabytes later.
+  int movable = 0;
+  for (const auto& J : t.joints) movable += J.type != "fixed";
+  if (movable > kMaxMovableJoints)
+    P.fail(robot, std::to_string(movable) + " movable joints: at most " +
+                      std::to_string(kMaxMovableJoints) + " are supported");
+
+  buildBodies(P, t, model);
+  model.finalize();
+  noteIgnoredShapes(sourceName, t, out);
   if (!report) {
     for (const auto& w : out.warnings) std::cerr << "warning: " << w << "\n";
     for (const auto& n : out.notes) std::cerr << "note: " << n << "\n";
