@@ -44,6 +44,17 @@ std::string runRelative(const std::string& path) {
   return (p.parent_path().filename() / p.filename()).string();
 }
 
+// The commit a run started from: the "commit: " line of the git.txt beside a run's file ("" when
+// there is none).
+std::string runStartCommit(const std::string& file) {
+  const fs::path info = fs::path(file).parent_path() / "git.txt";
+  std::ifstream in(info);
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("commit: ", 0) == 0) return line.substr(8);
+  return "";
+}
+
 std::vector<std::string> warmStartChain(std::string initFrom) {
   std::vector<std::string> chain;
   while (!initFrom.empty() && chain.size() < 32) {
@@ -438,10 +449,14 @@ ExportResult exportPolicy(const std::string& run, const std::string& out,
   }
   // The run folder and file name: what identifies the run, without one machine's path.
   meta.source = runRelative(fs::absolute(p.file).string());
-  // From the policy file: the commit trained at, and the task's name (a run's config.yaml holds
-  // the task inline, so the config alone names it after itself).
+  // The commit trained at: the one the run started from (its git.txt), else the policy file's
+  // (written when the training ended, when the checkout may have moved on). From the policy
+  // file also the task's name (a run's config.yaml holds the task inline, so the config alone
+  // names it after itself).
   auto it = p.metadata.find("git");
   if (it != p.metadata.end()) meta.gitCommit = it->second;
+  if (const std::string started = runStartCommit(p.file); !started.empty())
+    meta.gitCommit = started;
   if (!p.taskName.empty()) meta.task = p.taskName;
   torch::jit::Module m = buildExportModule(p.actor, meta);
   return writeExport(m, std::move(meta), out, format);

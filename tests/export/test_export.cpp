@@ -178,6 +178,18 @@ TEST(Export, ActionsMatchForOtherArchitectures) {
   }
 }
 
+TEST(Export, CommitIsTheOneTheRunStartedFrom) {
+  // policy.pt records the checkout when the training ended; git.txt the commit it started from.
+  FakeRun run = makeRun("velocity", "velocity_anymal_shac.yaml", {});
+  std::ofstream(run.dir / "git.txt") << "commit: 4567def\nstatus:\n?? notes.txt\n";
+  const fs::path out = run.dir / "started.pt";
+  exportPolicy((run.dir / "policy.pt").string(), out.string());
+  torch::jit::Module m = torch::jit::load(out.string());
+  const PolicyMetadata meta =
+      parsePolicyMetadata(m.attr("metadata_json").toStringRef(), "metadata_json");
+  EXPECT_EQ(meta.gitCommit, "4567def");
+}
+
 TEST(Export, MetadataIsComplete) {
   // PPO-style velocity task on ANYmal (no squash, commands, a gait phase term).
   FakeRun run = makeRun("velocity", "velocity_anymal_shac.yaml", {});
