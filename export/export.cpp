@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <optional>
 #include <sstream>
 #include <stdexcept>
@@ -42,17 +41,6 @@ std::string runRelative(const std::string& path) {
   const fs::path p = fs::path(path).lexically_normal();
   if (fs::is_directory(p) || !p.has_parent_path()) return p.filename().string();
   return (p.parent_path().filename() / p.filename()).string();
-}
-
-// The commit a run started from: the "commit: " line of the git.txt beside a run's file ("" when
-// there is none).
-std::string runStartCommit(const std::string& file) {
-  const fs::path info = fs::path(file).parent_path() / "git.txt";
-  std::ifstream in(info);
-  std::string line;
-  while (std::getline(in, line))
-    if (line.rfind("commit: ", 0) == 0) return line.substr(8);
-  return "";
 }
 
 std::vector<std::string> warmStartChain(std::string initFrom) {
@@ -455,7 +443,8 @@ ExportResult exportPolicy(const std::string& run, const std::string& out,
   // names it after itself).
   auto it = p.metadata.find("git");
   if (it != p.metadata.end()) meta.gitCommit = it->second;
-  if (const std::string started = runStartCommit(p.file); !started.empty())
+  if (const std::string started = runs::startCommit(fs::path(p.file).parent_path().string());
+      !started.empty())
     meta.gitCommit = started;
   if (!p.taskName.empty()) meta.task = p.taskName;
   torch::jit::Module m = buildExportModule(p.actor, meta);

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
+#include <fstream>
 #include <memory>
 #include <regex>
 #include <sstream>
@@ -87,6 +88,14 @@ void writeGitInfo(const std::string& dir) {
   } catch (...) {
     // fail soft: the run matters more than its provenance note
   }
+}
+
+std::string startCommit(const std::string& dir) {
+  std::ifstream in(fs::path(dir) / "git.txt");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("commit: ", 0) == 0) return line.substr(8);
+  return "";
 }
 
 std::vector<std::pair<int, std::string>> listCheckpoints(const std::string& dir) {

@@ -24,6 +24,8 @@ std::string createRunDir(const std::string& parent, const std::string& name);
 void writeGitInfo(const std::string& dir);
 // The commit as one line ("<sha>", "<sha> (dirty)", or "unknown").
 std::string gitDescription();
+// The commit a run started from: the "commit: " line of dir/git.txt ("" when there is none).
+std::string startCommit(const std::string& dir);
 
 // model_<iter>.pt files in dir, sorted by iteration (.tmp files are ignored).
 std::vector<std::pair<int, std::string>> listCheckpoints(const std::string& dir);

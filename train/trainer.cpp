@@ -68,7 +68,8 @@ std::string hms(double s) {
   return buf;
 }
 
-std::map<std::string, std::string> policyMetadata(const TrainConfig& c, envs::LocomotionEnv& env) {
+std::map<std::string, std::string> policyMetadata(const TrainConfig& c, envs::LocomotionEnv& env,
+                                                  const std::string& runDir) {
   std::map<std::string, std::string> m;
   std::string layout, joints;
   for (const auto& [name, dim] : env.observationLayout())
@@ -85,7 +86,9 @@ std::map<std::string, std::string> policyMetadata(const TrainConfig& c, envs::Lo
   m["env_dt"] = std::to_string(c.task.envDt);
   m["contact"] = sim::toString(c.task.sim.contact.model);
   m["algorithm"] = c.algorithm;
-  m["git"] = runs::gitDescription();
+  // The commit the run started from (a resumed run's too), else the checkout now.
+  const std::string started = runs::startCommit(runDir);
+  m["git"] = started.empty() ? runs::gitDescription() : started;
   return m;
 }
 
@@ -535,7 +538,7 @@ TrainResult train(const TrainArgs& args) {
   result.finished = algo->iteration() >= total;
   if (result.finished && main) {
     const std::string policy = (fs::path(runDir) / "policy.pt").string();
-    policies::savePolicy(policy, algo->actor(), policyMetadata(cfg, env));
+    policies::savePolicy(policy, algo->actor(), policyMetadata(cfg, env, runDir));
     spdlog::info("done: {} iterations; wrote {}", total, policy);
   }
   return result;
