@@ -438,7 +438,7 @@ ExportResult exportPolicy(const std::string& run, const std::string& out,
   // The run folder and file name: what identifies the run, without one machine's path.
   meta.source = runRelative(fs::absolute(p.file).string());
   // The commit trained at: the one the run started from (its git.txt), else the policy file's
-  // (written when the training ended, when the checkout may have moved on). From the policy
+  // record (older policy files wrote the checkout at the end of the training). From the policy
   // file also the task's name (a run's config.yaml holds the task inline, so the config alone
   // names it after itself).
   auto it = p.metadata.find("git");
