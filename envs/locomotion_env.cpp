@@ -131,6 +131,7 @@ LocomotionEnv::LocomotionEnv(TaskConfig task, const EnvOptions& options)
   q_ = asTensor(link_->batch().q);
   v_ = asTensor(link_->batch().v);
   origin_ = torch::zeros({n_, 2}, kF64);
+  commandedPath_ = torch::zeros({n_, 2}, kF64);
   if (task_.randomization.actionDelay) {
     const auto depth = static_cast<std::int64_t>(task_.randomization.actionDelaySteps.hi) + 1;
     actionHistory_ = torch::zeros({n_, depth, nj}, kF64);
@@ -214,6 +215,7 @@ void LocomotionEnv::resetEnvs(const Tensor& idsT, bool episodesEnded) {
   }
   episodeStep_.index_fill_(0, idsT, 0);
   episodeSums_.index_fill_(0, idsT, 0.0);
+  commandedPath_.index_fill_(0, idsT, 0.0);
   if (task_.commands.enabled) sampleCommands(ids);
 
   const RandomizationConfig& rnd = task_.randomization;
@@ -261,12 +263,19 @@ void LocomotionEnv::updateTerrainLevels(const std::vector<std::int64_t>& ids, bo
   const Tensor q = q_.detach().contiguous(), cmd = command_.contiguous();
   const double* qp = q.data_ptr<double>();
   const double* cp = cmd.data_ptr<double>();
+  const double* path = commandedPath_.data_ptr<double>();
+  const std::int64_t* steps = episodeStep_.data_ptr<std::int64_t>();
   const int nq = robot_.model.nq();
   for (auto e : ids) {
     if (episodesEnded && tc.level < 0 && tc.curriculum.enabled) {
       const double walked = std::hypot(qp[e * nq] - origin[2 * e], qp[e * nq + 1] - origin[2 * e + 1]);
-      const double commanded = std::hypot(cp[3 * e], cp[3 * e + 1]) * task_.episodeLengthS;
-      if (walked > tc.curriculum.promote * terrain_.tileSize) {
+      const bool alongPath = tc.curriculum.demoteAgainst == "commanded_path";
+      const double commanded = alongPath
+                                   ? std::hypot(path[2 * e], path[2 * e + 1])
+                                   : std::hypot(cp[3 * e], cp[3 * e + 1]) * task_.episodeLengthS;
+      if (alongPath && steps[e] < maxSteps_) {  // ended before its time limit: a fall
+        level[e] = std::max<std::int64_t>(0, level[e] - 1);
+      } else if (walked > tc.curriculum.promote * terrain_.tileSize) {
         level[e] += 1;
         // Past the last level: a random level (legged_gym), so that solved envs keep sampling.
         if (level[e] >= tc.rows) level[e] = std::min<std::int64_t>(tc.rows - 1, static_cast<std::int64_t>(uniform(e, 0, tc.rows)));
@@ -276,6 +285,23 @@ void LocomotionEnv::updateTerrainLevels(const std::vector<std::int64_t>& ids, bo
     }
     origin[2 * e] = terrain_.centreX(static_cast<int>(level[e]));
     origin[2 * e + 1] = terrain_.centreY(static_cast<int>(column[e]));
+  }
+}
+
+void LocomotionEnv::integrateCommandedPath() {
+  // The base-frame command (v_x*, v_y*) turned into the world by the base's yaw.
+  const Tensor q = q_.detach().contiguous(), cmd = command_.contiguous();
+  const double* qp = q.data_ptr<double>();
+  const double* cp = cmd.data_ptr<double>();
+  double* path = commandedPath_.data_ptr<double>();
+  const int nq = robot_.model.nq();
+  for (int e = 0; e < n_; ++e) {
+    const double* quat = qp + e * nq + 3;  // w, x, y, z
+    const double yaw = std::atan2(2 * (quat[0] * quat[3] + quat[1] * quat[2]),
+                                  1 - 2 * (quat[2] * quat[2] + quat[3] * quat[3]));
+    const double c = std::cos(yaw), s = std::sin(yaw);
+    path[2 * e] += (c * cp[3 * e] - s * cp[3 * e + 1]) * task_.envDt;
+    path[2 * e + 1] += (s * cp[3 * e] + c * cp[3 * e + 1]) * task_.envDt;
   }
 }
 
@@ -491,6 +517,8 @@ StepResult LocomotionEnv::step(const Tensor& actions) {
     }
   }
   episodeStep_ += 1;
+  if (terrain_.field && task_.terrain.curriculum.demoteAgainst == "commanded_path")
+    integrateCommandedPath();
   c.q = q_;
   c.v = v_;
   c.qTargetSub = qTarget;

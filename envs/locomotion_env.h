@@ -118,6 +118,8 @@ class LocomotionEnv : public VecEnv {
   void updateTerrainLevels(const std::vector<std::int64_t>& ids, bool episodesEnded);
   void sampleCommands(const std::vector<std::int64_t>& ids);
   void applyPushes();
+  // Adds this step's command, turned into the world by the base's yaw, to commandedPath_.
+  void integrateCommandedPath();
   // Observations [n, numObs] (double, noise and scale applied) for the rows of context c, which
   // are the envs `ids` (undefined: all).
   torch::Tensor computeObservations(TermContext& c, const torch::Tensor& ids = {});
@@ -153,6 +155,9 @@ class LocomotionEnv : public VecEnv {
   Terrain terrain_;
   torch::Tensor terrainLevel_, terrainColumn_;  // [N] int64 (undefined without terrain)
   torch::Tensor origin_;                        // [N, 2] double: spawn (x, y) of the episode
+  // [N, 2] double: the episode's commands integrated along the base's heading (the curriculum's
+  // commanded_path)
+  torch::Tensor commandedPath_;
   // One random stream per env (a splitmix64 state), seeded from (seed, the env's index in the
   // world): an env's draws depend on its own history only, not on which other envs reset or how
   // many envs this process holds.

@@ -156,6 +156,11 @@ void visitTerrain(V& v, TerrainConfig& t) {
     c.field("demote", x.demote,
             "down a level when it covered less than this x its commanded distance",
             V::atLeast(0));
+    c.field("demote_against", x.demoteAgainst,
+            "the commanded distance: final_command (|v_xy*| at the end x the episode length, "
+            "legged_gym's) or commanded_path (the commands integrated along the base's heading; "
+            "a fall moves down)",
+            V::oneOf({"final_command", "commanded_path"}));
   });
   v.check(!t.enabled || !t.types.empty(), "types", "needs at least one sub-terrain type");
 }

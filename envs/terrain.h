@@ -53,6 +53,13 @@ struct TerrainCurriculumConfig {
   // level goes to a random level (legged_gym's rule).
   double promote = 0.5;
   double demote = 0.5;
+  // What "commanded distance" means. "final_command" (legged_gym, Isaac Lab): the command at the
+  // episode's end x the episode length; with commands resampled within an episode, a robot
+  // that tracks every command perfectly is demoted in about a third of its episodes (its
+  // displacement is a random walk). "commanded_path": the displacement a perfect tracker would
+  // have made, the commands integrated along the base's heading; an episode that ended before
+  // its time limit (a fall) moves down.
+  std::string demoteAgainst = "final_command";
 };
 
 struct TerrainConfig {

@@ -529,6 +529,61 @@ TEST(LocomotionEnv, TerrainCurriculumPromotesAndDemotes) {
                 env.terrain().centreX(static_cast<int>(level1[i].item<std::int64_t>())), 0.51);
 }
 
+// demote_against: commanded_path. The commanded distance is what a perfect tracker would have
+// covered (the commands integrated along the base's heading), and a fall moves down. Six-step
+// episodes: env 0 stands while its command reverses halfway (a perfect tracker ends where it
+// started: stays, where legged_gym's final command x length demotes it); env 1 stands under a
+// steady 1 m/s (demoted by both rules); env 2 is carried 5 m and falls at step 4 (promoted by
+// legged_gym's rule, demoted here); env 3 faces +y and is carried along its command (stays).
+TEST(LocomotionEnv, TerrainCurriculumAlongTheCommandedPath) {
+  for (const std::string rule : {"final_command", "commanded_path"}) {
+    TaskConfig task = loadTaskConfig("velocity_rough");
+    task.terrain.curriculum.maxInitLevel = 8;  // a promotion from 9 would draw a random level
+    task.terrain.curriculum.demoteAgainst = rule;
+    task.episodeLengthS = 6 * task.envDt;
+    task.reset.basePosNoise = 0;  // distances count from the tile's centre
+    task.freezeRandomization();
+    LocomotionEnv env(task, options(4));
+    const Tensor level0 = env.terrainLevels().clone();
+    for (int i = 0; i < 4; ++i) ASSERT_GT(level0[i].item<std::int64_t>(), 0) << "env " << i;
+    Tensor q = env.q().clone(), v = torch::zeros_like(env.v());
+    const double s = std::sqrt(0.5);  // yaw 90 degrees: (w, z) = (cos 45, sin 45)
+    for (int i = 0; i < 4; ++i)
+      q[i].narrow(0, 3, 4).copy_(i == 3 ? torch::tensor({s, 0.0, 0.0, s}, kF64)
+                                        : torch::tensor({1.0, 0.0, 0.0, 0.0}, kF64));
+    const auto ids = [](const Tensor& t) {
+      std::vector<std::int64_t> out;
+      for (std::int64_t i = 0; i < t.numel(); ++i) out.push_back(t[i].item<std::int64_t>());
+      return out;
+    };
+    StepResult r;
+    for (int t = 0; t < 6; ++t) {
+      if (t == 3) {
+        q[2][0] += 5.0;
+        q[2].narrow(0, 3, 4).copy_(torch::tensor({0.0, 1.0, 0.0, 0.0}, kF64));  // upside down
+      }
+      if (t > 0) q[3][1] += 1.0 * task.envDt;  // the commanded 1 m/s along the base's x = world y
+      env.setState(q, v);
+      const double reverse = t < 3 ? 1.0 : -1.0;
+      env.setCommands(torch::tensor(
+          {{reverse, 0.0, 0.0}, {1.0, 0.0, 0.0}, {0.0, 0.0, 0.0}, {1.0, 0.0, 0.0}}, kF64));
+      r = env.step(torch::zeros({4, 12}, kF64));
+      if (t == 3) ASSERT_EQ(ids(r.extras.resetIds), std::vector<std::int64_t>{2}) << rule;
+      q = env.q().clone();
+    }
+    ASSERT_EQ(ids(r.extras.resetIds), (std::vector<std::int64_t>{0, 1, 3})) << rule;
+    const Tensor level1 = env.terrainLevels();
+    const auto moved = [&](int i) {
+      return level1[i].item<std::int64_t>() - level0[i].item<std::int64_t>();
+    };
+    const bool path = rule == "commanded_path";
+    EXPECT_EQ(moved(0), path ? 0 : -1) << rule;
+    EXPECT_EQ(moved(1), -1) << rule;
+    EXPECT_EQ(moved(2), path ? -1 : 1) << rule;
+    EXPECT_EQ(moved(3), 0) << rule;
+  }
+}
+
 // action_delay_steps: the joints get the action of k steps before (zeros before the first).
 TEST(LocomotionEnv, ActionDelayLagsTheTargets) {
   TaskConfig task = loadTaskConfig("velocity");
