@@ -20,12 +20,12 @@ What it does, per robot side file (default: configs/robots/anymal.yaml and quadr
 
 Usage:  python3 tools/check_urdf.py [ROBOT.yaml ...]     (exit status 1 if any check fails)
 """
-import json
 import math
 import os
-import re
 import sys
 import xml.etree.ElementTree as ET
+
+import yaml
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
@@ -110,28 +110,8 @@ def floats(s, n=3):
 
 
 def load_yaml(path):
-    text = open(path).read()
-    try:
-        import yaml  # noqa: PLC0415
-        return yaml.safe_load(text)
-    except ImportError:
-        pass
-    out = {}  # fallback: top-level `key: scalar | [flow list] | {flow map}` lines only
-    for line in text.splitlines():
-        line = re.sub(r"\s+#.*$", "", line).rstrip()
-        if not line or line.startswith("#") or line.startswith(" "):
-            continue
-        key, _, val = line.partition(":")
-        val = val.strip()
-        if val[:1] in "[{":
-            val = re.sub(r"([A-Za-z_][A-Za-z0-9_.]*)", r'"\1"', val)
-            out[key.strip()] = json.loads(val)
-        else:
-            try:
-                out[key.strip()] = float(val) if re.match(r"^[-+0-9.eE]+$", val) else val
-            except ValueError:
-                out[key.strip()] = val
-    return out
+    with open(path) as f:
+        return yaml.safe_load(f)
 
 
 def parse_urdf(path):

@@ -10,18 +10,19 @@ The paper's protocol is 100 envs for 100 s with 10 s episodes: 1000 episodes whe
 import argparse
 import json
 import os
-import re
 import statistics
 import subprocess
 import sys
 
+import yaml
+
 
 def trained_contact(run):
-    text = open(os.path.join(run, "config.yaml")).read()
-    m = re.search(r"^task:\n(?:.*\n)*?  sim:\n(?:    .*\n)*?    contact: (\w+)", text, re.M)
-    if not m:
-        sys.exit(f"{run}/config.yaml: no task.sim.contact")
-    return m.group(1)
+    path = os.path.join(run, "config.yaml")
+    contact = (yaml.safe_load(open(path)).get("task") or {}).get("sim", {}).get("contact")
+    if not contact:
+        sys.exit(f"{path}: no task.sim.contact")
+    return contact
 
 
 def evaluate(diffloco, run, contact, episodes, envs, cache=None):

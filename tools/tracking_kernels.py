@@ -11,16 +11,16 @@ docs/velocity_anymal.md). A standing robot scores ~0.19 (commands +-1) or ~0.14 
 """
 import csv
 import os
-import re
 import sys
 
+import yaml
 
-def weight(config, term):
-    m = re.search(term + r":\s*\{weight: ([0-9.eE+-]+)", config) or \
-        re.search(term + r":\s*\n\s*weight: ([0-9.eE+-]+)", config)
-    if not m:
-        sys.exit(f"{term}: no weight in the run's config.yaml")
-    return float(m.group(1))
+
+def weight(task, term):
+    w = (task.get("rewards", {}).get(term) or {}).get("weight")
+    if w is None:
+        sys.exit(f"task.rewards.{term}: no weight in the run's config.yaml")
+    return float(w)
 
 
 def main():
@@ -28,9 +28,9 @@ def main():
         sys.exit(__doc__)
     run = sys.argv[1]
     width = int(sys.argv[2]) if len(sys.argv) == 3 else 250
-    config = open(os.path.join(run, "config.yaml")).read()
-    env_dt = float(re.search(r"\n\s*env_dt: ([0-9.eE+-]+)", config).group(1))
-    wl, wa = weight(config, "lin_vel_tracking"), weight(config, "ang_vel_tracking")
+    task = yaml.safe_load(open(os.path.join(run, "config.yaml")))["task"]
+    env_dt = float(task["env_dt"])
+    wl, wa = weight(task, "lin_vel_tracking"), weight(task, "ang_vel_tracking")
     bins, first = {}, None
     for r in csv.DictReader(open(os.path.join(run, "metrics.csv"))):
         if not r.get("Episode/rew_lin_vel_tracking"):
