@@ -305,6 +305,22 @@ void LocomotionEnv::integrateCommandedPath() {
   }
 }
 
+void LocomotionEnv::logTerrainLevels(std::map<std::string, double>& log) const {
+  // The mean level, and per sub-terrain type (the stairs may lag the slopes).
+  const std::int64_t* level = terrainLevel_.data_ptr<std::int64_t>();
+  const std::int64_t* column = terrainColumn_.data_ptr<std::int64_t>();
+  std::map<std::string, std::pair<double, int>> byType;
+  double sum = 0;
+  for (int e = 0; e < n_; ++e) {
+    auto& [typeSum, count] = byType[terrain_.columnType[static_cast<std::size_t>(column[e])]];
+    typeSum += static_cast<double>(level[e]);
+    count += 1;
+    sum += static_cast<double>(level[e]);
+  }
+  log["Curriculum/terrain_level"] = sum / n_;
+  for (const auto& [type, s] : byType) log["Curriculum/terrain_level_" + type] = s.first / s.second;
+}
+
 void LocomotionEnv::setTerrainTile(int level, const std::string& type) {
   if (!terrain_.field) throw std::invalid_argument("setTerrainTile: the task has no terrain");
   if (level < 0 || level >= terrain_.rows)
@@ -587,8 +603,7 @@ StepResult LocomotionEnv::step(const Tensor& actions) {
   res.truncated = truncated;
   res.extras.rewardTerms = termsDetached;
   res.extras.log["Env/sim_failures"] = static_cast<double>(nFailed);
-  if (terrain_.field)
-    res.extras.log["Curriculum/terrain_level"] = terrainLevel_.to(torch::kDouble).mean().item<double>();
+  if (terrain_.field) logTerrainLevels(res.extras.log);
   return res;
 }
 

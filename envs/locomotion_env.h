@@ -118,6 +118,8 @@ class LocomotionEnv : public VecEnv {
   void updateTerrainLevels(const std::vector<std::int64_t>& ids, bool episodesEnded);
   void sampleCommands(const std::vector<std::int64_t>& ids);
   void applyPushes();
+  // Curriculum/terrain_level and Curriculum/terrain_level_<type> into `log`.
+  void logTerrainLevels(std::map<std::string, double>& log) const;
   // Adds this step's command, turned into the world by the base's yaw, to commandedPath_.
   void integrateCommandedPath();
   // Observations [n, numObs] (double, noise and scale applied) for the rows of context c, which

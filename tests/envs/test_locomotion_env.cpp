@@ -523,6 +523,15 @@ TEST(LocomotionEnv, TerrainCurriculumPromotesAndDemotes) {
   EXPECT_EQ(level1[2].item<std::int64_t>(), std::max<std::int64_t>(0, level0[2].item<std::int64_t>() - 1));
   EXPECT_NEAR(r.extras.log.at("Curriculum/terrain_level"),
               level1.to(torch::kDouble).mean().item<double>(), 1e-12);
+  // Per sub-terrain type: the mean over the envs on its columns.
+  std::map<std::string, std::pair<double, int>> byType;
+  for (int i = 0; i < 3; ++i) {
+    auto& s = byType[env.terrain().columnType[env.terrainColumns()[i].item<std::int64_t>()]];
+    s.first += static_cast<double>(level1[i].item<std::int64_t>());
+    s.second += 1;
+  }
+  for (const auto& [type, s] : byType)
+    EXPECT_EQ(r.extras.log.at("Curriculum/terrain_level_" + type), s.first / s.second) << type;
   // New episodes start at their new tiles.
   for (int i = 0; i < 3; ++i)
     EXPECT_NEAR(env.q()[i][0].item<double>(),
