@@ -13,20 +13,24 @@ check() {  # file, python condition on the eval's JSON object d, extra eval argu
   echo "$out" | "$python" -c "import json, sys; d = json.load(sys.stdin); assert $2, d" ||
     fail "pretrained/$1 does not evaluate as documented: $2"
 }
+# Every shipped policy in all three forms (TorchScript, ONNX, metadata), and nothing unnamed.
+shipped="velocity_anymal walk_quadruped velocity_anymal_rough"
+for name in $shipped; do
+  for ext in pt onnx yaml; do
+    [ -s "$repo/pretrained/$name.$ext" ] || fail "pretrained/$name.$ext is missing or empty"
+  done
+done
 for f in "$repo"/pretrained/*.pt; do
-  [ -f "${f%.pt}.yaml" ] || fail "$f has no metadata file ${f%.pt}.yaml beside it"
+  name=$(basename "$f" .pt)
+  [[ " $shipped " == *" $name "* ]] || fail "$f is not among the policies this test checks"
 done
 check velocity_anymal.pt \
   'd["task"] == "velocity" and d["falls"] == 0 and d["lin_vel_rms"] <= 0.15 and d["yaw_rate_rms"] <= 0.10'
-if [ -f "$repo/pretrained/walk_quadruped.pt" ]; then
-  check walk_quadruped.pt \
-    'd["task"] == "walk" and d["falls"] == 0 and abs(d["forward_velocity_mean"] - 1.0) < 0.05'
-fi
-if [ -f "$repo/pretrained/velocity_anymal_rough.pt" ]; then
-  check velocity_anymal_rough.pt \
-    'd["task"] == "velocity_rough" and d["falls"] <= 2 and d["lin_vel_rms"] <= 0.21' \
-    --terrain none
-  check velocity_anymal_rough.pt \
-    'd["terrain"] == "rough level 9" and d["falls"] <= 30' --terrain rough
-fi
+check walk_quadruped.pt \
+  'd["task"] == "walk" and d["falls"] == 0 and abs(d["forward_velocity_mean"] - 1.0) < 0.05'
+check velocity_anymal_rough.pt \
+  'd["task"] == "velocity_rough" and d["falls"] <= 2 and d["lin_vel_rms"] <= 0.21' \
+  --terrain none
+check velocity_anymal_rough.pt \
+  'd["terrain"] == "rough level 9" and d["falls"] <= 30' --terrain rough
 echo "pretrained policies ok"
