@@ -533,8 +533,9 @@ StepResult LocomotionEnv::step(const Tensor& actions) {
     }
   }
   episodeStep_ += 1;
-  if (terrain_.field && task_.terrain.curriculum.demoteAgainst == "commanded_path")
-    integrateCommandedPath();
+  if (terrain_.field && task_.terrain.level < 0 && task_.terrain.curriculum.enabled &&
+      task_.terrain.curriculum.demoteAgainst == "commanded_path")
+    integrateCommandedPath();  // only the curriculum reads it
   c.q = q_;
   c.v = v_;
   c.qTargetSub = qTarget;
