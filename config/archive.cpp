@@ -145,7 +145,9 @@ void applyOverride(YAML::Node root, const Override& o, size_t skip) {
     YAML::Node child = cur[keys[i]];
     cur.reset(child);
   }
-  cur[keys.back()] = o.value;
+  // A copy: assigning the node itself would make both names one node (yaml-cpp assigns by
+  // reference), and a later override of one would change the other.
+  cur[keys.back()] = YAML::Clone(o.value);
 }
 
 std::string Source::where(const std::string& path, const YAML::Node& n) const {

@@ -111,6 +111,17 @@ struct Override {
   std::string origin;  // how messages name it; empty: "--set <text>"
   YAML::Node value;
 
+  Override() = default;
+  Override(const Override&) = default;
+  // yaml-cpp's Node assignment writes the right side into the node the left side refers to
+  // (shared with every copy of it); an Override's assignment rebinds its value instead, so that
+  // shifting overrides in a vector does not overwrite the values of others.
+  Override& operator=(const Override& o) {
+    path = o.path, text = o.text, origin = o.origin;
+    value.reset(o.value);
+    return *this;
+  }
+
   std::string label() const { return origin.empty() ? "--set " + text : origin; }
 };
 

@@ -242,6 +242,50 @@ TEST(Config, TaskExtendsANamedTask) {
   EXPECT_CONTAINS(configError(missing), "task.extends: expected a task name or a path");
 }
 
+// The extension's keys go before the command line's task.* overrides; however many there are,
+// each key gets its own value (yaml-cpp assigns nodes by reference: shifting overrides in a
+// vector once overwrote the command line's values with the extension's).
+TEST(Config, TaskExtensionAndManyOverridesKeepTheirValues) {
+  const std::string cfg =
+      "algorithm: shac\n"
+      "task:\n"
+      "  extends: walk\n"
+      "  sim: {contact: hard, iterations: 20}\n"
+      "  reset: {joint_pos_noise: 0.3}\n"
+      "  randomization: {}\n";
+  const std::vector<std::string> keys = {"reset.joint_vel_noise",
+                                         "reset.base_pos_noise",
+                                         "reset.base_rot_noise",
+                                         "reset.random_yaw",
+                                         "reset.base_lin_vel_noise",
+                                         "reset.base_ang_vel_noise",
+                                         "reset.foot_clearance",
+                                         "sim.kappa",
+                                         "sim.soft_kp",
+                                         "sim.soft_kd",
+                                         "sim.soft_kf",
+                                         "episode_length_s"};
+  for (size_t n = 0; n <= keys.size(); ++n) {
+    std::vector<std::string> sets;
+    for (size_t k = 0; k < n; ++k) sets.push_back("task." + keys[k] + "=" + std::to_string(k + 2));
+    const diffloco::envs::TaskConfig t = parseTrainConfig(cfg, "cfg.yaml", sets).task;
+    const diffloco::envs::TaskConfig w = loadTaskWithSets("walk", {});
+    const double got[] = {t.reset.jointVelNoise, t.reset.basePosNoise,    t.reset.baseRotNoise,
+                          t.reset.randomYaw,     t.reset.baseLinVelNoise, t.reset.baseAngVelNoise,
+                          t.reset.footClearance, t.sim.contact.kappa,     t.sim.contact.softKp,
+                          t.sim.contact.softKd,  t.sim.contact.softKf,    t.episodeLengthS};
+    const double walk[] = {w.reset.jointVelNoise, w.reset.basePosNoise,    w.reset.baseRotNoise,
+                           w.reset.randomYaw,     w.reset.baseLinVelNoise, w.reset.baseAngVelNoise,
+                           w.reset.footClearance, w.sim.contact.kappa,     w.sim.contact.softKp,
+                           w.sim.contact.softKd,  w.sim.contact.softKf,    w.episodeLengthS};
+    for (size_t k = 0; k < keys.size(); ++k)
+      EXPECT_EQ(got[k], k < n ? static_cast<double>(k + 2) : walk[k]) << n << " sets, " << keys[k];
+    EXPECT_EQ(t.sim.contact.model, diffloco::sim::ContactModel::Hard) << n;
+    EXPECT_EQ(t.sim.contact.iterations, 20) << n;
+    EXPECT_EQ(t.reset.jointPosNoise, 0.3) << n;
+  }
+}
+
 TEST(Config, ResolvedConfigReadsBackTheSame) {
   const TrainConfig c = parseTrainConfig(
       kBase, "cfg.yaml", {"shac.actor_lr=0.0012345678901", "task.sim.contact=soft"});
