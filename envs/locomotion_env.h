@@ -92,6 +92,9 @@ class LocomotionEnv : public VecEnv {
   const Terrain& terrain() const { return terrain_; }
   torch::Tensor terrainLevels() const { return terrainLevel_; }  // [N] int64
   torch::Tensor terrainColumns() const { return terrainColumn_; }  // [N] int64
+  // Curriculum/terrain_level (the mean) and Curriculum/terrain_level_<type> (the mean over the
+  // envs on that sub-terrain type's columns, for every type that has envs) into `log`.
+  void logTerrainLevels(std::map<std::string, double>& log) const;
   // Puts every env on tile (level, column of the given type's) from its next reset on (evaluation
   // on named terrains): throws naming the type when no column has it or the level is out of range.
   void setTerrainTile(int level, const std::string& type);
@@ -118,8 +121,6 @@ class LocomotionEnv : public VecEnv {
   void updateTerrainLevels(const std::vector<std::int64_t>& ids, bool episodesEnded);
   void sampleCommands(const std::vector<std::int64_t>& ids);
   void applyPushes();
-  // Curriculum/terrain_level and Curriculum/terrain_level_<type> into `log`.
-  void logTerrainLevels(std::map<std::string, double>& log) const;
   // Adds this step's command, turned into the world by the base's yaw, to commandedPath_.
   void integrateCommandedPath();
   // Observations [n, numObs] (double, noise and scale applied) for the rows of context c, which

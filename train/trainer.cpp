@@ -329,8 +329,13 @@ std::vector<std::string> metricColumns(const TrainConfig& cfg, const algorithms:
   columns.push_back("Curriculum/command_resample_scale");
   for (const auto& [name, ramp] : cfg.curriculum.rewards)
     columns.push_back("Curriculum/reward_weight_" + name);
-  if (env.terrainLevels().defined())
-    columns.push_back("Curriculum/terrain_level");  // mean over this rank's envs
+  if (env.terrainLevels().defined()) {  // means over this rank's envs, then per type
+    std::map<std::string, double> levels;
+    env.logTerrainLevels(levels);
+    columns.push_back("Curriculum/terrain_level");
+    for (const auto& [key, level] : levels)
+      if (key != "Curriculum/terrain_level") columns.push_back(key);
+  }
   return columns;
 }
 
@@ -358,8 +363,7 @@ std::map<std::string, double> iterationMetrics(
   m["Curriculum/reset_noise_scale"] = env.resetNoiseScale();
   m["Curriculum/episode_length_s"] = env.maxEpisodeLength() * env.envDt();
   m["Curriculum/command_resample_scale"] = env.commandResampleScale();
-  if (env.terrainLevels().defined())
-    m["Curriculum/terrain_level"] = env.terrainLevels().to(torch::kDouble).mean().item<double>();
+  if (env.terrainLevels().defined()) env.logTerrainLevels(m);
   for (const auto& [name, ramp] : cfg.curriculum.rewards)
     m["Curriculum/reward_weight_" + name] = env.rewardWeight(name);
   return m;

@@ -195,6 +195,31 @@ TEST(Trainer, CurriculumFollowsItsRamps) {
   EXPECT_NEAR(len, 0.02, 1e-12);
 }
 
+// On a terrain task metrics.csv holds the mean terrain level and, per sub-terrain type that has
+// envs, the mean over that type's envs (4 envs round-robin over the columns: flat, rough, rough,
+// pyramid_slope).
+TEST(Trainer, TerrainLevelsPerTypeInMetrics) {
+  Scratch s("diffloco_trainer_terrain");
+  std::string config = kShac;
+  config.replace(config.find("task: walk"), 10, "task: velocity_rough");
+  TrainArgs a = args(s.config(config), s.dir / "runs");
+  a.sets.push_back("shac.iterations=2");
+  const TrainResult r = runTraining(a);
+  const Csv csv = readCsv((fs::path(r.runDir) / "metrics.csv").string());
+  ASSERT_EQ(csv.rows.size(), 2u);
+  const std::string prefix = "Curriculum/terrain_level_";
+  std::vector<std::string> types;
+  for (const auto& c : csv.columns)
+    if (c.rfind(prefix, 0) == 0) types.push_back(c.substr(prefix.size()));
+  EXPECT_EQ(types, (std::vector<std::string>{"flat", "pyramid_slope", "rough"}));
+  for (const auto& row : csv.rows)
+    EXPECT_NEAR(row[csv.column("Curriculum/terrain_level")],
+                (row[csv.column(prefix + "flat")] + 2 * row[csv.column(prefix + "rough")] +
+                 row[csv.column(prefix + "pyramid_slope")]) /
+                    4,
+                1e-12);
+}
+
 TEST(Trainer, PpoRunFolder) {
   Scratch s("diffloco_trainer_ppo");
   const TrainResult r = runTraining(args(s.config(kPpo), s.dir / "runs"));
