@@ -13,6 +13,9 @@ import subprocess
 import sys
 
 TABLES = [
+    ("the walk policy's training seeds (ours and MuJoCo)",
+     [sys.executable, "tools/shipped_tables.py", "walk", "docs/data/shipped/walk_quadruped.jsonl",
+      "0", "pretrained/walk_quadruped.pt"]),
     ("the rough-terrain policy per terrain (ours and MuJoCo)",
      [sys.executable, "tools/terrain_tables.py", "readme",
       "docs/data/terrain/velocity_anymal_rough_terrain_eval.jsonl"]),
