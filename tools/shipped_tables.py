@@ -13,17 +13,19 @@ import math
 import sys
 
 
+def records(path):
+    with open(path) as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
 def load(path):
     runs = {}
-    with open(path) as f:
-        for line in f:
-            if line.strip():
-                r = json.loads(line)
-                runs.setdefault(r["training_seed"], {"diffloco": {}, "mujoco": None})
-                if r["engine"] == "mujoco":
-                    runs[r["training_seed"]]["mujoco"] = r["result"]
-                else:
-                    runs[r["training_seed"]]["diffloco"][r["eval_seed"]] = r["result"]
+    for r in records(path):
+        run = runs.setdefault(r["training_seed"], {"diffloco": {}, "mujoco": None})
+        if r["engine"] == "mujoco":
+            run["mujoco"] = r["result"]
+        else:
+            run["diffloco"][r["eval_seed"]] = r["result"]
     return runs
 
 
@@ -85,11 +87,8 @@ def outcome(r):
 
 def sim_to_sim(path):
     rows = {}
-    with open(path) as f:
-        for line in f:
-            if line.strip():
-                r = json.loads(line)
-                rows.setdefault((r["options"], r["dt"]), {})[r["engine"]] = r["result"]
+    for r in records(path):
+        rows.setdefault((r["options"], r["dt"]), {})[r["engine"]] = r["result"]
     print("| options | dt | `diffloco eval --engine mujoco` (MuJoCo 2.2.2) | reference deployer "
           "(MuJoCo 4.0.0) |")
     print("|---|---|---|---|")

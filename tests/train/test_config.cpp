@@ -203,16 +203,19 @@ TEST(Config, TaskByNamePathOrInline) {
       "cfg.yaml:7: unknown key 'task.bogus'");
 }
 
+// A config whose task extends the walk task with keys of three sections.
+const char* const kExtendsWalk =
+    "algorithm: shac\n"
+    "task:\n"
+    "  extends: walk\n"
+    "  sim: {contact: hard, iterations: 20}\n"
+    "  reset: {joint_pos_noise: 0.3}\n"
+    "  randomization: {}\n";
+
 // `task: {extends: NAME, ...}`: the named task with the map's keys on top, as --set task.* would
 // put them; the command line still wins; errors name the config's line.
 TEST(Config, TaskExtendsANamedTask) {
-  const std::string cfg =
-      "algorithm: shac\n"
-      "task:\n"
-      "  extends: walk\n"
-      "  sim: {contact: hard, iterations: 20}\n"
-      "  reset: {joint_pos_noise: 0.3}\n"
-      "  randomization: {}\n";
+  const std::string cfg = kExtendsWalk;
   const TrainConfig c = parseTrainConfig(cfg, "cfg.yaml");
   const diffloco::envs::TaskConfig walk = loadTaskWithSets("walk", {});
   EXPECT_EQ(c.task.name, "walk");
@@ -246,13 +249,7 @@ TEST(Config, TaskExtendsANamedTask) {
 // each key gets its own value (yaml-cpp assigns nodes by reference: shifting overrides in a
 // vector once overwrote the command line's values with the extension's).
 TEST(Config, TaskExtensionAndManyOverridesKeepTheirValues) {
-  const std::string cfg =
-      "algorithm: shac\n"
-      "task:\n"
-      "  extends: walk\n"
-      "  sim: {contact: hard, iterations: 20}\n"
-      "  reset: {joint_pos_noise: 0.3}\n"
-      "  randomization: {}\n";
+  const std::string cfg = kExtendsWalk;
   const std::vector<std::string> keys = {"reset.joint_vel_noise",
                                          "reset.base_pos_noise",
                                          "reset.base_rot_noise",
