@@ -29,12 +29,10 @@ int runSim(const SimArgs& a) {
   Robot robot = loadRobot(a.robot);
   sim::Model& model = robot.model;
   for (auto& j : model.joints) j.armature = a.armature.value_or(robot.armature);
-  sim::SimOptions opt;
+  sim::SimOptions opt = robot.simOptions(sim::parseContactModel(a.contact));
   opt.dt = a.dt;
-  opt.contact.model = sim::parseContactModel(a.contact);
   opt.contact.kappa = a.kappa;
   opt.contact.iterations = a.iterations;
-  opt.actuator = robot.actuator;
   if (a.kp) opt.actuator.kp = *a.kp;
   if (a.kd) opt.actuator.kd = *a.kd;
 

@@ -56,11 +56,8 @@ struct Scenario {
 
 Scenario settledAnymal() {
   Scenario s{loadRobot("anymal"), {}, {}};
-  for (auto& j : s.robot.model.joints) j.armature = s.robot.armature;
-  sim::SimOptions opt;  // the robot's drive and time step (its YAML's task_defaults)
-  opt.dt = s.robot.dt;
-  opt.contact.model = sim::ContactModel::Hard;
-  opt.actuator = s.robot.actuator;
+  s.robot.applyArmature(s.robot.model);
+  const sim::SimOptions opt = s.robot.simOptions(sim::ContactModel::Hard);
   sim::Data data(s.robot.model);
   s.q = s.robot.standingConfiguration();
   s.q[2] -= 0.002;  // slightly into the ground: all four feet in contact
@@ -99,13 +96,10 @@ int runBench(bool json, double seconds) {
   const auto terrain = flatHeightField(s.q);
   for (bool onTerrain : {false, true})
     for (auto cm : {sim::ContactModel::Hard, sim::ContactModel::Smoothed, sim::ContactModel::Soft}) {
-      sim::SimOptions opt;
-      opt.dt = s.robot.dt;
-      opt.contact.model = cm;
+      sim::SimOptions opt = s.robot.simOptions(cm);
       opt.contact.iterations = 10;
       opt.contact.softSubsteps = 1;  // per sub-step cost; a soft env step costs substeps x this
       if (onTerrain) opt.contact.terrain = terrain;
-      opt.actuator = s.robot.actuator;
       const std::string tag = std::string(sim::toString(cm)) + (onTerrain ? "_terrain" : "");
       out["step_us_" + tag] = timeMicros(
           [&] { sim::step(model, opt, data, s.q, s.v, s.robot.defaultJointPos, qn, vn); }, seconds);
@@ -125,12 +119,9 @@ int runBench(bool json, double seconds) {
     feetOnly.finalize();
     sim::Data feetData(feetOnly);
     for (auto cm : {sim::ContactModel::Hard, sim::ContactModel::Smoothed}) {
-      sim::SimOptions opt;
-      opt.dt = s.robot.dt;
-      opt.contact.model = cm;
+      sim::SimOptions opt = s.robot.simOptions(cm);
       opt.contact.iterations = 10;
       opt.contact.terrain = terrain;
-      opt.actuator = s.robot.actuator;
       const std::string tag = std::string(sim::toString(cm)) + "_terrain";
       out["step_us_" + tag + "_feet_only"] = timeMicros(
           [&] { sim::step(feetOnly, opt, feetData, s.q, s.v, s.robot.defaultJointPos, qn, vn); },
@@ -153,9 +144,7 @@ int runBench(bool json, double seconds) {
 
   // Batch throughput: 2048 worlds, 1 and 2 threads, smoothed contact.
   for (int threads : {1, 2}) {
-    sim::SimOptions opt;
-    opt.dt = s.robot.dt;
-    opt.actuator = s.robot.actuator;
+    const sim::SimOptions opt = s.robot.simOptions();
     sim::BatchSim batch(model, opt, 2048, threads);
     for (int w = 0; w < batch.worlds(); ++w) {
       batch.q.col(w) = s.q;

@@ -16,12 +16,8 @@ using sim::MatX;
 using sim::VecX;
 
 sim::SimOptions defaultSimOptions(Robot& robot, sim::ContactModel cm) {
-  sim::SimOptions opt;  // the robot's drive and time step (its YAML's task_defaults)
-  for (auto& j : robot.model.joints) j.armature = robot.armature;
-  opt.dt = robot.dt;
-  opt.contact.model = cm;
-  opt.actuator = robot.actuator;
-  return opt;
+  robot.applyArmature(robot.model);
+  return robot.simOptions(cm);
 }
 
 const std::vector<std::string>& gradcheckTerrains() {

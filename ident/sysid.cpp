@@ -405,10 +405,8 @@ System robotSystem(const Robot& robot) {
   s.name = robot.name;
   s.model = robot.model;
   // The robot's drive and time step (its YAML's task_defaults).
-  for (auto& j : s.model.joints) j.armature = robot.armature;
-  s.opt.dt = robot.dt;
-  s.opt.contact.model = sim::ContactModel::StraightThrough;
-  s.opt.actuator = robot.actuator;
+  robot.applyArmature(s.model);
+  s.opt = robot.simOptions(sim::ContactModel::StraightThrough);
   s.defaultTargets = robot.defaultJointPos;
   s.standing = robot.standingConfiguration();
   addCommonParams(s);

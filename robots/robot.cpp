@@ -38,6 +38,18 @@ sim::VecX Robot::standingConfiguration() const {
   return q;
 }
 
+sim::SimOptions Robot::simOptions(sim::ContactModel contact) const {
+  sim::SimOptions o;
+  o.dt = dt;
+  o.contact.model = contact;
+  o.actuator = actuator;
+  return o;
+}
+
+void Robot::applyArmature(sim::Model& m) const {
+  for (auto& j : m.joints) j.armature = armature;
+}
+
 namespace {
 
 const char* const kKeys[] = {

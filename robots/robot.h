@@ -31,6 +31,11 @@ struct Robot {
 
   // Standing configuration: base at the default height, level, default joint angles.
   sim::VecX standingConfiguration() const;
+  // The robot's own simulator settings, its time step and drive, with the contact model given:
+  // what the commands without a task (sim, bench, gradcheck, sysid) start from.
+  sim::SimOptions simOptions(sim::ContactModel contact = sim::ContactModel::Smoothed) const;
+  // Puts the robot's armature on every joint of `m` (its own model or an edited copy of it).
+  void applyArmature(sim::Model& m) const;
 };
 
 // Loads configs/robots/<name>.yaml, or a path to a robot YAML. Throws std::runtime_error naming the

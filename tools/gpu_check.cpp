@@ -274,16 +274,13 @@ int main(int argc, char** argv) {
 
   Robot robot = loadRobot("anymal");
   robot.model = feetOnly(robot.model);  // the fixed path's robot: feet alone
-  for (auto& j : robot.model.joints) j.armature = robot.armature;
+  robot.applyArmature(robot.model);
   const sim::VecX qs = robot.standingConfiguration();
   const std::vector<double> qStand(qs.data(), qs.data() + qs.size());
   const FixedModel fm = toFixed(robot.model);
   const auto bumps = std::make_shared<sim::HeightField>(bumpyField(0.04, 11));
   auto options = [&](const Case& c) {
-    sim::SimOptions o;
-    o.dt = robot.dt;
-    o.actuator = robot.actuator;
-    o.contact.model = c.model;
+    sim::SimOptions o = robot.simOptions(c.model);
     if (c.terrain) o.contact.terrain = bumps;
     return o;
   };

@@ -105,6 +105,19 @@ TEST(Robot, DriveAndTimeStepFromTaskDefaults) {
   const diffloco::Robot go = loadRobot("go_like");
   EXPECT_EQ(go.actuator.kp, 60);
   EXPECT_EQ(go.actuator.effort, 23.7);
+  // What the commands without a task simulate with: the same drive and step, the contact given,
+  // and the robot's armature on every joint of a model.
+  const diffloco::sim::SimOptions o = quad.simOptions(diffloco::sim::ContactModel::Hard);
+  EXPECT_EQ(o.dt, 0.01);
+  EXPECT_EQ(o.actuator.kp, 20);
+  EXPECT_EQ(o.actuator.kd, 1);
+  EXPECT_EQ(o.actuator.effort, 20);
+  EXPECT_EQ(o.contact.model, diffloco::sim::ContactModel::Hard);
+  EXPECT_EQ(anymal.simOptions().contact.model, diffloco::sim::ContactModel::Smoothed);
+  diffloco::sim::Model m = anymal.model;
+  anymal.applyArmature(m);
+  ASSERT_FALSE(m.joints.empty());
+  for (const auto& j : m.joints) EXPECT_EQ(j.armature, 0.1) << j.name;
 }
 
 TEST(Robot, BadDriveNamesFileLineAndKey) {
