@@ -5,7 +5,7 @@
 # options), one JSON object per line: training seed, engine, eval seed, result.
 # usage: tools/shipped_eval.sh walk|velocity EXPORTED_POLICY TRAINING_SEED EVAL_SEEDS [DIFFLOCO]
 #   EVAL_SEEDS: the last eval seed (0..N); MuJoCo runs once, on eval seed 0.
-#   e.g. tools/shipped_eval.sh walk runs/walk_s0/policy.pt 0 49 >> docs/data/walk/walk_quadruped.jsonl
+#   e.g. tools/shipped_eval.sh walk RUN/export/walk_quadruped.pt 0 49 >> docs/data/shipped/walk_quadruped.jsonl
 set -euo pipefail
 task=$1 policy=$2 seed=$3 last=$4 bin=${5:-build/diffloco}
 case "$task" in
