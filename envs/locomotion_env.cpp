@@ -277,8 +277,11 @@ void LocomotionEnv::updateTerrainLevels(const std::vector<std::int64_t>& ids, bo
         level[e] = std::max<std::int64_t>(0, level[e] - 1);
       } else if (walked > tc.curriculum.promote * terrain_.tileSize) {
         level[e] += 1;
-        // Past the last level: a random level (legged_gym), so that solved envs keep sampling.
-        if (level[e] >= tc.rows) level[e] = std::min<std::int64_t>(tc.rows - 1, static_cast<std::int64_t>(uniform(e, 0, tc.rows)));
+        if (level[e] >= tc.rows)
+          level[e] = tc.curriculum.pastLast == "stay"
+                         ? tc.rows - 1
+                         : std::min<std::int64_t>(
+                               tc.rows - 1, static_cast<std::int64_t>(uniform(e, 0, tc.rows)));
       } else if (walked < tc.curriculum.demote * commanded) {
         level[e] = std::max<std::int64_t>(0, level[e] - 1);
       }

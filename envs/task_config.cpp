@@ -161,6 +161,10 @@ void visitTerrain(V& v, TerrainConfig& t) {
             "legged_gym's) or commanded_path (the commands integrated along the base's heading; "
             "a fall moves down)",
             V::oneOf({"final_command", "commanded_path"}));
+    c.field("past_last", x.pastLast,
+            "an env promoted past the last level: random (a random level, legged_gym's) or stay "
+            "(it stays on the last level)",
+            V::oneOf({"random", "stay"}));
   });
   v.check(!t.enabled || !t.types.empty(), "types", "needs at least one sub-terrain type");
 }

@@ -60,6 +60,10 @@ struct TerrainCurriculumConfig {
   // have made, the commands integrated along the base's heading; an episode that ended before
   // its time limit (a fall) moves down.
   std::string demoteAgainst = "final_command";
+  // An env promoted past the last level: "random" (legged_gym, Isaac Lab) goes to a random level,
+  // so that solved envs keep sampling every level; "stay" keeps it on the last level, so that
+  // the hardest tiles get every env that can walk them.
+  std::string pastLast = "random";
 };
 
 struct TerrainConfig {

@@ -538,6 +538,42 @@ TEST(LocomotionEnv, TerrainCurriculumPromotesAndDemotes) {
                 env.terrain().centreX(static_cast<int>(level1[i].item<std::int64_t>())), 0.51);
 }
 
+// past_last: an env promoted past the last level goes to a random level (legged_gym's rule, the
+// default) or, with "stay", stays on the last level; every other promoted env moves up one.
+TEST(LocomotionEnv, TerrainCurriculumPastTheLastLevel) {
+  for (const std::string rule : {"random", "stay"}) {
+    TaskConfig task = loadTaskConfig("velocity_rough");
+    task.terrain.curriculum.maxInitLevel = 9;
+    task.terrain.curriculum.pastLast = rule;
+    const int n = 24;
+    LocomotionEnv env(task, options(n));
+    const Tensor level0 = env.terrainLevels().clone();
+    // Every env walked 5 m (promoted) and ends its episode upside down.
+    Tensor q = env.q().clone();
+    q.select(1, 0) += 5.0;
+    q.narrow(1, 3, 4).copy_(torch::tensor({0.0, 1.0, 0.0, 0.0}, kF64).expand({n, 4}));
+    env.setState(q, env.v().clone());
+    env.setCommands(torch::zeros({n, 3}, kF64));
+    ASSERT_EQ(env.step(torch::zeros({n, 12}, kF64)).extras.resetIds.numel(), n) << rule;
+    const Tensor level1 = env.terrainLevels();
+    int atTop = 0, leftTop = 0;
+    for (int i = 0; i < n; ++i) {
+      const std::int64_t before = level0[i].item<std::int64_t>(),
+                         after = level1[i].item<std::int64_t>();
+      if (before < 9) {
+        EXPECT_EQ(after, before + 1) << rule << " env " << i;
+        continue;
+      }
+      ++atTop;
+      if (rule == "stay") EXPECT_EQ(after, 9) << "env " << i;
+      leftTop += after != 9;
+    }
+    ASSERT_GE(atTop, 3) << rule
+                        << ": too few envs started on the last level to tell the rules apart";
+    if (rule == "random") EXPECT_GT(leftTop, 0);
+  }
+}
+
 // demote_against: commanded_path. The commanded distance is what a perfect tracker would have
 // covered (the commands integrated along the base's heading), and a fall moves down. Six-step
 // episodes: env 0 stands while its command reverses halfway (a perfect tracker ends where it
