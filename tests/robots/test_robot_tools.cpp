@@ -3,7 +3,9 @@
 // vendor-style URDF loads and stands; the report names what `robot check` promises.
 #include <gtest/gtest.h>
 #include <unistd.h>
+#include <yaml-cpp/yaml.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 
@@ -48,6 +50,12 @@ TEST(RobotTools, ProposedYamlLoadsAndStands) {
   EXPECT_NEAR(r.armature, s.options.armature, 1e-3 * s.options.armature);
   EXPECT_EQ(r.actuator.effort, 18);
   EXPECT_EQ(r.dt, 0.005);
+  // The velocity task's foot-height reference, scaled from ANYmal's (0.1 m at 0.5885 m standing):
+  // a foot left on the ground earns 70 % of the term at the swing's peak.
+  const YAML::Node foot = YAML::LoadFile(yaml)["task_defaults"]["rewards"]["foot_height_tracking"];
+  const double peak = foot["height"].as<double>(), sigma = foot["sigma"].as<double>();
+  EXPECT_NEAR(peak, 0.1 * r.defaultBaseHeight / 0.588510, 1e-3);
+  EXPECT_NEAR(std::exp(-peak * peak / sigma), 0.7, 0.01);
   const std::string report = robotReport(r, rr, s);
   for (const char* what :
        {"mass 8.26", "STANDS", "warning: ", "link 'imu'", "standing height", "front_left_abduct"})
