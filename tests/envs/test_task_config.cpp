@@ -53,7 +53,9 @@ TEST(TaskConfig, ShippedTasksFollowThePaper) {
   EXPECT_EQ(vel.maxEpisodeSteps(), 1000);
   EXPECT_EQ(vel.sim.actuator.kp, 85);
   EXPECT_EQ(vel.armature, 0.1);
-  EXPECT_EQ(vel.rewards.size(), 11u);
+  // Table 7's eleven terms, and the penalty on the shanks that ANYmal's leg_contacts need.
+  EXPECT_EQ(vel.rewards.size(), 12u);
+  EXPECT_EQ(vel.rewards.back().name, "leg_contact");
   EXPECT_TRUE(vel.randomization.friction);
   EXPECT_EQ(vel.randomization.frictionRange.lo, 0.5);
   EXPECT_EQ(vel.randomization.frictionRange.hi, 1.25);
