@@ -224,7 +224,8 @@ std::string proposeRobotYaml(const std::string& urdfPath, const std::string& yam
   // that a foot left on the ground earns at most 70 % of the term at the swing's peak
   // (exp(-peak^2 / sigma) = 0.7). With ANYmal's 0.05 m^2 a standing 13 kg robot earned 82 % there
   // and one training seed of three stood (docs/robots.md).
-  const double footPeak = 0.1 * bestHeight / 0.588510;
+  const double anymalStandingHeight = 0.588510;  // configs/robots/anymal.yaml, tools/check_urdf.py
+  const double footPeak = 0.1 * bestHeight / anymalStandingHeight;
   const double footSigma = footPeak * footPeak / std::log(1 / 0.7);
   y << "    # the swing's foot-height reference: ANYmal's 0.1 m peak scaled by the standing "
        "height;\n"

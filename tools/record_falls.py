@@ -9,7 +9,8 @@ above the ground under it at its last recorded frame (the state of the last deci
 control step before the termination), the roll and pitch there, and which of the task's fall
 terminations (base_tilt_above TILT_RAD, base_height_below HEIGHT_M) it was nearest to, as the
 fraction of the way from the upright standing state (tilt 0, and 2 x HEIGHT_M) to each. The
-ground is the record's height field (nearest sample; the plane z = 0 without one).
+ground is the record's height field (nearest sample; the plane z = 0 without one). "Full length"
+is the longest recorded episode: record enough envs that at least one ran to the time limit.
 """
 import json
 import math
