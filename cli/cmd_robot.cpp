@@ -1,6 +1,8 @@
 // `diffloco robot init ROBOT.urdf -o robot.yaml`: propose a robot YAML for a URDF.
-// `diffloco robot check robot.yaml`: mass, inertia, joints, standing height, a standing test in
-// hard contact and every warning. The work is in robots/robot_tools.h; this file parses and prints.
+// `diffloco robot check robot.yaml [--task T]`: mass, inertia, joints, standing height, a standing
+// test in hard contact and every warning; with a task, what standing and a trot in place earn under
+// its rewards. The work is in robots/robot_tools.h and envs/stepping_incentive.h; this file parses
+// and prints.
 #include "cli/cmd_robot.h"
 
 #include <spdlog/spdlog.h>
@@ -9,16 +11,20 @@
 #include <filesystem>
 #include <memory>
 
+#include "envs/stepping_incentive.h"
 #include "io/atomic_file.h"
 #include "robots/robot_tools.h"
+#include "train/config.h"
 
 namespace diffloco::cli {
 
 namespace {
 struct RobotArgs {
-  std::string urdf, output = "robot.yaml", yaml;
+  std::string urdf, output = "robot.yaml", yaml, task;
+  std::vector<std::string> sets;
   bool force = false;
   StandOptions stand;
+  envs::SteppingIncentiveOptions stepping;
 };
 }  // namespace
 
@@ -43,6 +49,18 @@ Runner addRobotCommand(CLI::App& app) {
   check->add_option("--seconds", a->stand.seconds, "length of the standing test [s]")
       ->check(CLI::Range(0.01, 600.0))
       ->capture_default_str();
+  check->add_option("--task", a->task,
+                    "also roll the robot out standing and trotting in place under this task's "
+                    "rewards (a name from configs/tasks or a path), on the flat floor, and warn "
+                    "when standing pays as well as stepping");
+  check->add_option("--set", a->sets,
+                    "a task key for --task, as in eval: rewards.foot_height_tracking.height=0.08");
+  check->add_option("--task-seconds", a->stepping.seconds, "length of each --task rollout [s]")
+      ->check(CLI::Range(0.1, 600.0))
+      ->capture_default_str();
+  check->add_option("--task-envs", a->stepping.envs, "envs per --task rollout")
+      ->check(CLI::Range(1, 4096))
+      ->capture_default_str();
   return [a, init, check]() -> int {
     if (init->parsed()) {
       if (!a->force && std::filesystem::exists(a->output)) {
@@ -61,6 +79,14 @@ Runner addRobotCommand(CLI::App& app) {
     const Robot robot = loadRobot(a->yaml, &report);
     const StandResult s = standingTest(robot, a->stand);
     std::printf("%s", robotReport(robot, report, s).c_str());
+    if (!a->task.empty()) {
+      std::vector<std::string> sets = a->sets;
+      sets.insert(sets.begin(), "robot=" + a->yaml);
+      const envs::TaskConfig task = train::loadTaskWithSets(a->task, sets);
+      std::printf(
+          "\n%s",
+          envs::steppingIncentiveReport(envs::measureSteppingIncentive(task, a->stepping)).c_str());
+    }
     return s.stood ? 0 : 2;  // 2: loads, but does not stand
   };
 }

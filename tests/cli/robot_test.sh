@@ -4,7 +4,8 @@
 # DATA is tests/robots/data (vendor-style URDFs). init on go_like.urdf writes a YAML that loads and
 # stands (check exits 0 with STANDS and the camera warnings); init refuses to overwrite without
 # --force; check on mini_like.yaml (IsaacLab joint order, no feet key) stands; a robot file with an
-# unknown key exits 1 naming file, line and key.
+# unknown key exits 1 naming file, line and key; check --task prints both gaits' rewards and a
+# verdict, and an unknown --set key is an error naming it.
 set -euo pipefail
 
 fail() {
@@ -46,6 +47,22 @@ rc=0
 cat "$dir/mini.log"
 [ "$rc" -eq 0 ] || fail "robot check of mini_like.yaml exited with $rc"
 grep -q "STANDS" "$dir/mini.log" || fail "check did not report STANDS for mini_like"
+
+# --task: the proposed YAML under the velocity task, standing against a trot in place.
+rc=0
+"$bin" robot check "$dir/go.yaml" --task velocity --task-envs 8 --task-seconds 1 \
+  >"$dir/task.log" 2>&1 || rc=$?
+cat "$dir/task.log"
+[ "$rc" -eq 0 ] || fail "robot check --task exited with $rc"
+grep -q "^  foot_height_tracking  *[0-9.-]*  *[0-9.-]*  *[+-][0-9.]*$" "$dir/task.log" ||
+  fail "check --task did not print the foot-height term for both gaits"
+grep -Eq "^(stepping pays|warning: standing pays too well)" "$dir/task.log" ||
+  fail "check --task gave no verdict"
+rc=0
+"$bin" robot check "$dir/go.yaml" --task velocity --set rewards.no_such_term.weight=1 \
+  >"$dir/task_bad.log" 2>&1 || rc=$?
+[ "$rc" -ne 0 ] || fail "robot check --task with an unknown --set key exited 0"
+grep -q "no_such_term" "$dir/task_bad.log" || fail "the --set error does not name the key"
 
 sed 's/^torque_limit:/torque_limimt:/' "$dir/go.yaml" >"$dir/bad.yaml"
 rc=0
