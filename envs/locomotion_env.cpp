@@ -269,11 +269,12 @@ void LocomotionEnv::updateTerrainLevels(const std::vector<std::int64_t>& ids, bo
   for (auto e : ids) {
     if (episodesEnded && tc.level < 0 && tc.curriculum.enabled) {
       const double walked = std::hypot(qp[e * nq] - origin[2 * e], qp[e * nq + 1] - origin[2 * e + 1]);
-      const bool alongPath = tc.curriculum.demoteAgainst == "commanded_path";
+      const std::string& against = tc.curriculum.demoteAgainst;
+      const bool alongPath = against == "commanded_path", fallsOnly = against == "fall";
       const double commanded = alongPath
                                    ? std::hypot(path[2 * e], path[2 * e + 1])
                                    : std::hypot(cp[3 * e], cp[3 * e + 1]) * task_.episodeLengthS;
-      if (alongPath && steps[e] < maxSteps_) {  // ended before its time limit: a fall
+      if ((alongPath || fallsOnly) && steps[e] < maxSteps_) {  // ended before its time: a fall
         level[e] = std::max<std::int64_t>(0, level[e] - 1);
       } else if (walked > tc.curriculum.promote * terrain_.tileSize) {
         level[e] += 1;
@@ -282,7 +283,7 @@ void LocomotionEnv::updateTerrainLevels(const std::vector<std::int64_t>& ids, bo
                          ? tc.rows - 1
                          : std::min<std::int64_t>(
                                tc.rows - 1, static_cast<std::int64_t>(uniform(e, 0, tc.rows)));
-      } else if (walked < tc.curriculum.demote * commanded) {
+      } else if (!fallsOnly && walked < tc.curriculum.demote * commanded) {
         level[e] = std::max<std::int64_t>(0, level[e] - 1);
       }
     }

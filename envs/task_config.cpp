@@ -158,9 +158,9 @@ void visitTerrain(V& v, TerrainConfig& t) {
             V::atLeast(0));
     c.field("demote_against", x.demoteAgainst,
             "the commanded distance: final_command (|v_xy*| at the end x the episode length, "
-            "legged_gym's) or commanded_path (the commands integrated along the base's heading; "
-            "a fall moves down)",
-            V::oneOf({"final_command", "commanded_path"}));
+            "legged_gym's), commanded_path (the commands integrated along the base's heading; "
+            "a fall moves down) or fall (only a fall moves down)",
+            V::oneOf({"final_command", "commanded_path", "fall"}));
     c.field("past_last", x.pastLast,
             "an env promoted past the last level: random (a random level, legged_gym's) or stay "
             "(it stays on the last level)",

@@ -58,7 +58,7 @@ struct TerrainCurriculumConfig {
   // that tracks every command perfectly is demoted in about a third of its episodes (its
   // displacement is a random walk). "commanded_path": the displacement a perfect tracker would
   // have made, the commands integrated along the base's heading; an episode that ended before
-  // its time limit (a fall) moves down.
+  // its time limit (a fall) moves down. "fall": only a fall moves down (a slow climber stays).
   std::string demoteAgainst = "final_command";
   // An env promoted past the last level: "random" (legged_gym, Isaac Lab) goes to a random level,
   // so that solved envs keep sampling every level; "stay" keeps it on the last level, so that

@@ -580,8 +580,9 @@ TEST(LocomotionEnv, TerrainCurriculumPastTheLastLevel) {
 // started: stays, where legged_gym's final command x length demotes it); env 1 stands under a
 // steady 1 m/s (demoted by both rules); env 2 is carried 5 m and falls at step 4 (promoted by
 // legged_gym's rule, demoted here); env 3 faces +y and is carried along its command (stays).
+// demote_against: fall moves down env 2 alone.
 TEST(LocomotionEnv, TerrainCurriculumAlongTheCommandedPath) {
-  for (const std::string rule : {"final_command", "commanded_path"}) {
+  for (const std::string rule : {"final_command", "commanded_path", "fall"}) {
     TaskConfig task = loadTaskConfig("velocity_rough");
     task.terrain.curriculum.maxInitLevel = 8;  // a promotion from 9 would draw a random level
     task.terrain.curriculum.demoteAgainst = rule;
@@ -621,10 +622,10 @@ TEST(LocomotionEnv, TerrainCurriculumAlongTheCommandedPath) {
     const auto moved = [&](int i) {
       return level1[i].item<std::int64_t>() - level0[i].item<std::int64_t>();
     };
-    const bool path = rule == "commanded_path";
-    EXPECT_EQ(moved(0), path ? 0 : -1) << rule;
-    EXPECT_EQ(moved(1), -1) << rule;
-    EXPECT_EQ(moved(2), path ? -1 : 1) << rule;
+    const bool legged = rule == "final_command", fall = rule == "fall";
+    EXPECT_EQ(moved(0), legged ? -1 : 0) << rule;
+    EXPECT_EQ(moved(1), fall ? 0 : -1) << rule;
+    EXPECT_EQ(moved(2), legged ? 1 : -1) << rule;
     EXPECT_EQ(moved(3), 0) << rule;
   }
 }
