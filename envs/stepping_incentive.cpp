@@ -20,16 +20,17 @@ struct Reference {
   std::vector<double> phases;
 };
 
-Reference reference(const TaskConfig& task, const Robot& robot) {
+// `term`: the index of foot_height_tracking among the task's rewards, -1 without it.
+Reference reference(const TaskConfig& task, const Robot& robot, int term) {
   Reference r;
   r.height = robot.defaultBaseHeight / 6;
   r.phases = {0.0, 0.5, 0.5, 0.0};
-  for (const auto& t : task.rewards)
-    if (t.name == "foot_height_tracking") {
-      r.height = t.params("height");
-      r.frequency = t.params("frequency");
-      r.phases = t.params.list("phase_offsets");
-    }
+  if (term >= 0) {
+    const TermParams& p = task.rewards[term].params;
+    r.height = p("height");
+    r.frequency = p("frequency");
+    r.phases = p.list("phase_offsets");
+  }
   if (static_cast<int>(r.phases.size()) != robot.model.nfeet())
     throw std::runtime_error(task.source + ": a trot needs one phase per foot; robot '" +
                              robot.name + "' has " + std::to_string(robot.model.nfeet()) +
@@ -40,8 +41,9 @@ Reference reference(const TaskConfig& task, const Robot& robot) {
 
 // Joint offsets from the default pose that raise each foot by z in the base frame, the base held,
 // on a grid of lifts 0 .. height: lift[j][k] is foot j raised by height * k / (kLifts - 1).
-// Newton steps with a damped least-squares solve of the foot position's finite-difference
-// Jacobian; the legs do not share joints, so each foot's offsets move its own leg only.
+// Newton steps with a damped least-squares solve of the foot point's Jacobian (the base at the
+// origin, level: its joint columns are d foot / d q); the legs do not share joints, so each foot's
+// offsets move its own leg only.
 constexpr int kLifts = 33;
 
 std::vector<std::vector<VecX>> liftTable(const Robot& robot, double height) {
@@ -49,6 +51,7 @@ std::vector<std::vector<VecX>> liftTable(const Robot& robot, double height) {
   const int nj = m.nj();
   sim::Data data(m);
   VecX q = sim::neutralConfiguration(m);
+  Eigen::Matrix<double, 3, Eigen::Dynamic> J(3, m.nv());
   auto footAt = [&](const VecX& joints, int j) {
     q.tail(nj) = joints;
     sim::forwardKinematics(m, data, q);
@@ -63,14 +66,10 @@ std::vector<std::vector<VecX>> liftTable(const Robot& robot, double height) {
       for (int it = 0; it < 20; ++it) {
         const sim::Vec3 p = footAt(joints, j), r = target - p;
         if (r.norm() < 1e-7) break;
-        Eigen::Matrix<double, 3, Eigen::Dynamic> J(3, nj);
-        for (int c = 0; c < nj; ++c) {
-          VecX d = joints;
-          d[c] += 1e-6;
-          J.col(c) = (footAt(d, j) - p) / 1e-6;
-        }
-        const Eigen::Matrix3d A = J * J.transpose() + 1e-8 * Eigen::Matrix3d::Identity();
-        joints += J.transpose() * A.ldlt().solve(r);
+        sim::pointJacobian(m, data, m.feet[j].body, p, J);
+        const auto Jq = J.rightCols(nj);
+        const Eigen::Matrix3d A = Jq * Jq.transpose() + 1e-8 * Eigen::Matrix3d::Identity();
+        joints += Jq.transpose() * A.ldlt().solve(r);
       }
       table[j].push_back(joints - robot.defaultJointPos);
     }
@@ -105,22 +104,20 @@ SteppingIncentive measureSteppingIncentive(const TaskConfig& taskIn,
   eo.printSummary = false;
   LocomotionEnv env(task, eo);
   const Robot& robot = env.robot();
-  const Reference ref = reference(task, robot);
-  const auto table = liftTable(robot, ref.height);
-
   SteppingIncentive s;
-  s.task = task.name;
-  s.robot = robot.name;
-  s.rewardNames = env.rewardNames();
-  s.swingHeight = ref.height;
-  s.frequency = ref.frequency;
-  s.envDt = task.envDt;
-  s.envs = o.envs;
   for (std::size_t k = 0; k < task.rewards.size(); ++k)
     if (task.rewards[k].name == "foot_height_tracking") {
       s.footHeightTerm = static_cast<int>(k);
       s.footHeightMax = task.rewards[k].weight * robot.model.nfeet() / M_PI;
     }
+  const Reference ref = reference(task, robot, s.footHeightTerm);
+  const auto table = liftTable(robot, ref.height);
+  s.task = task.name;
+  s.robot = robot.name;
+  s.rewardNames = env.rewardNames();
+  s.swingHeight = ref.height;
+  s.frequency = ref.frequency;
+  s.envs = o.envs;
   const int steps = std::max(1, static_cast<int>(std::lround(o.seconds / task.envDt)));
   s.seconds = steps * task.envDt;
   const int nj = robot.model.nj(), nfeet = robot.model.nfeet();
@@ -180,8 +177,9 @@ std::string steppingIncentiveReport(const SteppingIncentive& s) {
     std::snprintf(line, sizeof line, fmt, args...);
     out += line;
   };
-  add("task %s on the flat floor: rewards per env step (weighted, mean over envs and steps)\n",
-      s.task.c_str());
+  add("task %s, robot %s, on the flat floor: rewards per env step (weighted, mean over envs and "
+      "steps)\n",
+      s.task.c_str(), s.robot.c_str());
   add("trot in place: joint targets lifting each foot along the task's foot-height reference (peak "
       "%.3f m, %.2f Hz), the base free\n",
       s.swingHeight, s.frequency);

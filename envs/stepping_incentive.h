@@ -38,7 +38,6 @@ struct SteppingIncentive {
   // The trot's reference: the task's foot_height_tracking parameters (a task without that term:
   // a 2 Hz trot lifting the feet by a sixth of the standing height).
   double swingHeight = 0, frequency = 0;
-  double envDt = 0;
   int envs = 0;
   double seconds = 0;  // rollout length [s]
   // The foot-height term at its maximum (every foot on its reference): weight * feet / pi per env
