@@ -62,8 +62,9 @@ static_assert(sizeof(FixedTape) % sizeof(double) == 0, "the tape is copied as 8-
   for (int k = 0; k < NV; ++k) vl[k] = v[k * n + w];   \
   for (int k = 0; k < NJ; ++k) tl[k] = target[k * n + w];
 
+// A world whose forward failed (non-finite, or its contact set overflowed) gets zero adjoints.
 __device__ __forceinline__ void vjpAndStore(const FixedModel& model, const FixedOptions& opt,
-                                            const HeightFieldView& field, int n, int w,
+                                            const HeightFieldView& field, int n, int w, bool ok,
                                             const double* ql, const double* vl, const double* tl,
                                             const FixedTape& t, const double* __restrict__ gq,
                                             const double* __restrict__ gv, double* __restrict__ aq,
@@ -73,7 +74,7 @@ __device__ __forceinline__ void vjpAndStore(const FixedModel& model, const Fixed
   for (int k = 0; k < NV; ++k) gvl[k] = gv[k * n + w];
   FixedAdjoint a;
   setZero(a);
-  fixedStepVjp(model, opt, field, ql, vl, tl, t, gql, gvl, a);
+  if (ok) fixedStepVjp(model, opt, field, ql, vl, tl, t, gql, gvl, a);
   for (int k = 0; k < NQ; ++k) aq[k * n + w] = a.q[k];
   for (int k = 0; k < NV; ++k) av[k * n + w] = a.v[k];
   for (int k = 0; k < NJ; ++k) at[k * n + w] = a.qTarget[k];
@@ -91,8 +92,9 @@ __global__ void fusedVjpKernel(DL_VJP_ARGS) {
   DL_LOAD_WORLD
   FixedTape t;
   double qo[NQ], vo[NV];
-  failed[w] = !fixedStepRecord(model, opt, field, ql, vl, tl, qo, vo, t);
-  vjpAndStore(model, opt, field, n, w, ql, vl, tl, t, gq, gv, aq, av, at);
+  const bool ok = fixedStepRecord(model, opt, field, ql, vl, tl, qo, vo, t);
+  failed[w] = !ok;
+  vjpAndStore(model, opt, field, n, w, ok, ql, vl, tl, t, gq, gv, aq, av, at);
 }
 
 // The soft model: the checkpointed VJP in the thread's local memory (no split variant).
@@ -126,7 +128,7 @@ __global__ void vjpFromTapeKernel(DL_VJP_ARGS) {
   FixedTape t;
   double* words = reinterpret_cast<double*>(&t);
   for (int k = 0; k < kTapeWords; ++k) words[k] = tape[static_cast<size_t>(k) * n + w];
-  vjpAndStore(model, opt, field, n, w, ql, vl, tl, t, gq, gv, aq, av, at);
+  vjpAndStore(model, opt, field, n, w, !failed[w], ql, vl, tl, t, gq, gv, aq, av, at);
 }
 
 }  // namespace

@@ -1,7 +1,8 @@
-// Foot contact for the fixed-size step: sphere geometry against the ground (gpu/fixed_terrain.h),
-// the contact Jacobian rows of the feet in the problem, the soft model's penalty law, and for the
-// hard and smoothed models the Delassus blocks and the Gauss-Seidel solve. The same formulas and
-// order as sim/contact.cpp and sim/soft_contact.h (which explain the choices).
+// Sphere contact for the fixed-size step (feet and leg spheres): geometry against the ground
+// (gpu/fixed_terrain.h), the contact Jacobian rows of the spheres in the problem, the soft model's
+// penalty law, and for the hard and smoothed models the Delassus blocks and the Gauss-Seidel solve.
+// The same formulas and order as sim/contact.cpp and sim/soft_contact.h (which explain the
+// choices).
 #pragma once
 
 #include "gpu/fixed_dynamics.h"
@@ -10,15 +11,18 @@
 namespace diffloco::gpu {
 
 struct FixedContacts {
-  FixedSphereContact foot[NFEET];  // per foot: depth, frame, point
-  int active[NFEET];               // feet in the problem, in order
+  // The spheres in the problem, in sphere order (feet, then leg spheres): which sphere, and its
+  // depth, frame and point. overflow: more than MAXACTIVE spheres would have entered.
+  int active[MAXACTIVE];
+  FixedSphereContact contact[MAXACTIVE];
   int nc;
-  double Jc[3 * NFEET][NV];        // rows (normal, t1, t2) per active contact
-  double Yc[3 * NFEET][MAXPATH];   // L^-T Jc^T on each active foot's dof path
-  double G[3 * NFEET][3 * NFEET];  // Delassus matrix Jc H^-1 Jc^T
-  double c[3 * NFEET];             // contact velocity without impulses
-  double impulse[3 * NFEET];
-  double sigma[NFEET];
+  bool overflow;
+  double Jc[3 * MAXACTIVE][NV];            // rows (normal, t1, t2) per active contact
+  double Yc[3 * MAXACTIVE][MAXPATH];       // L^-T Jc^T on each active sphere's dof path
+  double G[3 * MAXACTIVE][3 * MAXACTIVE];  // Delassus matrix Jc H^-1 Jc^T
+  double c[3 * MAXACTIVE];                 // contact velocity without impulses
+  double impulse[3 * MAXACTIVE];
+  double sigma[MAXACTIVE];
 };
 
 // Gauss-Seidel sweeps the tape holds at most (the fixed size of FixedGsTape).
@@ -27,37 +31,48 @@ constexpr int MAXGSITER = 20;
 // What the solver's VJP reads (sim::Data's Ginv, gsOld, gsS, gsStick, impulseRaw): per update, in
 // order, the contact's impulse before it, the s it used and whether the stick branch was taken.
 struct FixedGsTape {
-  M3 Ginv[NFEET];
-  V3 pOld[MAXGSITER * NFEET], s[MAXGSITER * NFEET];
-  bool stick[MAXGSITER * NFEET];
-  double impulseRaw[3 * NFEET];  // after the sweeps, before the sigmoid scaling
+  M3 Ginv[MAXACTIVE];
+  V3 pOld[MAXGSITER * MAXACTIVE], s[MAXGSITER * MAXACTIVE];
+  bool stick[MAXGSITER * MAXACTIVE];
+  double impulseRaw[3 * MAXACTIVE];  // after the sweeps, before the sigmoid scaling
 };
 
-DL_HD void footGeometry(const FixedModel& m, const FixedData& d, const HeightFieldView& hf,
-                        FixedContacts& fc) {
-  for (int j = 0; j < NFEET; ++j) {
-    const int b = m.footBody[j];
-    const V3 centre = mul(d.R[b], m.footOffset[j]) + d.p[b];
-    fc.foot[j] = sphereContact(hf, centre, m.footRadius[j]);
-  }
+// A sphere's centre in the world (sim::footGeometry's footCentre).
+DL_HD V3 sphereCentre(const FixedModel& m, const FixedData& d, int j) {
+  const int b = m.footBody[j];
+  return mul(d.R[b], m.footOffset[j]) + d.p[b];
 }
 
-DL_HD void selectContacts(const FixedOptions& o, FixedContacts& fc) {
+// Each sphere's contact against the ground and the ones that enter the problem, in sphere order
+// (sim::footGeometry and sim::selectContacts in one pass): a foot from o.footEntry, a leg sphere
+// from o.legEntry, settled by depthUpperBound on a height field when that is below its entry.
+// Returns false when more than MAXACTIVE spheres enter (fc.overflow).
+DL_HD bool collectContacts(const FixedModel& m, const FixedOptions& o, const FixedData& d,
+                           const HeightFieldView& hf, FixedContacts& fc) {
   fc.nc = 0;
-  for (int j = 0; j < NFEET; ++j) {
-    const double dep = fc.foot[j].depth;
-    const bool in = o.model == FixedContact::Soft       ? true
-                    : o.model == FixedContact::Smoothed ? dep >= -o.cutoff
-                                                        : dep >= 0;
-    if (in) fc.active[fc.nc++] = j;
+  fc.overflow = false;
+  for (int j = 0; j < m.nspheres; ++j) {
+    const bool leg = j >= NFEET;
+    const double entry = leg ? o.legEntry : o.footEntry;
+    const V3 centre = sphereCentre(m, d, j);
+    if (leg && hf.heights && depthUpperBound(hf, centre, m.footRadius[j]) < entry) continue;
+    const FixedSphereContact c = sphereContact(hf, centre, m.footRadius[j]);
+    if (!(c.depth >= entry)) continue;
+    if (fc.nc == MAXACTIVE) {
+      fc.overflow = true;
+      return false;
+    }
+    fc.active[fc.nc] = j;
+    fc.contact[fc.nc++] = c;
   }
+  return true;
 }
 
 // Rows of frame^T J(point) for each active foot (sim::contactJacobians and sim::pointJacobian).
 DL_HD void contactJacobians(const FixedModel& m, const FixedData& d, FixedContacts& fc) {
   for (int a = 0; a < fc.nc; ++a) {
     const int j = fc.active[a];
-    const FixedSphereContact& c = fc.foot[j];
+    const FixedSphereContact& c = fc.contact[a];
     double J[3][NV];
     for (int r = 0; r < 3; ++r)
       for (int k = 0; k < NV; ++k) J[r][k] = 0;
@@ -93,7 +108,7 @@ DL_HD void softContactForce(const FixedOptions& o, const FixedContacts& fc, cons
                             double* out) {
   for (int k = 0; k < NV; ++k) out[k] = 0;
   for (int a = 0; a < fc.nc; ++a) {
-    const double dep = fc.foot[fc.active[a]].depth;
+    const double dep = fc.contact[a].depth;
     if (dep < 0) continue;
     V3 vc;
     for (int r = 0; r < 3; ++r) {
@@ -111,7 +126,7 @@ DL_HD void softContactForce(const FixedOptions& o, const FixedContacts& fc, cons
 DL_HD void delassus(const FixedModel& m, const FixedData& d, FixedContacts& fc) {
   for (int a = 0; a < fc.nc; ++a) {
     const int foot = fc.active[a];
-    const int* P = m.footDofs[foot];
+    const unsigned char* P = m.footDofs[foot];
     const int n = m.footDofCount[foot];
     for (int t = 0; t < n; ++t)
       for (int r = 0; r < 3; ++r) fc.Yc[3 * a + r][t] = fc.Jc[3 * a + r][P[t]];
@@ -122,7 +137,7 @@ DL_HD void delassus(const FixedModel& m, const FixedData& d, FixedContacts& fc) 
       }
   }
   for (int a = 0; a < fc.nc; ++a) {
-    const int* Pa = m.footDofs[fc.active[a]];
+    const unsigned char* Pa = m.footDofs[fc.active[a]];
     for (int b = a; b < fc.nc; ++b) {
       const int n = m.footCommon[fc.active[a]][fc.active[b]];
       double g[3][3] = {{0, 0, 0}, {0, 0, 0}, {0, 0, 0}};
@@ -174,9 +189,9 @@ DL_HD M3 gBlock(const FixedContacts& fc, int a, int b) {
 // MAXGSITER), records what the VJP reads.
 DL_HD void solveContacts(const FixedOptions& o, FixedContacts& fc, FixedGsTape* tape = nullptr) {
   const bool smooth = o.model == FixedContact::Smoothed;
-  M3 Ginv[NFEET];
+  M3 Ginv[MAXACTIVE];
   for (int a = 0; a < fc.nc; ++a) {
-    fc.sigma[a] = smooth ? 1.0 / (1.0 + exp(-(fc.foot[fc.active[a]].depth * o.kappa))) : 1.0;
+    fc.sigma[a] = smooth ? 1.0 / (1.0 + exp(-(fc.contact[a].depth * o.kappa))) : 1.0;
     Ginv[a] = inverse3(gBlock(fc, a, a));
     if (tape) tape->Ginv[a] = Ginv[a];
     const V3 p = -mul(Ginv[a], v3(fc.c[3 * a], fc.c[3 * a + 1], fc.c[3 * a + 2]));

@@ -22,15 +22,15 @@ DL_HD V3 proxVjp(const V3& z, double mu, const V3& ob) {
 }
 
 // Adjoint of solveContacts (run with gs recording): impulseBar (3 nc) -> GbT = Gbar^T
-// (3 NFEET x 3 NFEET, the first 3 nc rows and columns), cbar (3 nc), sigmaBar (nc)
+// (3 MAXACTIVE x 3 MAXACTIVE, the first 3 nc rows and columns), cbar (3 nc), sigmaBar (nc)
 // (sim::solveContactsVjp).
 DL_HD void solveContactsVjp(const FixedOptions& o, const FixedContacts& fc, const FixedGsTape& gs,
-                            const double* impulseBar, double (*GbT)[3 * NFEET], double* cbar,
+                            const double* impulseBar, double (*GbT)[3 * MAXACTIVE], double* cbar,
                             double* sigmaBar) {
   const int nc = fc.nc, m = 3 * nc;
   const bool smooth = o.model == FixedContact::Smoothed;
-  double p[3 * NFEET], pb[3 * NFEET], w[3 * NFEET], pGs[3 * NFEET];
-  M3 GinvBar[NFEET];
+  double p[3 * MAXACTIVE], pb[3 * MAXACTIVE], w[3 * MAXACTIVE], pGs[3 * MAXACTIVE];
+  M3 GinvBar[MAXACTIVE];
   for (int r = 0; r < m; ++r) {
     for (int c = 0; c < m; ++c) GbT[r][c] = 0;
     p[r] = gs.impulseRaw[r];
@@ -155,7 +155,7 @@ DL_HD void contactGeometryVjp(const FixedModel& m, const FixedData& d, const Fix
       cbar[2] -= depthBar[a];
     } else {
       // Jc_a = F^T Jp(x), F = [n t1 t2]: Jp's adjoint is F Jcbar_a, F's is Jp Jcbar_a^T.
-      const FixedSphereContact& c = fc.foot[j];
+      const FixedSphereContact& c = fc.contact[a];
       for (int r = 0; r < 3; ++r)
         for (int k = 0; k < NV; ++k)
           Jw[r][k] = c.frame(r, 0) * Jbar[3 * a][k] + c.frame(r, 1) * Jbar[3 * a + 1][k] +

@@ -1,5 +1,8 @@
 #include "gpu/fixed_convert.h"
 
+#include <algorithm>
+#include <cmath>
+#include <limits>
 #include <stdexcept>
 #include <string>
 
@@ -17,23 +20,16 @@ M3 fromEigen(const sim::Mat3& a) {
 
 }  // namespace
 
-sim::Model feetOnly(const sim::Model& model) {
-  sim::Model out = model;
-  out.legSpheres.clear();
-  out.finalize();
-  return out;
-}
-
 FixedModel toFixed(const sim::Model& model) {
   if (model.nbodies() != NB || model.nfeet() != NFEET)
     throw std::invalid_argument("fixed-size step: model '" + model.name + "' has " +
                                 std::to_string(model.nbodies()) + " bodies and " +
                                 std::to_string(model.nfeet()) + " feet, the fixed path " +
                                 std::to_string(NB) + " and " + std::to_string(NFEET));
-  if (!model.legSpheres.empty())
+  if (model.legSpheres.size() > MAXLEG)
     throw std::invalid_argument("fixed-size step: model '" + model.name + "' has " +
                                 std::to_string(model.legSpheres.size()) +
-                                " leg spheres; the fixed path has the feet alone");
+                                " leg spheres, the fixed path at most " + std::to_string(MAXLEG));
   FixedModel f{};
   for (int i = 0; i < NB; ++i) {
     const sim::Body& b = model.bodies[i];
@@ -49,15 +45,17 @@ FixedModel toFixed(const sim::Model& model) {
     f.effort[j] = model.joints[j].effort;
   }
   for (int k = 0; k < NV; ++k) f.dofParent[k] = model.dofParent[k];
-  for (int a = 0; a < NFEET; ++a) {
-    const sim::Foot& ft = model.feet[a];
+  f.nspheres = model.nspheres();
+  for (int a = 0; a < f.nspheres; ++a) {
+    const sim::Foot& ft = model.sphere(a);
     f.footBody[a] = ft.body;
     f.footOffset[a] = fromEigen(ft.offset);
     f.footRadius[a] = ft.radius;
     const auto& path = model.footDofs[a];
-    f.footDofCount[a] = static_cast<int>(path.size());
-    for (int t = 0; t < f.footDofCount[a]; ++t) f.footDofs[a][t] = path[t];
-    for (int b = 0; b < NFEET; ++b) f.footCommon[a][b] = model.footCommonDofs[a][b];
+    f.footDofCount[a] = static_cast<unsigned char>(path.size());
+    for (size_t t = 0; t < path.size(); ++t) f.footDofs[a][t] = static_cast<unsigned char>(path[t]);
+    for (int b = 0; b < f.nspheres; ++b)
+      f.footCommon[a][b] = static_cast<unsigned char>(model.footCommonDofs[a][b]);
   }
   f.gravity = fromEigen(model.gravity);
   return f;
@@ -79,6 +77,16 @@ FixedOptions toFixed(const sim::SimOptions& opt) {
   f.iterations = c.iterations;
   f.kappa = c.kappa;
   f.cutoff = c.cutoff;
+  // sim/contact.cpp's entryDepth; the soft model's separated spheres add no force.
+  switch (c.model) {
+    case sim::ContactModel::Smoothed:
+      f.footEntry = -c.cutoff;
+      f.legEntry = -std::min(c.cutoff, std::log(1e6) / c.kappa);
+      break;
+    default:
+      f.footEntry = f.legEntry = 0.0;
+      break;
+  }
   f.softKp = c.softKp;
   f.softKd = c.softKd;
   f.softKf = c.softKf;

@@ -9,10 +9,8 @@
 
 namespace diffloco::gpu {
 
-// Throws for leg spheres (sim::Model::legSpheres): the fixed path has the feet alone.
+// The feet and the leg spheres (sim::Model::legSpheres), at most MAXLEG of them.
 FixedModel toFixed(const sim::Model& model);
-// The same robot without its leg spheres: what the fixed path simulates.
-sim::Model feetOnly(const sim::Model& model);
 FixedOptions toFixed(const sim::SimOptions& opt);
 // A view of hf's heights (nullptr: the plane); hf must outlive the view.
 HeightFieldView toView(const sim::HeightField* hf);

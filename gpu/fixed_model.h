@@ -1,7 +1,8 @@
 // A robot with its dimensions fixed at compile time: a 12-joint quadruped's 13 bodies (base + 12
-// joint bodies) and 4 sphere feet (ANYmal's; every robot in configs/robots has them). Plain data with no pointers, so one copy lives in a kernel's constant parameter
-// space and every loop has a constant trip count. A robot of other sizes does not fit; toFixed
-// (gpu/fixed_convert.h) refuses it.
+// joint bodies), 4 sphere feet and up to MAXLEG spheres on its legs (ANYmal's knee and shank
+// tubes; every robot in configs/robots fits). Plain data with no pointers, so one copy lives in a
+// kernel's constant parameter space and every loop has a constant bound. A robot of other sizes
+// does not fit; toFixed (gpu/fixed_convert.h) refuses it.
 #pragma once
 
 #include "gpu/small_math.h"
@@ -13,7 +14,13 @@ constexpr int NJ = NB - 1;      // revolute joints
 constexpr int NV = 6 + NJ;      // velocity dofs
 constexpr int NQ = 7 + NJ;      // configuration entries
 constexpr int NFEET = 4;        // sphere feet
-constexpr int MAXPATH = NV;     // upper bound on a foot's dof path (base + its leg)
+constexpr int MAXLEG = 24;      // leg spheres (sim::Model::legSpheres; ANYmal: 6 per shank)
+constexpr int MAXSPHERES = NFEET + MAXLEG;
+// Spheres in one contact problem at most: the feet and up to 12 leg spheres. A step whose
+// contact set is larger fails (as a non-finite one does) rather than dropping contacts; the
+// arrays of the Delassus problem and the solver's tape are sized by it.
+constexpr int MAXACTIVE = 16;
+constexpr int MAXPATH = NV;  // upper bound on a sphere's dof path (base + its leg)
 
 struct FixedModel {
   // bodies, parent before child (sim::Model's order); body i > 0 carries joint i - 1, dof 5 + i
@@ -26,14 +33,16 @@ struct FixedModel {
   double damping[NJ], armature[NJ], effort[NJ];
   // dof tree of the sparse factor: the parent of each velocity dof, -1 at the root
   int dofParent[NV];
-  // feet: body, sphere centre in that body, radius; each foot's dof path (root first), its length,
-  // and per pair of feet the length of the paths' common prefix
-  int footBody[NFEET];
-  V3 footOffset[NFEET];
-  double footRadius[NFEET];
-  int footDofs[NFEET][MAXPATH];
-  int footDofCount[NFEET];
-  int footCommon[NFEET][NFEET];
+  // spheres, the feet first, then the leg spheres (sim::Model::sphere(j)): body, centre in that
+  // body, radius; each sphere's dof path (root first), its length, and per pair of spheres the
+  // length of the paths' common prefix (sim::Model::footDofs, footCommonDofs)
+  int nspheres;  // NFEET + the robot's leg spheres
+  int footBody[MAXSPHERES];
+  V3 footOffset[MAXSPHERES];
+  double footRadius[MAXSPHERES];
+  unsigned char footDofs[MAXSPHERES][MAXPATH];
+  unsigned char footDofCount[MAXSPHERES];
+  unsigned char footCommon[MAXSPHERES][MAXSPHERES];
   V3 gravity;
 };
 
@@ -46,6 +55,10 @@ struct FixedOptions {
   double mu;
   int iterations;
   double kappa, cutoff;
+  // A foot or a leg sphere enters the contact problem from these depths (sim/contact.cpp's
+  // entryDepth; toFixed sets them). The soft model's penalty skips separated spheres, so here
+  // they stay out of its list: 0 for both.
+  double footEntry, legEntry;
   double softKp, softKd, softKf;
   int softSubsteps;
   double kp, kd, effort, saturation, velocityLimit;  // actuator

@@ -42,8 +42,8 @@ DL_HD void softForceVjp(const FixedOptions& o, const V3& vc, bool approaching, b
 }
 
 // Adds to out the adjoints of (q, v, qTarget) of fixedStep's soft step given those of (q', v')
-// (gq, gv). Returns false when a state on the way is not finite or the step has more than
-// MAXSOFTSUBSTEPS sub-steps.
+// (gq, gv). Returns false (out unchanged) when a contact set overflows or the step has more than
+// MAXSOFTSUBSTEPS sub-steps, and when a state on the way is not finite.
 DL_HD bool fixedSoftStepVjp(const FixedModel& m, const FixedOptions& o, const HeightFieldView& hf,
                             const double* q, const double* v, const double* qTarget,
                             const double* gq, const double* gv, FixedSoftTape& t,
@@ -54,8 +54,9 @@ DL_HD bool fixedSoftStepVjp(const FixedModel& m, const FixedOptions& o, const He
   for (int k = 0; k < NQ; ++k) t.q[0][k] = q[k];
   for (int k = 0; k < NV; ++k) t.v[0][k] = v[k];
   for (int s = 0; s < n; ++s)
-    softSubstep(m, o, hf, h, t.q[s], t.v[s], qTarget, t.q[s + 1], t.v[s + 1], t.d, t.fc, t.u,
-                nullptr);
+    if (!softSubstep(m, o, hf, h, t.q[s], t.v[s], qTarget, t.q[s + 1], t.v[s + 1], t.d, t.fc, t.u,
+                     nullptr))
+      return false;
   const bool finite = allFinite(t.q[n], NQ) && allFinite(t.v[n], NV);
 
   double qBar[NQ], vBar[NV];
@@ -97,12 +98,12 @@ DL_HD bool fixedSoftStepVjp(const FixedModel& m, const FixedOptions& o, const He
     for (int r = 0; r < NV; ++r)
       for (int c = 0; c < NV; ++c) Hbar[r * NV + c] -= lambda[r] * (v1[c] - t.u[c]);
     for (int k = 0; k < NV; ++k) Fbar[k] = h * lambda[k];
-    double Jbar[3 * NFEET][NV], depthBar[NFEET];
-    for (int r = 0; r < 3 * NFEET; ++r)
+    double Jbar[3 * MAXACTIVE][NV], depthBar[MAXACTIVE];
+    for (int r = 0; r < 3 * fc.nc; ++r)
       for (int k = 0; k < NV; ++k) Jbar[r][k] = 0;
-    for (int a = 0; a < NFEET; ++a) depthBar[a] = 0;
+    for (int a = 0; a < fc.nc; ++a) depthBar[a] = 0;
     for (int a = 0; a < fc.nc; ++a) {
-      const double dep = fc.foot[fc.active[a]].depth;
+      const double dep = fc.contact[a].depth;
       if (dep < 0) continue;
       V3 vc, fb;
       for (int r = 0; r < 3; ++r) {

@@ -72,15 +72,15 @@ DL_HD bool allFinite(const double* x, int n) {
 }
 
 // The hard or smoothed step in the caller's d, fc and u (the tape's, or a plain step's scratch);
-// with dyn and gs, records what fixedStepVjp reads.
-DL_HD void hardOrSmoothedStep(const FixedModel& m, const FixedOptions& o, const HeightFieldView& hf,
+// with dyn and gs, records what fixedStepVjp reads. Returns false when the contact set overflows
+// (collectContacts), leaving qNext and vNext unset.
+DL_HD bool hardOrSmoothedStep(const FixedModel& m, const FixedOptions& o, const HeightFieldView& hf,
                               const double* q, const double* v, const double* qTarget,
                               double* qNext, double* vNext, FixedData& d, FixedContacts& fc,
                               double* u, FixedDynamicsTape* dyn, FixedGsTape* gs) {
   double work[NV];
   stepDynamics(m, o, d, q, v, qTarget, o.dt, u, dyn);
-  footGeometry(m, d, hf, fc);
-  selectContacts(o, fc);
+  if (!collectContacts(m, o, d, hf, fc)) return false;
   if (fc.nc > 0) {
     contactJacobians(m, d, fc);
     delassus(m, d, fc);
@@ -107,28 +107,37 @@ DL_HD void hardOrSmoothedStep(const FixedModel& m, const FixedOptions& o, const 
   }
   for (int k = 0; k < NV; ++k) work[k] = 0.5 * o.dt * (v[k] + vNext[k]);
   integrate(q, work, qNext);
+  return true;
 }
 
 // One sub-step of length h of the soft model from (q, v) into (qOut, vOut) in the caller's d, fc
-// and u; qOut may alias q, vOut must not alias v. With dyn, records what the VJP reads.
-DL_HD void softSubstep(const FixedModel& m, const FixedOptions& o, const HeightFieldView& hf,
+// and u; qOut may alias q, vOut must not alias v. With dyn, records what the VJP reads. Returns
+// false when the contact set overflows, leaving qOut and vOut unset.
+DL_HD bool softSubstep(const FixedModel& m, const FixedOptions& o, const HeightFieldView& hf,
                        double h, const double* q, const double* v, const double* qTarget,
                        double* qOut, double* vOut, FixedData& d, FixedContacts& fc, double* u,
                        FixedDynamicsTape* dyn) {
   double work[NV];
   stepDynamics(m, o, d, q, v, qTarget, h, u, dyn);
-  footGeometry(m, d, hf, fc);
-  selectContacts(o, fc);
+  if (!collectContacts(m, o, d, hf, fc)) return false;
   contactJacobians(m, d, fc);
   softContactForce(o, fc, v, work);
   solveH(m, d, work);
   for (int k = 0; k < NV; ++k) vOut[k] = u[k] + h * work[k];
   for (int k = 0; k < NV; ++k) work[k] = 0.5 * h * (v[k] + vOut[k]);
   integrate(q, work, qOut);
+  return true;
+}
+
+// Copies (q, v) into (qNext, vNext): what a world whose step failed holds (it keeps its state).
+DL_HD void keepState(const double* q, const double* v, double* qNext, double* vNext) {
+  for (int k = 0; k < NQ; ++k) qNext[k] = q[k];
+  for (int k = 0; k < NV; ++k) vNext[k] = v[k];
 }
 
 // Advances (q, v) by o.dt with joint targets qTarget into (qNext, vNext), which must not alias
-// q and v. Returns false when the new state is not finite.
+// q and v. Returns false when the new state is not finite, and when a contact set overflowed
+// (then (qNext, vNext) = (q, v)).
 DL_HD bool fixedStep(const FixedModel& m, const FixedOptions& o, const HeightFieldView& hf,
                      const double* q, const double* v, const double* qTarget, double* qNext,
                      double* vNext) {
@@ -143,10 +152,15 @@ DL_HD bool fixedStep(const FixedModel& m, const FixedOptions& o, const HeightFie
     for (int k = 0; k < NV; ++k) vNext[k] = v[k];
     for (int s = 0; s < n; ++s) {
       for (int k = 0; k < NV; ++k) vPrev[k] = vNext[k];
-      softSubstep(m, o, hf, h, qNext, vPrev, qTarget, qNext, vNext, d, fc, u, nullptr);
+      if (!softSubstep(m, o, hf, h, qNext, vPrev, qTarget, qNext, vNext, d, fc, u, nullptr)) {
+        keepState(q, v, qNext, vNext);
+        return false;
+      }
     }
-  } else {
-    hardOrSmoothedStep(m, o, hf, q, v, qTarget, qNext, vNext, d, fc, u, nullptr, nullptr);
+  } else if (!hardOrSmoothedStep(m, o, hf, q, v, qTarget, qNext, vNext, d, fc, u, nullptr,
+                                 nullptr)) {
+    keepState(q, v, qNext, vNext);
+    return false;
   }
   return allFinite(qNext, NQ) && allFinite(vNext, NV);
 }

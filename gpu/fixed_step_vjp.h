@@ -12,7 +12,8 @@
 
 namespace diffloco::gpu {
 
-// One world's tape of a hard or smoothed step (about 17 KB).
+// One world's tape of a hard or smoothed step (sized for MAXACTIVE contacts: tapeBytes in
+// gpu/cuda_batch.h).
 struct FixedTape {
   FixedData d;            // kinematics at q_mid, H's factor
   FixedDynamicsTape dyn;  // RNEA's velocities, accelerations, forces; CRBA's composite inertias
@@ -23,12 +24,16 @@ struct FixedTape {
 };
 
 // The hard or smoothed step of fixedStep, recording the tape. Returns false when the new state is
-// not finite, and for the soft model or more than MAXGSITER sweeps (which the tape cannot hold).
+// not finite, and when a contact set overflowed (then (qNext, vNext) = (q, v)), for the soft
+// model or more than MAXGSITER sweeps (which the tape cannot hold).
 DL_HD bool fixedStepRecord(const FixedModel& m, const FixedOptions& o, const HeightFieldView& hf,
                            const double* q, const double* v, const double* qTarget, double* qNext,
                            double* vNext, FixedTape& t) {
   if (o.model == FixedContact::Soft || o.iterations > MAXGSITER) return false;
-  hardOrSmoothedStep(m, o, hf, q, v, qTarget, qNext, vNext, t.d, t.fc, t.u, &t.dyn, &t.gs);
+  if (!hardOrSmoothedStep(m, o, hf, q, v, qTarget, qNext, vNext, t.d, t.fc, t.u, &t.dyn, &t.gs)) {
+    keepState(q, v, qNext, vNext);
+    return false;
+  }
   for (int k = 0; k < NV; ++k) t.vNext[k] = vNext[k];
   return allFinite(qNext, NQ) && allFinite(vNext, NV);
 }
@@ -138,14 +143,14 @@ DL_HD void fixedStepVjp(const FixedModel& m, const FixedOptions& o, const Height
     solveH(m, d, lambda);
     for (int r = 0; r < NV; ++r)
       for (int c = 0; c < NV; ++c) Hbar[r * NV + c] -= lambda[r] * (vn[c] - u[c]);
-    double pbar[3 * NFEET];
+    double pbar[3 * MAXACTIVE];
     for (int r = 0; r < mc; ++r) {
       double s = 0;
       for (int k = 0; k < NV; ++k) s += fc.Jc[r][k] * lambda[k];
       pbar[r] = s;
     }
     // p = GaussSeidel(G, c, sigma).
-    double GbT[3 * NFEET][3 * NFEET], cbar[3 * NFEET], sigmaBar[NFEET];
+    double GbT[3 * MAXACTIVE][3 * MAXACTIVE], cbar[3 * MAXACTIVE], sigmaBar[MAXACTIVE];
     solveContactsVjp(o, fc, t.gs, pbar, GbT, cbar, sigmaBar);
     // Gsym = Gbar + Gbar^T (in place: GbT becomes Gsym)
     for (int r = 0; r < mc; ++r)
@@ -154,9 +159,9 @@ DL_HD void fixedStepVjp(const FixedModel& m, const FixedOptions& o, const Height
         GbT[r][c] = s;
         GbT[c][r] = s;
       }
-    const double(*Gsym)[3 * NFEET] = GbT;
+    const double(*Gsym)[3 * MAXACTIVE] = GbT;
     // G = J W with W = H^-1 J^T = L^-1 D^-1 Y, Y = L^-T J^T on each foot's dof path.
-    double W[NV][3 * NFEET];
+    double W[NV][3 * MAXACTIVE];
     for (int k = 0; k < NV; ++k)
       for (int c = 0; c < mc; ++c) W[k][c] = 0;
     for (int a = 0; a < nc; ++a) {
@@ -173,7 +178,7 @@ DL_HD void fixedStepVjp(const FixedModel& m, const FixedOptions& o, const Height
         for (int c = 0; c < mc; ++c) W[k][c] -= d.LD[k * NV + i] * W[i][c];
     // Jbar = p lambda^T + cbar u^T + Gsym W^T, on the columns contactGeometryVjp reads: the base
     // angular ones, the foot's path, and on a height field the base linear ones.
-    double Jbar[3 * NFEET][NV];
+    double Jbar[3 * MAXACTIVE][NV];
     for (int r = 0; r < mc; ++r)
       for (int k = 0; k < NV; ++k) Jbar[r][k] = 0;
     for (int a = 0; a < nc; ++a) {
@@ -201,7 +206,7 @@ DL_HD void fixedStepVjp(const FixedModel& m, const FixedOptions& o, const Height
     }
     // Hbar -= W Gbar W^T on H's tree-sparsity pattern, both triangles' share on (i, k).
     for (int k = 0; k < NV; ++k) {
-      double WG[3 * NFEET];
+      double WG[3 * MAXACTIVE];
       for (int c = 0; c < mc; ++c) {
         double s = 0;
         for (int tt = 0; tt < mc; ++tt) s += W[k][tt] * Gsym[tt][c];
@@ -217,7 +222,7 @@ DL_HD void fixedStepVjp(const FixedModel& m, const FixedOptions& o, const Height
       }
     }
     // sigma = sigmoid(kappa d).
-    double depthBar[NFEET];
+    double depthBar[MAXACTIVE];
     for (int a = 0; a < nc; ++a) {
       depthBar[a] = 0;
       if (o.model == FixedContact::Smoothed) {

@@ -77,6 +77,36 @@ DL_HD FixedSurface sampleSurface(const HeightFieldView& hf, double x, double y) 
   return FixedSurface{hv, hu * inv, dhv * inv, huu * inv2, dhu * inv2, ddhv * inv2};
 }
 
+// An upper bound on a sphere's depth from the 4 x 4 samples around its centre, +infinity where
+// the centre is not above them (sim::sphereDepthUpperBound, which derives the constants): a leg
+// sphere far above the ground is settled without interpolating the surface.
+DL_HD double depthUpperBound(const HeightFieldView& hf, const V3& centre, double radius) {
+  int i, j;
+  double u, v;
+  locateCell(centre[0], hf.originX, hf.spacing, hf.nx, i, u);
+  locateCell(centre[1], hf.originY, hf.spacing, hf.ny, j, v);
+  int ix[4];
+  const double* rows[4];
+  for (int a = 0; a < 4; ++a) {
+    ix[a] = clampIndex(i - 1 + a, hf.nx);
+    rows[a] = hf.heights + static_cast<long long>(clampIndex(j - 1 + a, hf.ny)) * hf.nx;
+  }
+  double los[4], his[4];
+  for (int a = 0; a < 4; ++a) {
+    const double p0 = rows[0][ix[a]], p1 = rows[1][ix[a]], p2 = rows[2][ix[a]], p3 = rows[3][ix[a]];
+    los[a] = fmin(fmin(p0, p1), fmin(p2, p3));
+    his[a] = fmax(fmax(p0, p1), fmax(p2, p3));
+  }
+  const double lo = fmin(fmin(los[0], los[1]), fmin(los[2], los[3]));
+  const double hi = fmax(fmax(his[0], his[1]), fmax(his[2], his[3]));
+  const double range = hi - lo;
+  const double gap = centre[2] - (lo + 1.28125 * range);
+  if (!(gap > 0)) return HUGE_VAL;
+  if (range == 0) return radius - gap;
+  const double slope = 1.875 * range / hf.spacing;
+  return radius - gap / sqrt(1 + 2 * slope * slope);
+}
+
 DL_HD FixedSphereContact sphereContact(const HeightFieldView& hf, const V3& centre, double radius) {
   FixedSphereContact c;
   if (!hf.heights) {

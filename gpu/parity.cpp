@@ -1,5 +1,6 @@
 #include "gpu/parity.h"
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
 #include <random>
@@ -12,7 +13,7 @@
 namespace diffloco::gpu {
 
 WorldSet randomWorlds(const std::vector<double>& qStand, const sim::HeightField* ground, int n,
-                      unsigned seed) {
+                      unsigned seed, bool kneeling) {
   std::mt19937 rng(seed);
   std::uniform_real_distribution<double> u(-1, 1);
   WorldSet w;
@@ -26,6 +27,7 @@ WorldSet randomWorlds(const std::vector<double>& qStand, const sim::HeightField*
     q[0] = u(rng);
     q[1] = u(rng);
     q[2] += sim::groundHeight(ground, q[0], q[1]) + 0.04 * u(rng) - 0.01;
+    if (kneeling && k % 4 == 3) q[2] -= 0.06 + 0.03 * u(rng);
     sim::Quat qt(1, 0.05 * u(rng), 0.05 * u(rng), 0.3 * u(rng));
     qt.normalize();
     q[3] = qt.w();
@@ -70,13 +72,18 @@ int stepDynamic(const sim::Model& model, const sim::SimOptions& opt, const World
 }
 
 int stepFixed(const FixedModel& model, const FixedOptions& opt, const HeightFieldView& hf,
-              const WorldSet& in, WorldSet& out) {
+              const WorldSet& in, WorldSet& out, std::vector<char>* failed) {
   out = in;
+  if (failed) failed->assign(in.n, 0);
   int bad = 0;
-  for (int k = 0; k < in.n; ++k)
-    bad += !fixedStep(model, opt, hf, &in.q[static_cast<size_t>(k) * NQ],
-                      &in.v[static_cast<size_t>(k) * NV], &in.target[static_cast<size_t>(k) * NJ],
-                      &out.q[static_cast<size_t>(k) * NQ], &out.v[static_cast<size_t>(k) * NV]);
+  for (int k = 0; k < in.n; ++k) {
+    const bool ok =
+        fixedStep(model, opt, hf, &in.q[static_cast<size_t>(k) * NQ],
+                  &in.v[static_cast<size_t>(k) * NV], &in.target[static_cast<size_t>(k) * NJ],
+                  &out.q[static_cast<size_t>(k) * NQ], &out.v[static_cast<size_t>(k) * NV]);
+    bad += !ok;
+    if (failed) (*failed)[k] = !ok;
+  }
   return bad;
 }
 
@@ -115,8 +122,9 @@ int vjpDynamic(const sim::Model& model, const sim::SimOptions& opt, const WorldS
 }
 
 int vjpFixed(const FixedModel& model, const FixedOptions& opt, const HeightFieldView& hf,
-             const WorldSet& in, const WorldSet& seeds, WorldSet& out) {
+             const WorldSet& in, const WorldSet& seeds, WorldSet& out, std::vector<char>* failed) {
   out = in;
+  if (failed) failed->assign(in.n, 0);
   const auto tape = std::make_unique<FixedTape>();  // tens of KB: not on the stack
   const auto softTape = std::make_unique<FixedSoftTape>();
   double qn[NQ], vn[NV];
@@ -126,14 +134,18 @@ int vjpFixed(const FixedModel& model, const FixedOptions& opt, const HeightField
     const size_t iq = static_cast<size_t>(k) * NQ, iv = static_cast<size_t>(k) * NV,
                  it = static_cast<size_t>(k) * NJ;
     setZero(adj);
+    bool ok;
     if (opt.model == FixedContact::Soft) {
-      bad += !fixedSoftStepVjp(model, opt, hf, &in.q[iq], &in.v[iv], &in.target[it], &seeds.q[iq],
-                               &seeds.v[iv], *softTape, adj);
+      ok = fixedSoftStepVjp(model, opt, hf, &in.q[iq], &in.v[iv], &in.target[it], &seeds.q[iq],
+                            &seeds.v[iv], *softTape, adj);
     } else {
-      bad += !fixedStepRecord(model, opt, hf, &in.q[iq], &in.v[iv], &in.target[it], qn, vn, *tape);
-      fixedStepVjp(model, opt, hf, &in.q[iq], &in.v[iv], &in.target[it], *tape, &seeds.q[iq],
-                   &seeds.v[iv], adj);
+      ok = fixedStepRecord(model, opt, hf, &in.q[iq], &in.v[iv], &in.target[it], qn, vn, *tape);
+      if (ok)
+        fixedStepVjp(model, opt, hf, &in.q[iq], &in.v[iv], &in.target[it], *tape, &seeds.q[iq],
+                     &seeds.v[iv], adj);
     }
+    bad += !ok;
+    if (failed) (*failed)[k] = !ok;
     for (int i = 0; i < NQ; ++i) out.q[iq + i] = adj.q[i];
     for (int i = 0; i < NV; ++i) out.v[iv + i] = adj.v[i];
     for (int i = 0; i < NJ; ++i) out.target[it + i] = adj.qTarget[i];
@@ -175,13 +187,16 @@ ContactCoverage contactCoverage(const FixedModel& model, const HeightFieldView& 
                                 const WorldSet& worlds) {
   ContactCoverage c;
   FixedData d;
-  FixedContacts fc;
   for (int k = 0; k < worlds.n; ++k) {
     forwardKinematics(model, d, &worlds.q[static_cast<size_t>(k) * NQ]);
-    footGeometry(model, d, hf, fc);
-    int touching = 0;
-    for (int j = 0; j < NFEET; ++j) touching += fc.foot[j].depth >= 0;
-    (touching == 0 ? c.none : touching == NFEET ? c.all : c.some)++;
+    int feet = 0, legs = 0;
+    for (int j = 0; j < model.nspheres; ++j)
+      if (sphereContact(hf, sphereCentre(model, d, j), model.footRadius[j]).depth >= 0)
+        ++(j < NFEET ? feet : legs);
+    (feet == 0 ? c.none : feet == NFEET ? c.all : c.some)++;
+    c.legs += legs > 0;
+    c.most = std::max(c.most, feet + legs);
+    c.overflow += feet + legs > MAXACTIVE;
   }
   return c;
 }

@@ -20,9 +20,11 @@ struct WorldSet {
 
 // Worlds around a standing configuration qStand (NQ entries): base moved by up to +-1 m in x and
 // y, from 5 cm lower to 3 cm higher above the ground under it (some feet in contact, some not),
-// tilted and turned, joints moved by up to 0.2 rad, random velocities and targets.
+// tilted and turned, joints moved by up to 0.2 rad, random velocities and targets. With kneeling,
+// every fourth world kneels: its base a further 3 to 9 cm lower, so that a robot's knees and
+// shanks (its leg spheres) reach the ground.
 WorldSet randomWorlds(const std::vector<double>& qStand, const sim::HeightField* ground, int n,
-                      unsigned seed);
+                      unsigned seed, bool kneeling = true);
 
 // A height field of random samples, +-amplitude around 0, covering [-2, 2]^2 m at 0.1 m spacing.
 sim::HeightField bumpyField(double amplitude, unsigned seed);
@@ -31,8 +33,10 @@ sim::HeightField bumpyField(double amplitude, unsigned seed);
 // Returns the number of worlds whose result is not finite.
 int stepDynamic(const sim::Model& model, const sim::SimOptions& opt, const WorldSet& in,
                 WorldSet& out);
+// failed, if given, receives one flag per world (stepFixed: the step failed; vjpFixed: its
+// forward did).
 int stepFixed(const FixedModel& model, const FixedOptions& opt, const HeightFieldView& hf,
-              const WorldSet& in, WorldSet& out);
+              const WorldSet& in, WorldSet& out, std::vector<char>* failed = nullptr);
 
 // Adjoints of one step's inputs, world-major as WorldSet: q holds q-bar (NQ per world), v v-bar
 // (NV), target qTarget-bar (NJ). The seeds (adjoints of the step's outputs) use q and v.
@@ -45,7 +49,8 @@ WorldSet randomSeeds(int n, unsigned seed);
 int vjpDynamic(const sim::Model& model, const sim::SimOptions& opt, const WorldSet& in,
                const WorldSet& seeds, WorldSet& out);
 int vjpFixed(const FixedModel& model, const FixedOptions& opt, const HeightFieldView& hf,
-             const WorldSet& in, const WorldSet& seeds, WorldSet& out);
+             const WorldSet& in, const WorldSet& seeds, WorldSet& out,
+             std::vector<char>* failed = nullptr);
 
 // Largest |a - b| / (1 + |b|) over every q and v entry of every world (b: the reference), and the
 // largest |a - b|.
@@ -57,9 +62,12 @@ Difference compare(const WorldSet& a, const WorldSet& b);
 // The same over the target entries too (for adjoints).
 Difference compareWithTargets(const WorldSet& a, const WorldSet& b);
 
-// Worlds with no foot, some feet and all feet touching the ground (depth >= 0) at their start.
+// Worlds with no foot, some feet and all feet touching the ground (depth >= 0) at their start;
+// worlds with a leg sphere touching it, the most spheres touching in one world, and the worlds
+// with more than MAXACTIVE spheres touching (whose hard step fails).
 struct ContactCoverage {
   int none = 0, some = 0, all = 0;
+  int legs = 0, most = 0, overflow = 0;
 };
 ContactCoverage contactCoverage(const FixedModel& model, const HeightFieldView& hf,
                                 const WorldSet& worlds);

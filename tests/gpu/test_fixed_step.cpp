@@ -20,7 +20,6 @@ struct Anymal {
   Robot robot = loadRobot("anymal");
   std::vector<double> qStand;
   Anymal() {
-    robot.model = feetOnly(robot.model);
     for (auto& j : robot.model.joints) j.armature = robot.armature;
     const sim::VecX q = robot.standingConfiguration();
     qStand.assign(q.data(), q.data() + q.size());
@@ -41,10 +40,36 @@ TEST(FixedStep, AnymalFitsTheFixedSizes) {
   const Anymal a;
   EXPECT_EQ(a.robot.model.nbodies(), NB);
   EXPECT_EQ(a.robot.model.nfeet(), NFEET);
+  EXPECT_EQ(a.robot.model.nspheres(), MAXSPHERES);  // its knees and shank tubes
+  EXPECT_EQ(toFixed(a.robot.model).nspheres, MAXSPHERES);
   EXPECT_GT(a.robot.armature, 0);  // the test covers the armature term
   sim::Model other = a.robot.model;
   other.feet.pop_back();
   EXPECT_THROW(toFixed(other), std::invalid_argument);
+  other = a.robot.model;
+  other.legSpheres.push_back(other.legSpheres.back());
+  other.finalize();
+  EXPECT_THROW(toFixed(other), std::invalid_argument);
+}
+
+// More spheres in contact than the problem holds: the step fails instead of dropping contacts.
+TEST(FixedStep, ContactSetLargerThanItsArraysFailsTheStep) {
+  const Anymal a;
+  const FixedModel fm = toFixed(a.robot.model);
+  std::vector<double> q = a.qStand, qn(NQ), vn(NV);
+  q[2] = 0.1;  // the base lying on the ground: every leg sphere deep in it
+  const std::vector<double> v(NV, 0.0), target(a.qStand.begin() + 7, a.qStand.end());
+  WorldSet w;
+  w.n = 1;
+  w.q = q;
+  EXPECT_GT(contactCoverage(fm, toView(nullptr), w).most, MAXACTIVE);
+  for (auto cm : {sim::ContactModel::Hard, sim::ContactModel::Smoothed, sim::ContactModel::Soft})
+    EXPECT_FALSE(fixedStep(fm, toFixed(options(a.robot, cm)), toView(nullptr), q.data(), v.data(),
+                           target.data(), qn.data(), vn.data()))
+        << sim::toString(cm);
+  q[2] = a.qStand[2];  // standing: the feet alone
+  EXPECT_TRUE(fixedStep(fm, toFixed(options(a.robot, sim::ContactModel::Hard)), toView(nullptr),
+                        q.data(), v.data(), target.data(), qn.data(), vn.data()));
 }
 
 TEST(FixedStep, MatchesSimStepOnPlaneAndHeightField) {
@@ -56,9 +81,13 @@ TEST(FixedStep, MatchesSimStepOnPlaneAndHeightField) {
     const WorldSet start = randomWorlds(a.qStand, ground, n, ground ? 5 : 4);
     const HeightFieldView view = toView(ground);
     const ContactCoverage cov = contactCoverage(fm, view, start);
-    EXPECT_GT(cov.none, n / 20);  // worlds out of contact, partly in, fully in
+    std::printf("%s: feet touching none/some/all %d/%d/%d, legs %d, most spheres %d\n",
+                ground ? "height field" : "plane", cov.none, cov.some, cov.all, cov.legs, cov.most);
+    EXPECT_GT(cov.none, n / 40);  // worlds out of contact, partly in, fully in
     EXPECT_GT(cov.some, n / 20);
     EXPECT_GT(cov.all, n / 20);
+    EXPECT_GT(cov.legs, n / 10);  // knees and shanks on the ground
+    EXPECT_EQ(cov.overflow, 0);
     for (auto cm : {sim::ContactModel::Hard, sim::ContactModel::Smoothed, sim::ContactModel::Soft}) {
       sim::SimOptions o = options(a.robot, cm);
       if (ground) o.contact.terrain = std::make_shared<sim::HeightField>(bumps);
@@ -90,13 +119,12 @@ TEST(FixedStep, SmoothedWithCutoffMatches) {
   EXPECT_LE(compare(fix, dyn).rel, 1e-10);
 }
 
-// The fixed sizes are those of a 12-joint quadruped with 4 feet: every robot shipped in
-// configs/robots fits them, each with its own dt, drive and armature.
+// The fixed sizes are those of a 12-joint quadruped with 4 feet and up to MAXLEG leg spheres:
+// every robot shipped in configs/robots fits them, each with its own dt, drive and armature.
 TEST(FixedStep, MatchesSimStepOnEveryShippedRobot) {
   const sim::HeightField bumps = bumpyField(0.02, 12);
   for (const char* name : {"anymal", "quadruped", "go_like"}) {
     Robot r = loadRobot(name);
-    r.model = feetOnly(r.model);
     for (auto& j : r.model.joints) j.armature = r.armature;
     const sim::VecX qs = r.standingConfiguration();
     const std::vector<double> qStand(qs.data(), qs.data() + qs.size());

@@ -1,0 +1,102 @@
+#!/usr/bin/env python3
+"""The tables of docs/gpu.md from gpu_check's JSON files (docs/data/gpu/).
+
+  tools/gpu_tables.py parity RUN.json        parity of the step and the VJP, per case
+  tools/gpu_tables.py speed RUN.json         forward, and fused forward + VJP, on the GPU per size
+  tools/gpu_tables.py legs A.json B.json C.json [--worlds 65536]
+                                             forward and fused VJP of runs side by side
+  tools/gpu_tables.py cpu RUN.json           CPU microseconds, fixed path against sim::step
+"""
+import json
+import sys
+
+
+def load(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+def rel(d):
+    return f"{d['max_rel']:.1e} ({d['worlds_over_1e-10']})"
+
+
+def parity(run):
+    print("| case | kneeling worlds' legs touching / most spheres touching | failed (fixed, GPU) "
+          "| step: CPU fixed vs `sim::step` | step: GPU vs CPU fixed | VJP: CPU fixed vs "
+          "`sim::stepVjp` | VJP: GPU fused vs CPU fixed |")
+    print("|---|---|---|---|---|---|---|")
+    vjp = {p["case"]: p for p in run["vjp_parity"]}
+    for p in run["parity"]:
+        v = vjp[p["case"]]
+        failed = f"{p['failed_fixed']}, {p.get('failed_gpu', '-')} / {v['failed_fixed']}, " \
+                 f"{v.get('failed_gpu', '-')}"
+        print(f"| {p['case']} | {p['start_leg_touching']} / {p['start_most_spheres_touching']} | "
+              f"{failed} | {rel(p['cpu_fixed_vs_dynamic'])} | {rel(p['gpu_vs_cpu_fixed'])} | "
+              f"{rel(v['cpu_fixed_vs_dynamic'])} | {rel(v['gpu_fused_vs_cpu_fixed'])} |")
+
+
+def rate(x):
+    return f"{x / 1e6:.2f} M" if x < 1e7 else f"{x / 1e6:.1f} M"
+
+
+def speed(run):
+    fwd = [t for t in run["gpu_timing"] if t["threads_per_block"] == 128 and t["register_cap"] == 0]
+    sizes = sorted({t["worlds"] for t in fwd})
+    cases = list(dict.fromkeys(t["case"] for t in fwd))
+    vjp = {(t["case"], t["worlds"]): t for t in run["vjp_gpu_timing"]}
+    print("| forward / fused forward + VJP | " + " | ".join(f"{n:,}".replace(",", " ") + " worlds"
+                                                           for n in sizes) + " |")
+    print("|---|" + "---|" * len(sizes))
+    for c in cases:
+        cells = []
+        for n in sizes:
+            t = next(t for t in fwd if t["case"] == c and t["worlds"] == n)
+            v = vjp.get((c, n))
+            cell = f"{rate(t['world_steps_per_s'])} ({t['ms_per_step']:.3f} ms)"
+            if v:
+                cell += f" / {rate(v['steps_per_s_fused_forward_vjp'])} " \
+                        f"({v['ms_fused_forward_vjp']:.2f} ms, x{v['ratio_fused_to_forward']:.1f})"
+            cells.append(cell)
+        print(f"| {c} | " + " | ".join(cells) + " |")
+
+
+def legs(paths, worlds):
+    runs = [load(p) for p in paths]
+    print("| case | " + " | ".join(p.split("/")[-1] for p in paths) + " |")
+    print("|---|" + "---|" * len(runs))
+    for c in [t["case"] for t in runs[0]["vjp_gpu_timing"] if t["worlds"] == worlds]:
+        cells = []
+        for r in runs:
+            v = next(t for t in r["vjp_gpu_timing"] if t["case"] == c and t["worlds"] == worlds)
+            cells.append(f"{v['ms_forward']:.2f} / {v['ms_fused_forward_vjp']:.2f} ms")
+        print(f"| {c} | " + " | ".join(cells) + " |")
+
+
+def cpu(run):
+    fwd = {t["case"]: t for t in run.get("cpu_timing", [])}
+    print("| case | `sim::step` | fixed | ratio | `sim::stepVjp` | fixed VJP | ratio |")
+    print("|---|---|---|---|---|---|---|")
+    for v in run["vjp_cpu_timing"]:
+        f = fwd[v["case"]]
+        print(f"| {v['case']} | {f['dynamic_us_median']:.2f} | {f['fixed_us_median']:.2f} | "
+              f"{f['fixed_us_median'] / f['dynamic_us_median']:.2f} | "
+              f"{v['dynamic_vjp_us_median']:.2f} | {v['fixed_vjp_us_median']:.2f} | "
+              f"{v['fixed_vjp_us_median'] / v['dynamic_vjp_us_median']:.2f} |")
+
+
+def main(argv):
+    if len(argv) < 3 or argv[1] not in ("parity", "speed", "legs", "cpu"):
+        sys.exit(__doc__)
+    if argv[1] == "legs":
+        worlds = 65536
+        paths = [a for a in argv[2:] if not a.startswith("--worlds")]
+        for a in argv[2:]:
+            if a.startswith("--worlds="):
+                worlds = int(a.split("=", 1)[1])
+        legs(paths, worlds)
+    else:
+        {"parity": parity, "speed": speed, "cpu": cpu}[argv[1]](load(argv[2]))
+
+
+if __name__ == "__main__":
+    main(sys.argv)
