@@ -6,12 +6,15 @@
 //
 //   gpu_check [--out FILE] [--worlds N] [--sizes 1024,4096,...] [--cpu-worlds N]
 //             [--skip-forward-timing] [--feet-only] [--no-kneeling]
+//             [--states PREFIX]... [--frame-dt S]
 //
 // The robot is ANYmal with its feet and its knee and shank spheres (sim::Model::legSpheres);
 // --feet-only takes the leg spheres away, to measure what they cost. The random worlds include a
 // quarter that kneel (gpu/parity.h) unless --no-kneeling. A world whose fixed step fails (a
 // contact set larger than MAXACTIVE) is counted (failed_fixed, failed_gpu) and left out of the
 // comparisons with sim::step; the CPU and GPU fixed paths must fail on the same worlds.
+// --states PREFIX (repeatable) runs instead on the states of a recorded rollout and its height
+// field (tools/rollout_states.py; --frame-dt: the record's frame interval, default 0.02 s).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -28,6 +31,7 @@
 #include "gpu/fixed_convert.h"
 #include "gpu/fixed_soft_vjp.h"
 #include "gpu/parity.h"
+#include "gpu/recorded_states.h"
 #include "robots/robot.h"
 
 using namespace diffloco;
@@ -263,11 +267,128 @@ void vjpSections(std::ostringstream& js, bool& allOk, const std::string& device,
 
 }  // namespace
 
+// Worlds replicated cyclically to n (timing at sizes beyond the record's states).
+WorldSet replicate(const WorldSet& w, int n) {
+  WorldSet r;
+  r.n = n;
+  for (int k = 0; k < n; ++k) {
+    const int s = k % w.n;
+    r.q.insert(r.q.end(), w.q.begin() + s * NQ, w.q.begin() + (s + 1) * NQ);
+    r.v.insert(r.v.end(), w.v.begin() + s * NV, w.v.begin() + (s + 1) * NV);
+    r.target.insert(r.target.end(), w.target.begin() + s * NJ, w.target.begin() + (s + 1) * NJ);
+  }
+  return r;
+}
+
+// --states: the recorded states of a policy's rollout (gpu/recorded_states.h) on its height field,
+// per contact model: the spheres in the contact problem at the recorded configurations, the step's
+// parity (CPU fixed vs sim::step, GPU vs CPU fixed) and the GPU's forward and fused forward + VJP
+// at the given sizes.
+void statesSection(std::ostringstream& js, bool& allOk, const std::string& device,
+                   const Robot& robot, const FixedModel& fm, const std::string& prefix,
+                   double frameDt, const std::vector<int>& sizes) {
+  const RecordedStates rec = loadRecordedStates(robot.model, prefix, frameDt);
+  const auto field = std::make_shared<sim::HeightField>(rec.field);
+  const HeightFieldView view = toView(field.get());
+  std::printf("%s: %d states, field %d x %d, max body position error %.2g m\n", prefix.c_str(),
+              rec.worlds.n, rec.field.nx, rec.field.ny, rec.maxPositionError);
+  js << "    {\"states\": \"" << prefix.substr(prefix.find_last_of('/') + 1)
+     << "\", \"count\": " << rec.worlds.n << ", \"frame_dt\": " << frameDt
+     << ", \"max_body_position_error_m\": " << rec.maxPositionError << ", \"models\": [\n";
+  bool firstModel = true;
+  for (auto cm : {sim::ContactModel::Hard, sim::ContactModel::Smoothed, sim::ContactModel::Soft}) {
+    sim::SimOptions o = robot.simOptions(cm);
+    o.contact.terrain = field;
+    const FixedOptions fo = toFixed(o);
+    // Spheres in the problem at the recorded configurations (the step's own set is at q_mid).
+    long total = 0;
+    int most = 0, overflow = 0;
+    std::vector<int> histogram(MAXSPHERES + 1, 0);
+    FixedData d;
+    FixedContacts fc;
+    for (int k = 0; k < rec.worlds.n; ++k) {
+      forwardKinematics(fm, d, &rec.worlds.q[static_cast<size_t>(k) * NQ]);
+      int n = 0;
+      for (int j = 0; j < fm.nspheres; ++j) {
+        const double dep = sphereContact(view, sphereCentre(fm, d, j), fm.footRadius[j]).depth;
+        n += dep >= (j < NFEET ? fo.footEntry : fo.legEntry);
+      }
+      total += n;
+      most = std::max(most, n);
+      overflow += n > MAXACTIVE;
+      ++histogram[n];
+    }
+    WorldSet dyn, fix;
+    std::vector<char> failedFix;
+    const int badDyn = stepDynamic(robot.model, o, rec.worlds, dyn);
+    const int badFix = stepFixed(fm, fo, view, rec.worlds, fix, &failedFix);
+    const WorldDiff cpu = compareWorlds(skipping(fix, dyn, failedFix), dyn);
+    allOk = allOk && cpu.over == 0;
+    js << (firstModel ? "" : ",\n") << "      {\"model\": \"" << sim::toString(cm)
+       << "\", \"spheres_in_problem_mean\": " << static_cast<double>(total) / rec.worlds.n
+       << ", \"spheres_in_problem_max\": " << most << ", \"states_over_max_active\": " << overflow
+       << ", \"spheres_in_problem_histogram\": [";
+    for (int n = 0; n <= most; ++n) js << (n ? ", " : "") << histogram[n];
+    js << "],\n       \"nonfinite_dynamic\": " << badDyn << ", \"failed_fixed\": " << badFix
+       << ", \"cpu_fixed_vs_dynamic\": " << json(cpu);
+    std::printf(
+        "  %-8s spheres in the problem: mean %.2f, max %d, over %d: %d; cpu fixed vs "
+        "dynamic %.3g (%d over), failed %d",
+        sim::toString(cm), static_cast<double>(total) / rec.worlds.n, most, MAXACTIVE, overflow,
+        cpu.d.rel, cpu.over, badFix);
+    if (!device.empty()) {
+      CudaBatch gpu(fm, fo, view, rec.worlds.n);
+      gpu.upload(rec.worlds.q.data(), rec.worlds.v.data(), rec.worlds.target.data());
+      const int badGpu = gpu.step(1);
+      WorldSet g = rec.worlds;
+      gpu.download(g.q.data(), g.v.data());
+      const WorldDiff vsFixed = compareWorlds(g, fix);
+      allOk = allOk && vsFixed.over == 0 && badGpu == badFix;
+      js << ", \"gpu_vs_cpu_fixed\": " << json(vsFixed) << ", \"failed_gpu\": " << badGpu
+         << ",\n       \"gpu_timing\": [";
+      std::printf("; gpu vs cpu fixed %.3g (%d over)\n", vsFixed.d.rel, vsFixed.over);
+      for (size_t si = 0; si < sizes.size(); ++si) {
+        const int n = sizes[si];
+        const WorldSet start = replicate(rec.worlds, n);
+        const WorldSet seeds = randomSeeds(n, 901);
+        CudaBatch b(fm, fo, view, n, 128);
+        b.upload(start.q.data(), start.v.data(), start.target.data());
+        b.uploadSeeds(seeds.q.data(), seeds.v.data());
+        double ms[2];
+        const CudaBatch::Kernel kinds[2] = {CudaBatch::Kernel::Forward, CudaBatch::Kernel::Fused};
+        for (int k = 0; k < 2; ++k) {
+          b.timeKernel(kinds[k], 2);  // warm-up
+          const double probe = b.timeKernel(kinds[k], 2) / 2;
+          const int steps = std::clamp(static_cast<int>(150.0 / std::max(probe, 1e-3)), 5, 500);
+          ms[k] = b.timeKernel(kinds[k], steps) / steps;
+        }
+        js << (si ? ", " : "") << "{\"worlds\": " << n << ", \"ms_forward\": " << ms[0]
+           << ", \"ms_fused_forward_vjp\": " << ms[1]
+           << ", \"steps_per_s_forward\": " << n / ms[0] * 1e3
+           << ", \"steps_per_s_fused_forward_vjp\": " << n / ms[1] * 1e3 << "}";
+        std::printf(
+            "  %-8s %6d worlds: ms forward %.4f (%.3g steps/s), fused forward+vjp %.4f "
+            "(%.3g steps/s)\n",
+            sim::toString(cm), n, ms[0], n / ms[0] * 1e3, ms[1], n / ms[1] * 1e3);
+      }
+      js << "]";
+    } else {
+      std::printf("\n");
+    }
+    std::fflush(stdout);
+    js << "}";
+    firstModel = false;
+  }
+  js << "]}";
+}
+
 int main(int argc, char** argv) {
   std::string outPath = "gpu_check.json";
   int worlds = 10000, cpuWorlds = 1000;
   std::vector<int> sizes{1024, 4096, 16384, 65536};
   bool skipForwardTiming = false, feetOnly = false, kneeling = true;
+  std::vector<std::string> states;
+  double frameDt = 0.02;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--skip-forward-timing" || a == "--feet-only") {
@@ -293,10 +414,15 @@ int main(int argc, char** argv) {
       cpuWorlds = std::stoi(next());
     else if (a == "--sizes")
       sizes = parseSizes(next());
+    else if (a == "--states")
+      states.push_back(next());
+    else if (a == "--frame-dt")
+      frameDt = std::stod(next());
     else {
       std::fprintf(stderr,
                    "usage: gpu_check [--out FILE] [--worlds N] [--sizes 1024,4096,...] "
-                   "[--cpu-worlds N] [--skip-forward-timing] [--feet-only] [--no-kneeling]\n");
+                   "[--cpu-worlds N] [--skip-forward-timing] [--feet-only] [--no-kneeling] "
+                   "[--states PREFIX]... [--frame-dt S]\n");
       return 2;
     }
   }
@@ -340,6 +466,17 @@ int main(int argc, char** argv) {
      << "  \"difference\": \"max over q, v entries of |a - b| / (1 + |b|), b the reference\",\n";
 
   bool allOk = true;
+  if (!states.empty()) {  // the recorded states alone
+    js << "  \"recorded_states\": [\n";
+    for (size_t i = 0; i < states.size(); ++i) {
+      statesSection(js, allOk, device, robot, fm, states[i], frameDt, sizes);
+      js << (i + 1 < states.size() ? ",\n" : "\n");
+    }
+    js << "  ],\n  \"parity_ok\": " << (allOk ? "true" : "false") << "\n}\n";
+    std::ofstream(outPath) << js.str();
+    std::printf("gpu_check: parity %s; wrote %s\n", allOk ? "ok" : "FAILED", outPath.c_str());
+    return allOk ? 0 : 1;
+  }
   // 1. Parity: one step of `worlds` random worlds per case.
   js << "  \"parity\": [\n";
   for (size_t ci = 0; ci < cases.size(); ++ci) {

@@ -6,6 +6,9 @@
   tools/gpu_tables.py legs A.json B.json C.json [--worlds 65536]
                                              forward and fused VJP of runs side by side
   tools/gpu_tables.py cpu RUN.json           CPU microseconds, fixed path against sim::step
+  tools/gpu_tables.py states RUN.json FEET.json
+                                             recorded states (gpu_check --states): contact sets,
+                                             and forward / fused VJP with and without leg spheres
 """
 import json
 import sys
@@ -84,7 +87,30 @@ def cpu(run):
               f"{v['fixed_vjp_us_median'] / v['dynamic_vjp_us_median']:.2f} |")
 
 
+def states(legs_run, feet_run):
+    print("| states, model | spheres in the problem: mean, max, over 16 | worlds | with leg spheres: "
+          "forward / fused forward + VJP | feet alone | legs' cost |")
+    print("|---|---|---|---|---|---|")
+    feet = {(r["states"], m["model"]): m for r in feet_run["recorded_states"] for m in r["models"]}
+    for r in legs_run["recorded_states"]:
+        for m in r["models"]:
+            f = feet[(r["states"], m["model"])]
+            for t, u in zip(m["gpu_timing"], f["gpu_timing"]):
+                if t["worlds"] not in (16384, 65536):
+                    continue
+                print(f"| {r['states']}, {m['model']} | {m['spheres_in_problem_mean']:.2f}, "
+                      f"{m['spheres_in_problem_max']}, {m['states_over_max_active']} of "
+                      f"{r['count']} | {t['worlds']} | "
+                      f"{rate(t['steps_per_s_forward'])} / {rate(t['steps_per_s_fused_forward_vjp'])} | "
+                      f"{rate(u['steps_per_s_forward'])} / {rate(u['steps_per_s_fused_forward_vjp'])} | "
+                      f"x{t['ms_forward'] / u['ms_forward']:.2f} / "
+                      f"x{t['ms_fused_forward_vjp'] / u['ms_fused_forward_vjp']:.2f} |")
+
+
 def main(argv):
+    if len(argv) > 3 and argv[1] == "states":
+        states(load(argv[2]), load(argv[3]))
+        return
     if len(argv) < 3 or argv[1] not in ("parity", "speed", "legs", "cpu"):
         sys.exit(__doc__)
     if argv[1] == "legs":
