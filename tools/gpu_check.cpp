@@ -303,9 +303,8 @@ void statesSection(std::ostringstream& js, bool& allOk, const std::string& devic
     // Spheres in the problem at the recorded configurations (the step's own set is at q_mid).
     long total = 0;
     int most = 0, overflow = 0;
-    std::vector<int> histogram(MAXSPHERES + 1, 0);
+    std::vector<int> histogram(MAXSPHERES + 1, 0), count(rec.worlds.n);
     FixedData d;
-    FixedContacts fc;
     for (int k = 0; k < rec.worlds.n; ++k) {
       forwardKinematics(fm, d, &rec.worlds.q[static_cast<size_t>(k) * NQ]);
       int n = 0;
@@ -313,6 +312,7 @@ void statesSection(std::ostringstream& js, bool& allOk, const std::string& devic
         const double dep = sphereContact(view, sphereCentre(fm, d, j), fm.footRadius[j]).depth;
         n += dep >= (j < NFEET ? fo.footEntry : fo.legEntry);
       }
+      count[k] = n;
       total += n;
       most = std::max(most, n);
       overflow += n > MAXACTIVE;
@@ -349,27 +349,50 @@ void statesSection(std::ostringstream& js, bool& allOk, const std::string& devic
       std::printf("; gpu vs cpu fixed %.3g (%d over)\n", vsFixed.d.rel, vsFixed.over);
       for (size_t si = 0; si < sizes.size(); ++si) {
         const int n = sizes[si];
+        // The recorded order, and the same worlds sorted by their contact count (neighbouring
+        // threads then solve problems of one size): what divergence costs.
         const WorldSet start = replicate(rec.worlds, n);
-        const WorldSet seeds = randomSeeds(n, 901);
-        CudaBatch b(fm, fo, view, n, 128);
-        b.upload(start.q.data(), start.v.data(), start.target.data());
-        b.uploadSeeds(seeds.q.data(), seeds.v.data());
-        double ms[2];
-        const CudaBatch::Kernel kinds[2] = {CudaBatch::Kernel::Forward, CudaBatch::Kernel::Fused};
-        for (int k = 0; k < 2; ++k) {
-          b.timeKernel(kinds[k], 2);  // warm-up
-          const double probe = b.timeKernel(kinds[k], 2) / 2;
-          const int steps = std::clamp(static_cast<int>(150.0 / std::max(probe, 1e-3)), 5, 500);
-          ms[k] = b.timeKernel(kinds[k], steps) / steps;
+        std::vector<int> order(n);
+        for (int k = 0; k < n; ++k) order[k] = k;
+        std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+          return count[a % rec.worlds.n] < count[b % rec.worlds.n];
+        });
+        WorldSet sorted = start;
+        for (int k = 0; k < n; ++k) {
+          const int o2 = order[k];
+          std::copy(start.q.begin() + o2 * NQ, start.q.begin() + (o2 + 1) * NQ,
+                    sorted.q.begin() + k * NQ);
+          std::copy(start.v.begin() + o2 * NV, start.v.begin() + (o2 + 1) * NV,
+                    sorted.v.begin() + k * NV);
+          std::copy(start.target.begin() + o2 * NJ, start.target.begin() + (o2 + 1) * NJ,
+                    sorted.target.begin() + k * NJ);
         }
-        js << (si ? ", " : "") << "{\"worlds\": " << n << ", \"ms_forward\": " << ms[0]
-           << ", \"ms_fused_forward_vjp\": " << ms[1]
-           << ", \"steps_per_s_forward\": " << n / ms[0] * 1e3
-           << ", \"steps_per_s_fused_forward_vjp\": " << n / ms[1] * 1e3 << "}";
+        const WorldSet seeds = randomSeeds(n, 901);
+        double ms[2][2];
+        for (int sortedOrder = 0; sortedOrder < 2; ++sortedOrder) {
+          const WorldSet& w = sortedOrder ? sorted : start;
+          CudaBatch b(fm, fo, view, n, 128);
+          b.upload(w.q.data(), w.v.data(), w.target.data());
+          b.uploadSeeds(seeds.q.data(), seeds.v.data());
+          const CudaBatch::Kernel kinds[2] = {CudaBatch::Kernel::Forward, CudaBatch::Kernel::Fused};
+          for (int k = 0; k < 2; ++k) {
+            b.timeKernel(kinds[k], 2);  // warm-up
+            const double probe = b.timeKernel(kinds[k], 2) / 2;
+            const int steps = std::clamp(static_cast<int>(150.0 / std::max(probe, 1e-3)), 5, 500);
+            ms[sortedOrder][k] = b.timeKernel(kinds[k], steps) / steps;
+          }
+        }
+        js << (si ? ", " : "") << "{\"worlds\": " << n << ", \"ms_forward\": " << ms[0][0]
+           << ", \"ms_fused_forward_vjp\": " << ms[0][1]
+           << ", \"steps_per_s_forward\": " << n / ms[0][0] * 1e3
+           << ", \"steps_per_s_fused_forward_vjp\": " << n / ms[0][1] * 1e3
+           << ", \"ms_forward_sorted_by_contacts\": " << ms[1][0]
+           << ", \"ms_fused_forward_vjp_sorted_by_contacts\": " << ms[1][1] << "}";
         std::printf(
             "  %-8s %6d worlds: ms forward %.4f (%.3g steps/s), fused forward+vjp %.4f "
-            "(%.3g steps/s)\n",
-            sim::toString(cm), n, ms[0], n / ms[0] * 1e3, ms[1], n / ms[1] * 1e3);
+            "(%.3g steps/s); sorted by contacts: %.4f, %.4f\n",
+            sim::toString(cm), n, ms[0][0], n / ms[0][0] * 1e3, ms[0][1], n / ms[0][1] * 1e3,
+            ms[1][0], ms[1][1]);
       }
       js << "]";
     } else {

@@ -89,8 +89,9 @@ def cpu(run):
 
 def states(legs_run, feet_run):
     print("| states, model | spheres in the problem: mean, max, over 16 | worlds | with leg spheres: "
-          "forward / fused forward + VJP | feet alone | legs' cost |")
-    print("|---|---|---|---|---|---|")
+          "forward / fused forward + VJP | the same sorted by contact count | feet alone | "
+          "legs' cost (unsorted) |")
+    print("|---|---|---|---|---|---|---|")
     feet = {(r["states"], m["model"]): m for r in feet_run["recorded_states"] for m in r["models"]}
     for r in legs_run["recorded_states"]:
         for m in r["models"]:
@@ -102,6 +103,8 @@ def states(legs_run, feet_run):
                       f"{m['spheres_in_problem_max']}, {m['states_over_max_active']} of "
                       f"{r['count']} | {t['worlds']} | "
                       f"{rate(t['steps_per_s_forward'])} / {rate(t['steps_per_s_fused_forward_vjp'])} | "
+                      f"{rate(t['worlds'] / t['ms_forward_sorted_by_contacts'] * 1e3)} / "
+                      f"{rate(t['worlds'] / t['ms_fused_forward_vjp_sorted_by_contacts'] * 1e3)} | "
                       f"{rate(u['steps_per_s_forward'])} / {rate(u['steps_per_s_fused_forward_vjp'])} | "
                       f"x{t['ms_forward'] / u['ms_forward']:.2f} / "
                       f"x{t['ms_fused_forward_vjp'] / u['ms_fused_forward_vjp']:.2f} |")
