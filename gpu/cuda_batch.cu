@@ -166,14 +166,30 @@ CudaBatch::CudaBatch(const FixedModel& model, const FixedOptions& opt, const Hei
           "copy heights");
     field_.heights = heights_;
   }
+  vjpOpt_ = opt_;
+  vjpField_ = field_;
+}
+
+void CudaBatch::setVjp(const FixedOptions& opt, const HeightFieldView& field) {
+  vjpOpt_ = opt;
+  vjpField_ = field;
+  if (vjpHeights_) cudaFree(vjpHeights_);
+  vjpHeights_ = nullptr;
+  if (!field.heights) return;
+  const size_t count = static_cast<size_t>(field.nx) * field.ny;
+  check(cudaMalloc(&vjpHeights_, count * sizeof(double)), "cudaMalloc backward heights");
+  check(cudaMemcpy(vjpHeights_, field.heights, count * sizeof(double), cudaMemcpyHostToDevice),
+        "copy backward heights");
+  vjpField_.heights = vjpHeights_;
 }
 
 CudaBatch::~CudaBatch() {
-  for (void* p : {static_cast<void*>(q_), static_cast<void*>(qn_), static_cast<void*>(v_),
-                  static_cast<void*>(vn_), static_cast<void*>(target_),
-                  static_cast<void*>(heights_), static_cast<void*>(failed_),
-                  static_cast<void*>(gq_), static_cast<void*>(gv_), static_cast<void*>(aq_),
-                  static_cast<void*>(av_), static_cast<void*>(at_), static_cast<void*>(tape_)})
+  for (void* p :
+       {static_cast<void*>(q_), static_cast<void*>(qn_), static_cast<void*>(v_),
+        static_cast<void*>(vn_), static_cast<void*>(target_), static_cast<void*>(heights_),
+        static_cast<void*>(vjpHeights_), static_cast<void*>(failed_), static_cast<void*>(gq_),
+        static_cast<void*>(gv_), static_cast<void*>(aq_), static_cast<void*>(av_),
+        static_cast<void*>(at_), static_cast<void*>(tape_)})
     if (p) cudaFree(p);
 }
 
@@ -276,27 +292,27 @@ void CudaBatch::launchKernel(Kernel k) {
                                        failed_);
       break;
     case Kernel::Record:
-      recordKernel<<<blocks, threads_>>>(model_, opt_, field_, n_, q_, v_, target_, gq_, gv_, aq_,
-                                         av_, at_, qn_, vn_, tape_, failed_);
+      recordKernel<<<blocks, threads_>>>(model_, vjpOpt_, vjpField_, n_, q_, v_, target_, gq_, gv_,
+                                         aq_, av_, at_, qn_, vn_, tape_, failed_);
       break;
     case Kernel::VjpFromTape:
-      vjpFromTapeKernel<<<blocks, threads_>>>(model_, opt_, field_, n_, q_, v_, target_, gq_, gv_,
-                                              aq_, av_, at_, qn_, vn_, tape_, failed_);
+      vjpFromTapeKernel<<<blocks, threads_>>>(model_, vjpOpt_, vjpField_, n_, q_, v_, target_, gq_,
+                                              gv_, aq_, av_, at_, qn_, vn_, tape_, failed_);
       break;
     case Kernel::Fused:
-      if (opt_.model == FixedContact::Soft) {
-        softVjpKernel<<<blocks, threads_>>>(model_, opt_, field_, n_, q_, v_, target_, gq_, gv_,
-                                            aq_, av_, at_, qn_, vn_, tape_, failed_);
+      if (vjpOpt_.model == FixedContact::Soft) {
+        softVjpKernel<<<blocks, threads_>>>(model_, vjpOpt_, vjpField_, n_, q_, v_, target_, gq_,
+                                            gv_, aq_, av_, at_, qn_, vn_, tape_, failed_);
         break;
       }
-      fusedVjpKernel<<<blocks, threads_>>>(model_, opt_, field_, n_, q_, v_, target_, gq_, gv_, aq_,
-                                           av_, at_, qn_, vn_, tape_, failed_);
+      fusedVjpKernel<<<blocks, threads_>>>(model_, vjpOpt_, vjpField_, n_, q_, v_, target_, gq_,
+                                           gv_, aq_, av_, at_, qn_, vn_, tape_, failed_);
       break;
   }
 }
 
 int CudaBatch::vjp(VjpKind kind) {
-  if (opt_.model == FixedContact::Soft && kind == VjpKind::Split)
+  if (vjpOpt_.model == FixedContact::Soft && kind == VjpKind::Split)
     throw std::runtime_error("CudaBatch::vjp: the soft model has no split VJP");
   if (kind == VjpKind::Fused) {
     launchKernel(Kernel::Fused);
@@ -314,7 +330,7 @@ int CudaBatch::vjp(VjpKind kind) {
 }
 
 double CudaBatch::timeKernel(Kernel k, int steps) {
-  if (opt_.model == FixedContact::Soft && (k == Kernel::Record || k == Kernel::VjpFromTape))
+  if (vjpOpt_.model == FixedContact::Soft && (k == Kernel::Record || k == Kernel::VjpFromTape))
     throw std::runtime_error("CudaBatch::timeKernel: the soft model has no stored tape");
   if (k == Kernel::VjpFromTape) launchKernel(Kernel::Record);
   cudaEvent_t start, stop;

@@ -36,6 +36,11 @@ class CudaBatch {
   // Milliseconds that `steps` launches take, by CUDA events (after the previous work finished).
   double timeSteps(int steps);
 
+  // The options and ground the VJP kernels differentiate (gpu/fixed_convert.h's toFixedBackward
+  // and backwardView: straight_through's smoothed model, a straight-through terrain); by default
+  // the step's own. The split variant's forward kernel records its tape with these too.
+  void setVjp(const FixedOptions& opt, const HeightFieldView& field);
+
   // The VJP. Seeds: the adjoints of (q', v'), world-major (NQ, NV).
   void uploadSeeds(const double* gq, const double* gv);
   // Fused: one kernel records the tape in the thread's local memory and runs the VJP (as
@@ -59,11 +64,11 @@ class CudaBatch {
   void launch();
   void launchKernel(Kernel k);
   FixedModel model_;
-  FixedOptions opt_;
-  HeightFieldView field_;  // heights on the device
+  FixedOptions opt_, vjpOpt_;
+  HeightFieldView field_, vjpField_;  // heights on the device
   int n_, threads_, regCap_ = 0;
   double *q_ = nullptr, *v_ = nullptr, *qn_ = nullptr, *vn_ = nullptr, *target_ = nullptr;
-  double* heights_ = nullptr;
+  double *heights_ = nullptr, *vjpHeights_ = nullptr;
   int* failed_ = nullptr;
   double *gq_ = nullptr, *gv_ = nullptr, *aq_ = nullptr, *av_ = nullptr, *at_ = nullptr;
   double* tape_ = nullptr;  // allocated on first use

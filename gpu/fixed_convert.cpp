@@ -69,7 +69,9 @@ FixedOptions toFixed(const sim::SimOptions& opt) {
     case sim::ContactModel::Hard: f.model = FixedContact::Hard; break;
     case sim::ContactModel::Smoothed: f.model = FixedContact::Smoothed; break;
     case sim::ContactModel::Soft: f.model = FixedContact::Soft; break;
-    default: throw std::invalid_argument("fixed-size step: no straight_through contact yet");
+    case sim::ContactModel::StraightThrough:
+      f.model = FixedContact::Hard;
+      break;  // its forward
   }
   if (c.model == sim::ContactModel::Soft && c.integrator != sim::Integrator::Fixed)
     throw std::invalid_argument("fixed-size step: the soft model's adaptive integrator is not in");
@@ -97,6 +99,18 @@ FixedOptions toFixed(const sim::SimOptions& opt) {
   f.saturation = opt.actuator.saturation;
   f.velocityLimit = opt.actuator.velocityLimit;
   return f;
+}
+
+FixedOptions toFixedBackward(const sim::SimOptions& opt) {
+  if (opt.contact.model != sim::ContactModel::StraightThrough) return toFixed(opt);
+  sim::SimOptions smoothed = opt;
+  smoothed.contact.model = sim::ContactModel::Smoothed;
+  return toFixed(smoothed);
+}
+
+HeightFieldView backwardView(const sim::SimOptions& opt) {
+  return toView(opt.contact.backwardTerrain ? opt.contact.backwardTerrain.get()
+                                            : opt.contact.terrain.get());
 }
 
 HeightFieldView toView(const sim::HeightField* hf) {

@@ -11,7 +11,14 @@ namespace diffloco::gpu {
 
 // The feet and the leg spheres (sim::Model::legSpheres), at most MAXLEG of them.
 FixedModel toFixed(const sim::Model& model);
+// The options of the step's forward: straight_through runs the hard model.
 FixedOptions toFixed(const sim::SimOptions& opt);
+// The options the step's VJP differentiates (sim::stepVjp): straight_through's is the smoothed
+// model's at the same state; every other model's is its own.
+FixedOptions toFixedBackward(const sim::SimOptions& opt);
+// The ground the VJP differentiates: contact.backwardTerrain (straight-through terrain, a smoothed
+// copy) when set, else contact.terrain; the options must outlive the view.
+HeightFieldView backwardView(const sim::SimOptions& opt);
 // A view of hf's heights (nullptr: the plane); hf must outlive the view.
 HeightFieldView toView(const sim::HeightField* hf);
 

@@ -41,13 +41,29 @@ namespace {
 
 constexpr double kTolerance = 1e-10;
 
+// A contact model on the plane or the bumpy height field; backward: the VJP on a smoothed copy of
+// the height field (straight-through terrain, sim::ContactOptions::backwardTerrain).
 struct Case {
   sim::ContactModel model;
   bool terrain;
+  bool backward = false;
   std::string name() const {
-    return std::string(sim::toString(model)) + (terrain ? "/terrain" : "/plane");
+    return std::string(sim::toString(model)) + (terrain ? "/terrain" : "/plane") +
+           (backward ? "+backward" : "");
   }
 };
+
+// Every model on both grounds, straight_through too, and the smoothed model with a backward
+// terrain (the rough-terrain task's).
+std::vector<Case> allCases() {
+  std::vector<Case> cases;
+  for (bool terrain : {false, true})
+    for (auto cm : {sim::ContactModel::Hard, sim::ContactModel::Smoothed, sim::ContactModel::Soft,
+                    sim::ContactModel::StraightThrough})
+      cases.push_back({cm, terrain});
+  cases.push_back({sim::ContactModel::Smoothed, true, true});
+  return cases;
+}
 
 // Per-world comparison: the largest difference and how many worlds exceed the tolerance.
 struct WorldDiff {
@@ -118,10 +134,7 @@ void vjpSections(std::ostringstream& js, bool& allOk, const std::string& device,
                  const std::vector<double>& qStand, const FixedModel& fm,
                  const std::function<sim::SimOptions(const Case&)>& options, int worlds,
                  int cpuWorlds, const std::vector<int>& sizes, bool kneeling) {
-  std::vector<Case> cases;
-  for (bool terrain : {false, true})
-    for (auto cm : {sim::ContactModel::Hard, sim::ContactModel::Smoothed, sim::ContactModel::Soft})
-      cases.push_back({cm, terrain});
+  const std::vector<Case> cases = allCases();
   js << "  \"vjp_tape_bytes\": " << sizeof(FixedTape)
      << ", \"vjp_soft_scratch_bytes\": " << sizeof(FixedSoftTape) << ",\n";
   js << "  \"vjp_difference\": \"max over q-bar, v-bar, qTarget-bar entries of |a - b| / (1 + "
@@ -138,7 +151,8 @@ void vjpSections(std::ostringstream& js, bool& allOk, const std::string& device,
     WorldSet dyn, fix;
     std::vector<char> failedFix;
     const int badDyn = vjpDynamic(robot.model, o, start, seeds, dyn);
-    const int badFix = vjpFixed(fm, toFixed(o), view, start, seeds, fix, &failedFix);
+    const int badFix =
+        vjpFixed(fm, toFixedBackward(o), backwardView(o), start, seeds, fix, &failedFix);
     const WorldDiff cpu = compareWorlds(skipping(fix, dyn, failedFix), dyn, true);
     allOk = allOk && cpu.over == 0;
     js << "    {\"case\": \"" << c.name() << "\", \"worlds\": " << worlds
@@ -150,6 +164,7 @@ void vjpSections(std::ostringstream& js, bool& allOk, const std::string& device,
                 c.name().c_str(), cpu.d.rel, cpu.over);
     if (!device.empty()) {
       CudaBatch gpu(fm, toFixed(o), view, worlds);
+      gpu.setVjp(toFixedBackward(o), backwardView(o));
       gpu.upload(start.q.data(), start.v.data(), start.target.data());
       gpu.uploadSeeds(seeds.q.data(), seeds.v.data());
       const bool soft = c.model == sim::ContactModel::Soft;  // no split VJP
@@ -186,8 +201,8 @@ void vjpSections(std::ostringstream& js, bool& allOk, const std::string& device,
   for (size_t ci = 0; ci < cases.size(); ++ci) {
     const Case& c = cases[ci];
     const sim::SimOptions o = options(c);
-    const FixedOptions fo = toFixed(o);
-    const HeightFieldView view = toView(o.contact.terrain.get());
+    const FixedOptions fo = toFixedBackward(o);
+    const HeightFieldView view = backwardView(o);
     const WorldSet start =
         randomWorlds(qStand, o.contact.terrain.get(), cpuWorlds, 600 + ci, kneeling);
     const WorldSet seeds = randomSeeds(cpuWorlds, 700 + ci);
@@ -223,6 +238,7 @@ void vjpSections(std::ostringstream& js, bool& allOk, const std::string& device,
       const WorldSet start = randomWorlds(qStand, o.contact.terrain.get(), n, 800, kneeling);
       const WorldSet seeds = randomSeeds(n, 801);
       CudaBatch gpu(fm, toFixed(o), view, n, 128);
+      gpu.setVjp(toFixedBackward(o), backwardView(o));
       gpu.upload(start.q.data(), start.v.data(), start.target.data());
       gpu.uploadSeeds(seeds.q.data(), seeds.v.data());
       const bool soft = c.model == sim::ContactModel::Soft;  // forward and fused only
@@ -460,15 +476,14 @@ int main(int argc, char** argv) {
   const std::vector<double> qStand(qs.data(), qs.data() + qs.size());
   const FixedModel fm = toFixed(robot.model);
   const auto bumps = std::make_shared<sim::HeightField>(bumpyField(0.04, 11));
+  const auto smoothBumps = std::make_shared<sim::HeightField>(sim::smoothHeightField(*bumps, 0.05));
   auto options = [&](const Case& c) {
     sim::SimOptions o = robot.simOptions(c.model);
     if (c.terrain) o.contact.terrain = bumps;
+    if (c.backward) o.contact.backwardTerrain = smoothBumps;
     return o;
   };
-  std::vector<Case> cases;
-  for (bool terrain : {false, true})
-    for (auto cm : {sim::ContactModel::Hard, sim::ContactModel::Smoothed, sim::ContactModel::Soft})
-      cases.push_back({cm, terrain});
+  const std::vector<Case> cases = allCases();
 
   std::string device;
   try {

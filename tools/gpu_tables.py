@@ -68,9 +68,12 @@ def legs(paths, worlds):
     print("| case | " + " | ".join(p.split("/")[-1] for p in paths) + " |")
     print("|---|" + "---|" * len(runs))
     for c in [t["case"] for t in runs[0]["vjp_gpu_timing"] if t["worlds"] == worlds]:
+        found = [[t for t in r["vjp_gpu_timing"] if t["case"] == c and t["worlds"] == worlds]
+                 for r in runs]
+        if not all(found):  # a case some of the runs do not have
+            continue
         cells = []
-        for r in runs:
-            v = next(t for t in r["vjp_gpu_timing"] if t["case"] == c and t["worlds"] == worlds)
+        for v in (f[0] for f in found):
             cells.append(f"{v['ms_forward']:.2f} / {v['ms_fused_forward_vjp']:.2f} ms")
         print(f"| {c} | " + " | ".join(cells) + " |")
 

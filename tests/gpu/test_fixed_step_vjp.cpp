@@ -150,3 +150,44 @@ TEST(FixedStepVjp, AgreesWithCentralDifferences) {
     }
   }
 }
+
+// straight_through (its VJP is the smoothed model's at the state) and a straight-through terrain
+// (the VJP of the step on a smoothed copy of the ground): what toFixedBackward and backwardView
+// hand the fixed VJP, against sim::stepVjp with the same options.
+TEST(FixedStepVjp, StraightThroughAndBackwardTerrainMatch) {
+  const Anymal a;
+  const FixedModel fm = toFixed(a.robot.model);
+  const sim::HeightField bumps = bumpyField(0.04, 11);
+  const auto smooth = std::make_shared<sim::HeightField>(sim::smoothHeightField(bumps, 0.05));
+  const int n = 300;
+  const WorldSet start = randomWorlds(a.qStand, &bumps, n, 31);
+  const WorldSet seeds = randomSeeds(n, 32);
+  for (auto cm : {sim::ContactModel::StraightThrough, sim::ContactModel::Hard,
+                  sim::ContactModel::Smoothed, sim::ContactModel::Soft}) {
+    WorldSet onTerrain;
+    for (bool backward : {false, true}) {
+      sim::SimOptions o = options(a.robot, cm, &bumps);
+      if (backward) o.contact.backwardTerrain = smooth;
+      WorldSet dyn, fix;
+      EXPECT_EQ(vjpDynamic(a.robot.model, o, start, seeds, dyn), 0);
+      EXPECT_EQ(vjpFixed(fm, toFixedBackward(o), backwardView(o), start, seeds, fix), 0);
+      const Difference d = compareWithTargets(fix, dyn);
+      std::printf("VJP %s%s: max rel %.3g\n", sim::toString(cm),
+                  backward ? ", backward terrain" : "", d.rel);
+      EXPECT_LE(d.rel, 1e-10) << sim::toString(cm) << (backward ? ", backward terrain" : "")
+                              << ": world " << d.world;
+      if (backward)  // the smoothed ground changes the adjoints
+        EXPECT_GT(compareWithTargets(fix, onTerrain).abs, 1e-3) << sim::toString(cm);
+      else
+        onTerrain = fix;
+    }
+  }
+  // straight_through's forward is the hard step.
+  sim::SimOptions o = options(a.robot, sim::ContactModel::StraightThrough, &bumps);
+  WorldSet dyn, fix;
+  EXPECT_EQ(stepDynamic(a.robot.model, o, start, dyn), 0);
+  EXPECT_EQ(stepFixed(fm, toFixed(o), toView(&bumps), start, fix), 0);
+  EXPECT_LE(compare(fix, dyn).rel, 1e-10);
+  EXPECT_EQ(toFixed(o).model, FixedContact::Hard);
+  EXPECT_EQ(toFixedBackward(o).model, FixedContact::Smoothed);
+}
