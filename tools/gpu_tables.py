@@ -24,7 +24,7 @@ def rel(d):
 
 
 def parity(run):
-    print("| case | kneeling worlds' legs touching / most spheres touching | failed (fixed, GPU) "
+    print("| case | worlds with a leg sphere touching / most spheres touching | failed (fixed, GPU) "
           "| step: CPU fixed vs `sim::step` | step: GPU vs CPU fixed | VJP: CPU fixed vs "
           "`sim::stepVjp` | VJP: GPU fused vs CPU fixed |")
     print("|---|---|---|---|---|---|---|")
