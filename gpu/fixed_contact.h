@@ -12,11 +12,10 @@ namespace diffloco::gpu {
 
 struct FixedContacts {
   // The spheres in the problem, in sphere order (feet, then leg spheres): which sphere, and its
-  // depth, frame and point. overflow: more than MAXACTIVE spheres would have entered.
+  // depth, frame and point.
   int active[MAXACTIVE];
   FixedSphereContact contact[MAXACTIVE];
   int nc;
-  bool overflow;
   double Jc[3 * MAXACTIVE][NV];            // rows (normal, t1, t2) per active contact
   double Yc[3 * MAXACTIVE][MAXPATH];       // L^-T Jc^T on each active sphere's dof path
   double G[3 * MAXACTIVE][3 * MAXACTIVE];  // Delassus matrix Jc H^-1 Jc^T
@@ -46,11 +45,10 @@ DL_HD V3 sphereCentre(const FixedModel& m, const FixedData& d, int j) {
 // Each sphere's contact against the ground and the ones that enter the problem, in sphere order
 // (sim::footGeometry and sim::selectContacts in one pass): a foot from o.footEntry, a leg sphere
 // from o.legEntry, settled by depthUpperBound on a height field when that is below its entry.
-// Returns false when more than MAXACTIVE spheres enter (fc.overflow).
+// Returns false when more than MAXACTIVE spheres enter.
 DL_HD bool collectContacts(const FixedModel& m, const FixedOptions& o, const FixedData& d,
                            const HeightFieldView& hf, FixedContacts& fc) {
   fc.nc = 0;
-  fc.overflow = false;
   for (int j = 0; j < m.nspheres; ++j) {
     const bool leg = j >= NFEET;
     const double entry = leg ? o.legEntry : o.footEntry;
@@ -58,10 +56,7 @@ DL_HD bool collectContacts(const FixedModel& m, const FixedOptions& o, const Fix
     if (leg && hf.heights && depthUpperBound(hf, centre, m.footRadius[j]) < entry) continue;
     const FixedSphereContact c = sphereContact(hf, centre, m.footRadius[j]);
     if (!(c.depth >= entry)) continue;
-    if (fc.nc == MAXACTIVE) {
-      fc.overflow = true;
-      return false;
-    }
+    if (fc.nc == MAXACTIVE) return false;
     fc.active[fc.nc] = j;
     fc.contact[fc.nc++] = c;
   }

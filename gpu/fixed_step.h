@@ -71,16 +71,25 @@ DL_HD bool allFinite(const double* x, int n) {
   return ok;
 }
 
+// Copies (q, v) into (qNext, vNext): what a world whose step failed holds (it keeps its state).
+DL_HD void keepState(const double* q, const double* v, double* qNext, double* vNext) {
+  for (int k = 0; k < NQ; ++k) qNext[k] = q[k];
+  for (int k = 0; k < NV; ++k) vNext[k] = v[k];
+}
+
 // The hard or smoothed step in the caller's d, fc and u (the tape's, or a plain step's scratch);
 // with dyn and gs, records what fixedStepVjp reads. Returns false when the contact set overflows
-// (collectContacts), leaving qNext and vNext unset.
+// (collectContacts); then (qNext, vNext) = (q, v).
 DL_HD bool hardOrSmoothedStep(const FixedModel& m, const FixedOptions& o, const HeightFieldView& hf,
                               const double* q, const double* v, const double* qTarget,
                               double* qNext, double* vNext, FixedData& d, FixedContacts& fc,
                               double* u, FixedDynamicsTape* dyn, FixedGsTape* gs) {
   double work[NV];
   stepDynamics(m, o, d, q, v, qTarget, o.dt, u, dyn);
-  if (!collectContacts(m, o, d, hf, fc)) return false;
+  if (!collectContacts(m, o, d, hf, fc)) {
+    keepState(q, v, qNext, vNext);
+    return false;
+  }
   if (fc.nc > 0) {
     contactJacobians(m, d, fc);
     delassus(m, d, fc);
@@ -129,12 +138,6 @@ DL_HD bool softSubstep(const FixedModel& m, const FixedOptions& o, const HeightF
   return true;
 }
 
-// Copies (q, v) into (qNext, vNext): what a world whose step failed holds (it keeps its state).
-DL_HD void keepState(const double* q, const double* v, double* qNext, double* vNext) {
-  for (int k = 0; k < NQ; ++k) qNext[k] = q[k];
-  for (int k = 0; k < NV; ++k) vNext[k] = v[k];
-}
-
 // Advances (q, v) by o.dt with joint targets qTarget into (qNext, vNext), which must not alias
 // q and v. Returns false when the new state is not finite, and when a contact set overflowed
 // (then (qNext, vNext) = (q, v)).
@@ -159,7 +162,6 @@ DL_HD bool fixedStep(const FixedModel& m, const FixedOptions& o, const HeightFie
     }
   } else if (!hardOrSmoothedStep(m, o, hf, q, v, qTarget, qNext, vNext, d, fc, u, nullptr,
                                  nullptr)) {
-    keepState(q, v, qNext, vNext);
     return false;
   }
   return allFinite(qNext, NQ) && allFinite(vNext, NV);

@@ -30,10 +30,8 @@ DL_HD bool fixedStepRecord(const FixedModel& m, const FixedOptions& o, const Hei
                            const double* q, const double* v, const double* qTarget, double* qNext,
                            double* vNext, FixedTape& t) {
   if (o.model == FixedContact::Soft || o.iterations > MAXGSITER) return false;
-  if (!hardOrSmoothedStep(m, o, hf, q, v, qTarget, qNext, vNext, t.d, t.fc, t.u, &t.dyn, &t.gs)) {
-    keepState(q, v, qNext, vNext);
+  if (!hardOrSmoothedStep(m, o, hf, q, v, qTarget, qNext, vNext, t.d, t.fc, t.u, &t.dyn, &t.gs))
     return false;
-  }
   for (int k = 0; k < NV; ++k) t.vNext[k] = vNext[k];
   return allFinite(qNext, NQ) && allFinite(vNext, NV);
 }

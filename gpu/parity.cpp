@@ -183,20 +183,31 @@ Difference compareWithTargets(const WorldSet& a, const WorldSet& b) {
   return compareImpl(a, b, true);
 }
 
+SphereCount spheresEntering(const FixedModel& model, const FixedOptions& o,
+                            const HeightFieldView& hf, const FixedData& d) {
+  SphereCount n;
+  for (int j = 0; j < model.nspheres; ++j) {
+    const bool leg = j >= NFEET;
+    if (sphereContact(hf, sphereCentre(model, d, j), model.footRadius[j]).depth >=
+        (leg ? o.legEntry : o.footEntry))
+      ++(leg ? n.legs : n.feet);
+  }
+  return n;
+}
+
 ContactCoverage contactCoverage(const FixedModel& model, const HeightFieldView& hf,
                                 const WorldSet& worlds) {
   ContactCoverage c;
   FixedData d;
+  FixedOptions touching{};  // entry at depth 0: touching the ground
+  touching.footEntry = touching.legEntry = 0;
   for (int k = 0; k < worlds.n; ++k) {
     forwardKinematics(model, d, &worlds.q[static_cast<size_t>(k) * NQ]);
-    int feet = 0, legs = 0;
-    for (int j = 0; j < model.nspheres; ++j)
-      if (sphereContact(hf, sphereCentre(model, d, j), model.footRadius[j]).depth >= 0)
-        ++(j < NFEET ? feet : legs);
-    (feet == 0 ? c.none : feet == NFEET ? c.all : c.some)++;
-    c.legs += legs > 0;
-    c.most = std::max(c.most, feet + legs);
-    c.overflow += feet + legs > MAXACTIVE;
+    const SphereCount n = spheresEntering(model, touching, hf, d);
+    (n.feet == 0 ? c.none : n.feet == NFEET ? c.all : c.some)++;
+    c.legs += n.legs > 0;
+    c.most = std::max(c.most, n.feet + n.legs);
+    c.overflow += n.feet + n.legs > MAXACTIVE;
   }
   return c;
 }

@@ -5,7 +5,7 @@
 
 #include <vector>
 
-#include "gpu/fixed_model.h"
+#include "gpu/fixed_dynamics.h"
 #include "sim/model.h"
 #include "sim/options.h"
 #include "sim/terrain.h"
@@ -61,6 +61,14 @@ struct Difference {
 Difference compare(const WorldSet& a, const WorldSet& b);
 // The same over the target entries too (for adjoints).
 Difference compareWithTargets(const WorldSet& a, const WorldSet& b);
+
+// Feet and leg spheres at or past their entry depths in o (o.footEntry, o.legEntry) with the
+// kinematics in d, counted without collectContacts' MAXACTIVE bound.
+struct SphereCount {
+  int feet = 0, legs = 0;
+};
+SphereCount spheresEntering(const FixedModel& model, const FixedOptions& o,
+                            const HeightFieldView& hf, const FixedData& d);
 
 // Worlds with no foot, some feet and all feet touching the ground (depth >= 0) at their start;
 // worlds with a leg sphere touching it, the most spheres touching in one world, and the worlds

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <filesystem>
 #include <fstream>
 #include <stdexcept>
 #include <vector>
@@ -59,6 +60,9 @@ sim::VecX configuration(const sim::Model& model, const std::vector<int>& recordI
 
 RecordedStates loadRecordedStates(const sim::Model& model, const std::string& prefix,
                                   double frameDt) {
+  if (!(frameDt > 0))
+    throw std::runtime_error(prefix + ": the frame interval must be > 0 s, got " +
+                             std::to_string(frameDt));
   const int nq = model.nq(), nv = model.nv(), nj = model.nj();
   // Bodies: the record's names, matched to the model's.
   std::vector<std::string> names;
@@ -87,6 +91,12 @@ RecordedStates loadRecordedStates(const sim::Model& model, const std::string& pr
       throw std::runtime_error(path + ": " + std::to_string(count) + " states of " +
                                std::to_string(nb) + " bodies, expected " +
                                std::to_string(names.size()) + " bodies");
+    // The header's count against the file's size, before anything is allocated for it.
+    const auto expected = 8 + static_cast<std::uintmax_t>(count) * 2 * 7 * nb * sizeof(double);
+    if (std::filesystem::file_size(path) != expected)
+      throw std::runtime_error(path + ": " + std::to_string(std::filesystem::file_size(path)) +
+                               " bytes, expected " + std::to_string(expected) + " for " +
+                               std::to_string(count) + " states");
     std::vector<double> frames(static_cast<size_t>(2 * 7 * nb));
     WorldSet& w = out.worlds;
     w.n = count;
@@ -127,7 +137,16 @@ RecordedStates loadRecordedStates(const sim::Model& model, const std::string& pr
     std::int32_t dims[2];
     read(f, head, 3, path);
     read(f, dims, 2, path);
-    if (dims[0] < 2 || dims[1] < 2 || !(head[2] > 0)) throw std::runtime_error(path + ": bad grid");
+    if (dims[0] < 2 || dims[1] < 2 || !(head[2] > 0))
+      throw std::runtime_error(path + ": a grid of at least 2 x 2 samples at a spacing > 0 " +
+                               "expected, got " + std::to_string(dims[0]) + " x " +
+                               std::to_string(dims[1]) + " at " + std::to_string(head[2]));
+    const auto expected = 3 * sizeof(double) + 2 * sizeof(std::int32_t) +
+                          static_cast<std::uintmax_t>(dims[0]) * dims[1] * sizeof(double);
+    if (std::filesystem::file_size(path) != expected)
+      throw std::runtime_error(path + ": " + std::to_string(std::filesystem::file_size(path)) +
+                               " bytes, expected " + std::to_string(expected) + " for a " +
+                               std::to_string(dims[0]) + " x " + std::to_string(dims[1]) + " grid");
     sim::HeightField& hf = out.field;
     hf.originX = head[0];
     hf.originY = head[1];

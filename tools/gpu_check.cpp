@@ -118,11 +118,42 @@ double seconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
+// Milliseconds per launch of one kernel at the uploaded state: two warm-up launches, a probe of
+// two, then as many launches as fill about 150 ms (5 to 500).
+double msPerLaunch(CudaBatch& b, CudaBatch::Kernel k) {
+  b.timeKernel(k, 2);
+  const double probe = b.timeKernel(k, 2) / 2;
+  const int steps = std::clamp(static_cast<int>(150.0 / std::max(probe, 1e-3)), 5, 500);
+  return b.timeKernel(k, steps) / steps;
+}
+
+// A flag's number within [lo, hi], or an error naming the flag and what it got.
+double flagNumber(const std::string& flag, const std::string& text, double lo, double hi) {
+  size_t used = 0;
+  double x = 0;
+  try {
+    x = std::stod(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (text.empty() || used != text.size() || !(x >= lo && x <= hi))
+    throw std::invalid_argument(flag + ": expected a number in [" + std::to_string(lo) + ", " +
+                                std::to_string(hi) + "], got '" + text + "'");
+  return x;
+}
+
+int flagCount(const std::string& flag, const std::string& text, int lo, int hi) {
+  const double x = flagNumber(flag, text, lo, hi);
+  if (x != static_cast<int>(x))
+    throw std::invalid_argument(flag + ": expected a whole number, got '" + text + "'");
+  return static_cast<int>(x);
+}
+
 std::vector<int> parseSizes(const std::string& s) {
   std::vector<int> out;
   std::stringstream in(s);
   std::string item;
-  while (std::getline(in, item, ',')) out.push_back(std::stoi(item));
+  while (std::getline(in, item, ',')) out.push_back(flagCount("--sizes", item, 1, 1 << 22));
   return out;
 }
 
@@ -247,10 +278,7 @@ void vjpSections(std::ostringstream& js, bool& allOk, const std::string& device,
                                           CudaBatch::Kernel::VjpFromTape, CudaBatch::Kernel::Fused};
       for (int k = 0; k < 4; ++k) {
         if (soft && (k == 1 || k == 2)) continue;
-        gpu.timeKernel(kinds[k], 2);  // warm-up
-        const double probe = gpu.timeKernel(kinds[k], 2) / 2;
-        const int steps = std::clamp(static_cast<int>(150.0 / std::max(probe, 1e-3)), 5, 500);
-        ms[k] = gpu.timeKernel(kinds[k], steps) / steps;
+        ms[k] = msPerLaunch(gpu, kinds[k]);
       }
       js << (first ? "" : ",\n") << "    {\"case\": \"" << c.name() << "\", \"worlds\": " << n
          << ", \"ms_forward\": " << ms[0] << ", \"ms_fused_forward_vjp\": " << ms[3]
@@ -323,11 +351,8 @@ void statesSection(std::ostringstream& js, bool& allOk, const std::string& devic
     FixedData d;
     for (int k = 0; k < rec.worlds.n; ++k) {
       forwardKinematics(fm, d, &rec.worlds.q[static_cast<size_t>(k) * NQ]);
-      int n = 0;
-      for (int j = 0; j < fm.nspheres; ++j) {
-        const double dep = sphereContact(view, sphereCentre(fm, d, j), fm.footRadius[j]).depth;
-        n += dep >= (j < NFEET ? fo.footEntry : fo.legEntry);
-      }
+      const SphereCount entering = spheresEntering(fm, fo, view, d);
+      const int n = entering.feet + entering.legs;
       count[k] = n;
       total += n;
       most = std::max(most, n);
@@ -392,10 +417,7 @@ void statesSection(std::ostringstream& js, bool& allOk, const std::string& devic
           b.uploadSeeds(seeds.q.data(), seeds.v.data());
           const CudaBatch::Kernel kinds[2] = {CudaBatch::Kernel::Forward, CudaBatch::Kernel::Fused};
           for (int k = 0; k < 2; ++k) {
-            b.timeKernel(kinds[k], 2);  // warm-up
-            const double probe = b.timeKernel(kinds[k], 2) / 2;
-            const int steps = std::clamp(static_cast<int>(150.0 / std::max(probe, 1e-3)), 5, 500);
-            ms[sortedOrder][k] = b.timeKernel(kinds[k], steps) / steps;
+            ms[sortedOrder][k] = msPerLaunch(b, kinds[k]);
           }
         }
         js << (si ? ", " : "") << "{\"worlds\": " << n << ", \"ms_forward\": " << ms[0][0]
@@ -421,7 +443,7 @@ void statesSection(std::ostringstream& js, bool& allOk, const std::string& devic
   js << "]}";
 }
 
-int main(int argc, char** argv) {
+int run(int argc, char** argv) {
   std::string outPath = "gpu_check.json";
   int worlds = 10000, cpuWorlds = 1000;
   std::vector<int> sizes{1024, 4096, 16384, 65536};
@@ -448,15 +470,15 @@ int main(int argc, char** argv) {
     if (a == "--out")
       outPath = next();
     else if (a == "--worlds")
-      worlds = std::stoi(next());
+      worlds = flagCount(a, next(), 1, 1 << 22);
     else if (a == "--cpu-worlds")
-      cpuWorlds = std::stoi(next());
+      cpuWorlds = flagCount(a, next(), 1, 1 << 22);
     else if (a == "--sizes")
       sizes = parseSizes(next());
     else if (a == "--states")
       states.push_back(next());
     else if (a == "--frame-dt")
-      frameDt = std::stod(next());
+      frameDt = flagNumber(a, next(), 1e-6, 10);
     else {
       std::fprintf(stderr,
                    "usage: gpu_check [--out FILE] [--worlds N] [--sizes 1024,4096,...] "
@@ -639,4 +661,14 @@ int main(int argc, char** argv) {
   std::printf("gpu_check: parity %s; wrote %s\n", allOk ? "ok" : "FAILED", outPath.c_str());
   if (device.empty()) std::printf("gpu_check: no CUDA device, GPU parts skipped\n");
   return allOk ? 0 : 1;
+}
+
+// Bad flags, files or a failed CUDA call: a message and exit status 2, not an abort.
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "gpu_check: %s\n", e.what());
+    return 2;
+  }
 }

@@ -20,16 +20,22 @@ def main(argv):
         sys.exit(__doc__)
     limit = 20000
     if "--max" in argv:
-        limit = int(argv[argv.index("--max") + 1])
-    with open(argv[1]) as f:
-        rec = json.load(f)
+        i = argv.index("--max") + 1
+        if i >= len(argv) or not argv[i].isdigit() or int(argv[i]) < 1:
+            sys.exit("rollout_states.py: --max needs a whole number >= 1")
+        limit = int(argv[i])
+    try:
+        with open(argv[1]) as f:
+            rec = json.load(f)
+        bodies, envs = rec["bodies"], rec["envs"]
+    except (OSError, ValueError, KeyError) as e:
+        sys.exit(f"{argv[1]}: not a rollout record (diffloco eval --record): {e}")
     if "terrain" not in rec:
         sys.exit(f"{argv[1]}: the record has no height field (a rollout on the plane)")
-    bodies = rec["bodies"]
     nb = len(bodies)
     pairs = []
     w = 7 * nb  # the record's pose: frames x bodies x 7, flat
-    for env in rec["envs"]:
+    for env in envs:
         pose = env["pose"]
         for k in range(env["frames"] - 1):
             pairs.append((pose[k * w:(k + 1) * w], pose[(k + 1) * w:(k + 2) * w]))
