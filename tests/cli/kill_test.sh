@@ -8,7 +8,8 @@
 #     newest 2 and one older sampled one are whole zip archives (CRC of every record) of a diffloco
 #     checkpoint, and the newest opens in the program itself (`diffloco eval model_N.pt`, the
 #     cheapest command that loads a checkpoint and fails on a corrupt one); temporaries
-#     (model_N.pt.<pid>.<k>.tmp, io/atomic_file.cpp) are never named like a checkpoint;
+#     (model_N.pt.<pid>.<k>.tmp, metrics.csv.<pid>.<k>.tmp from a resume's rewrite,
+#     io/atomic_file.cpp) are never named like a checkpoint;
 #   - no checkpoint is lost (the newest iteration never goes down);
 #   - resume continues: the run resumed from the newest checkpoint left by the kill before, and
 #     its first iteration is that checkpoint's + 1.
@@ -186,7 +187,7 @@ done
 # No file named like a checkpoint is a temporary; every temporary is one of atomic_file's.
 while IFS= read -r f; do
   name=${f##*/}
-  [[ $name =~ ^(model_[0-9]+\.pt|config\.yaml|policy\.pt)\.[0-9]+\.[0-9]+\.tmp$ ]] ||
+  [[ $name =~ ^(model_[0-9]+\.pt|config\.yaml|policy\.pt|metrics\.csv)\.[0-9]+\.[0-9]+\.tmp$ ]] ||
     fail "$f: an unexpected temporary file"
 done < <(find "$run" -name '*.tmp')
 
