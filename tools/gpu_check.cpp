@@ -20,7 +20,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
-#include <fstream>
 #include <functional>
 #include <memory>
 #include <sstream>
@@ -32,6 +31,7 @@
 #include "gpu/fixed_soft_vjp.h"
 #include "gpu/parity.h"
 #include "gpu/recorded_states.h"
+#include "io/atomic_file.h"
 #include "robots/robot.h"
 
 using namespace diffloco;
@@ -127,6 +127,12 @@ double msPerLaunch(CudaBatch& b, CudaBatch::Kernel k) {
   return b.timeKernel(k, steps) / steps;
 }
 
+std::string shortNumber(double x) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.10g", x);
+  return b;
+}
+
 // A flag's number within [lo, hi], or an error naming the flag and what it got.
 double flagNumber(const std::string& flag, const std::string& text, double lo, double hi) {
   size_t used = 0;
@@ -137,8 +143,8 @@ double flagNumber(const std::string& flag, const std::string& text, double lo, d
     used = 0;
   }
   if (text.empty() || used != text.size() || !(x >= lo && x <= hi))
-    throw std::invalid_argument(flag + ": expected a number in [" + std::to_string(lo) + ", " +
-                                std::to_string(hi) + "], got '" + text + "'");
+    throw std::invalid_argument(flag + ": expected a number in [" + shortNumber(lo) + ", " +
+                                shortNumber(hi) + "], got '" + text + "'");
   return x;
 }
 
@@ -443,23 +449,20 @@ void statesSection(std::ostringstream& js, bool& allOk, const std::string& devic
   js << "]}";
 }
 
-int run(int argc, char** argv) {
+struct Flags {
   std::string outPath = "gpu_check.json";
   int worlds = 10000, cpuWorlds = 1000;
   std::vector<int> sizes{1024, 4096, 16384, 65536};
   bool skipForwardTiming = false, feetOnly = false, kneeling = true;
   std::vector<std::string> states;
   double frameDt = 0.02;
+};
+
+// The command line, or a message and exit status 2.
+Flags parseFlags(int argc, char** argv) {
+  Flags f;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if (a == "--skip-forward-timing" || a == "--feet-only") {
-      (a == "--feet-only" ? feetOnly : skipForwardTiming) = true;
-      continue;
-    }
-    if (a == "--no-kneeling") {
-      kneeling = false;
-      continue;
-    }
     auto next = [&]() -> std::string {
       if (i + 1 >= argc) {
         std::fprintf(stderr, "gpu_check: %s needs a value\n", a.c_str());
@@ -467,53 +470,64 @@ int run(int argc, char** argv) {
       }
       return argv[++i];
     };
-    if (a == "--out")
-      outPath = next();
+    if (a == "--skip-forward-timing")
+      f.skipForwardTiming = true;
+    else if (a == "--feet-only")
+      f.feetOnly = true;
+    else if (a == "--no-kneeling")
+      f.kneeling = false;
+    else if (a == "--out")
+      f.outPath = next();
     else if (a == "--worlds")
-      worlds = flagCount(a, next(), 1, 1 << 22);
+      f.worlds = flagCount(a, next(), 1, 1 << 22);
     else if (a == "--cpu-worlds")
-      cpuWorlds = flagCount(a, next(), 1, 1 << 22);
+      f.cpuWorlds = flagCount(a, next(), 1, 1 << 22);
     else if (a == "--sizes")
-      sizes = parseSizes(next());
+      f.sizes = parseSizes(next());
     else if (a == "--states")
-      states.push_back(next());
+      f.states.push_back(next());
     else if (a == "--frame-dt")
-      frameDt = flagNumber(a, next(), 1e-6, 10);
+      f.frameDt = flagNumber(a, next(), 1e-6, 10);
     else {
       std::fprintf(stderr,
                    "usage: gpu_check [--out FILE] [--worlds N] [--sizes 1024,4096,...] "
                    "[--cpu-worlds N] [--skip-forward-timing] [--feet-only] [--no-kneeling] "
                    "[--states PREFIX]... [--frame-dt S]\n");
-      return 2;
+      std::exit(2);
     }
   }
+  return f;
+}
 
-  Robot robot = loadRobot("anymal");
-  if (feetOnly) {  // what the knee and shank spheres cost: the same robot without them
-    robot.model.legSpheres.clear();
-    robot.model.finalize();
+// The robot, its standing pose, its fixed-size model and the two grounds every case runs on.
+struct Setup {
+  Robot robot;
+  std::vector<double> qStand;
+  FixedModel fm;
+  std::shared_ptr<sim::HeightField> bumps, smoothBumps;
+
+  explicit Setup(bool feetOnly) : robot(loadRobot("anymal")) {
+    if (feetOnly) {  // what the knee and shank spheres cost: the same robot without them
+      robot.model.legSpheres.clear();
+      robot.model.finalize();
+    }
+    robot.applyArmature(robot.model);
+    const sim::VecX qs = robot.standingConfiguration();
+    qStand.assign(qs.data(), qs.data() + qs.size());
+    fm = toFixed(robot.model);
+    bumps = std::make_shared<sim::HeightField>(bumpyField(0.04, 11));
+    smoothBumps = std::make_shared<sim::HeightField>(sim::smoothHeightField(*bumps, 0.05));
   }
-  robot.applyArmature(robot.model);
-  const sim::VecX qs = robot.standingConfiguration();
-  const std::vector<double> qStand(qs.data(), qs.data() + qs.size());
-  const FixedModel fm = toFixed(robot.model);
-  const auto bumps = std::make_shared<sim::HeightField>(bumpyField(0.04, 11));
-  const auto smoothBumps = std::make_shared<sim::HeightField>(sim::smoothHeightField(*bumps, 0.05));
-  auto options = [&](const Case& c) {
+  sim::SimOptions options(const Case& c) const {
     sim::SimOptions o = robot.simOptions(c.model);
     if (c.terrain) o.contact.terrain = bumps;
     if (c.backward) o.contact.backwardTerrain = smoothBumps;
     return o;
-  };
-  const std::vector<Case> cases = allCases();
-
-  std::string device;
-  try {
-    device = cudaDeviceName();
-  } catch (const std::exception& e) {
-    device.clear();
   }
-  std::printf("gpu_check: device %s\n", device.empty() ? "none (CPU parts only)" : device.c_str());
+};
+
+// The JSON's opening members: device, date, robot and the simulator's settings.
+std::string header(const std::string& device, const Robot& robot) {
   std::ostringstream js;
   const std::time_t now = std::time(nullptr);
   char date[32];
@@ -524,35 +538,29 @@ int run(int argc, char** argv) {
      << ", \"gs_iterations\": " << sim::ContactOptions().iterations
      << ",\n  \"tolerance\": 1e-10,\n"
      << "  \"difference\": \"max over q, v entries of |a - b| / (1 + |b|), b the reference\",\n";
+  return js.str();
+}
 
-  bool allOk = true;
-  if (!states.empty()) {  // the recorded states alone
-    js << "  \"recorded_states\": [\n";
-    for (size_t i = 0; i < states.size(); ++i) {
-      statesSection(js, allOk, device, robot, fm, states[i], frameDt, sizes);
-      js << (i + 1 < states.size() ? ",\n" : "\n");
-    }
-    js << "  ],\n  \"parity_ok\": " << (allOk ? "true" : "false") << "\n}\n";
-    std::ofstream(outPath) << js.str();
-    std::printf("gpu_check: parity %s; wrote %s\n", allOk ? "ok" : "FAILED", outPath.c_str());
-    return allOk ? 0 : 1;
-  }
-  // 1. Parity: one step of `worlds` random worlds per case.
+// 1. Parity: one step of `worlds` random worlds per case, CPU fixed against sim::step and, on a
+// GPU, the device against both.
+void paritySection(std::ostringstream& js, bool& allOk, const std::string& device, const Setup& s,
+                   const Flags& f) {
+  const std::vector<Case> cases = allCases();
   js << "  \"parity\": [\n";
   for (size_t ci = 0; ci < cases.size(); ++ci) {
     const Case& c = cases[ci];
-    const sim::SimOptions o = options(c);
+    const sim::SimOptions o = s.options(c);
     const HeightFieldView view = toView(o.contact.terrain.get());
     const WorldSet start =
-        randomWorlds(qStand, o.contact.terrain.get(), worlds, 100 + ci, kneeling);
-    const ContactCoverage cov = contactCoverage(fm, view, start);
+        randomWorlds(s.qStand, o.contact.terrain.get(), f.worlds, 100 + ci, f.kneeling);
+    const ContactCoverage cov = contactCoverage(s.fm, view, start);
     WorldSet dyn, fix;
     std::vector<char> failedFix;
-    const int badDyn = stepDynamic(robot.model, o, start, dyn);
-    const int badFix = stepFixed(fm, toFixed(o), view, start, fix, &failedFix);
+    const int badDyn = stepDynamic(s.robot.model, o, start, dyn);
+    const int badFix = stepFixed(s.fm, toFixed(o), view, start, fix, &failedFix);
     const WorldDiff cpu = compareWorlds(skipping(fix, dyn, failedFix), dyn);
     allOk = allOk && cpu.over == 0;
-    js << "    {\"case\": \"" << c.name() << "\", \"worlds\": " << worlds
+    js << "    {\"case\": \"" << c.name() << "\", \"worlds\": " << f.worlds
        << ", \"start_feet_touching\": {\"none\": " << cov.none << ", \"some\": " << cov.some
        << ", \"all\": " << cov.all << "}, \"start_leg_touching\": " << cov.legs
        << ", \"start_most_spheres_touching\": " << cov.most << ", \"nonfinite_dynamic\": " << badDyn
@@ -560,7 +568,7 @@ int run(int argc, char** argv) {
     std::printf("%-18s cpu fixed vs dynamic: max rel %.3g (%d worlds over 1e-10)", c.name().c_str(),
                 cpu.d.rel, cpu.over);
     if (!device.empty()) {
-      CudaBatch gpu(fm, toFixed(o), view, worlds);
+      CudaBatch gpu(s.fm, toFixed(o), view, f.worlds);
       gpu.upload(start.q.data(), start.v.data(), start.target.data());
       const int badGpu = gpu.step(1);
       WorldSet g = start;
@@ -578,89 +586,126 @@ int run(int argc, char** argv) {
     js << "}" << (ci + 1 < cases.size() ? "," : "") << "\n";
   }
   js << "  ],\n";
+}
 
-  if (!skipForwardTiming) {
-    // 2. CPU cost per step, fixed against dynamic on the same worlds, alternating rounds; one
-    // thread. Median and minimum over the rounds.
-    js << "  \"cpu_timing\": [\n";
-    const int rounds = 7;
-    for (size_t ci = 0; ci < cases.size(); ++ci) {
-      const Case& c = cases[ci];
-      const sim::SimOptions o = options(c);
-      const FixedOptions fo = toFixed(o);
-      const HeightFieldView view = toView(o.contact.terrain.get());
-      const WorldSet start =
-          randomWorlds(qStand, o.contact.terrain.get(), cpuWorlds, 200 + ci, kneeling);
-      std::vector<double> tDyn, tFix;
-      WorldSet out;
-      for (int r = 0; r < rounds; ++r) {
-        double t0 = seconds();
-        stepDynamic(robot.model, o, start, out);
-        tDyn.push_back((seconds() - t0) / cpuWorlds * 1e6);
-        t0 = seconds();
-        stepFixed(fm, fo, view, start, out);
-        tFix.push_back((seconds() - t0) / cpuWorlds * 1e6);
-      }
-      std::sort(tDyn.begin(), tDyn.end());
-      std::sort(tFix.begin(), tFix.end());
-      js << "    {\"case\": \"" << c.name() << "\", \"worlds\": " << cpuWorlds
-         << ", \"rounds\": " << rounds << ", \"dynamic_us_median\": " << tDyn[rounds / 2]
-         << ", \"dynamic_us_min\": " << tDyn[0] << ", \"fixed_us_median\": " << tFix[rounds / 2]
-         << ", \"fixed_us_min\": " << tFix[0] << "}" << (ci + 1 < cases.size() ? "," : "") << "\n";
-      std::printf("%-18s cpu us/step: dynamic %.2f (min %.2f), fixed %.2f (min %.2f)\n",
-                  c.name().c_str(), tDyn[rounds / 2], tDyn[0], tFix[rounds / 2], tFix[0]);
-      std::fflush(stdout);
+// 2. CPU cost per step, fixed against dynamic on the same worlds, alternating rounds; one thread.
+// Median and minimum over the rounds.
+void cpuTimingSection(std::ostringstream& js, const Setup& s, const Flags& f) {
+  const std::vector<Case> cases = allCases();
+  js << "  \"cpu_timing\": [\n";
+  const int rounds = 7;
+  for (size_t ci = 0; ci < cases.size(); ++ci) {
+    const Case& c = cases[ci];
+    const sim::SimOptions o = s.options(c);
+    const FixedOptions fo = toFixed(o);
+    const HeightFieldView view = toView(o.contact.terrain.get());
+    const WorldSet start =
+        randomWorlds(s.qStand, o.contact.terrain.get(), f.cpuWorlds, 200 + ci, f.kneeling);
+    std::vector<double> tDyn, tFix;
+    WorldSet out;
+    for (int r = 0; r < rounds; ++r) {
+      double t0 = seconds();
+      stepDynamic(s.robot.model, o, start, out);
+      tDyn.push_back((seconds() - t0) / f.cpuWorlds * 1e6);
+      t0 = seconds();
+      stepFixed(s.fm, fo, view, start, out);
+      tFix.push_back((seconds() - t0) / f.cpuWorlds * 1e6);
     }
-    js << "  ]";
+    std::sort(tDyn.begin(), tDyn.end());
+    std::sort(tFix.begin(), tFix.end());
+    js << "    {\"case\": \"" << c.name() << "\", \"worlds\": " << f.cpuWorlds
+       << ", \"rounds\": " << rounds << ", \"dynamic_us_median\": " << tDyn[rounds / 2]
+       << ", \"dynamic_us_min\": " << tDyn[0] << ", \"fixed_us_median\": " << tFix[rounds / 2]
+       << ", \"fixed_us_min\": " << tFix[0] << "}" << (ci + 1 < cases.size() ? "," : "") << "\n";
+    std::printf("%-18s cpu us/step: dynamic %.2f (min %.2f), fixed %.2f (min %.2f)\n",
+                c.name().c_str(), tDyn[rounds / 2], tDyn[0], tFix[rounds / 2], tFix[0]);
+    std::fflush(stdout);
+  }
+  js << "  ]";
+}
 
-    // 3. GPU speed: steps of every world, one launch per step, timed by CUDA events after warm-up.
-    if (!device.empty()) {
-      js << ",\n  \"gpu_timing\": [\n";
-      bool first = true;
-      auto timeOne = [&](const Case& c, int n, int threads, int regCap = 0) {
-        const sim::SimOptions o = options(c);
-        const HeightFieldView view = toView(o.contact.terrain.get());
-        const WorldSet start = randomWorlds(qStand, o.contact.terrain.get(), n, 300, kneeling);
-        CudaBatch gpu(fm, toFixed(o), view, n, threads);
-        gpu.setRegisterCap(regCap);
-        gpu.upload(start.q.data(), start.v.data(), start.target.data());
-        gpu.step(3);  // warm-up
-        const double probe = gpu.timeSteps(3) / 3;
-        const int steps = std::clamp(static_cast<int>(250.0 / std::max(probe, 1e-3)), 5, 1000);
-        const double ms = gpu.timeSteps(steps);
-        const int bad = gpu.step(1);
-        const double perStep = ms / steps;
-        js << (first ? "" : ",\n") << "    {\"case\": \"" << c.name() << "\", \"worlds\": " << n
-           << ", \"threads_per_block\": " << threads << ", \"register_cap\": " << regCap
-           << ", \"steps\": " << steps << ", \"ms_per_step\": " << perStep
-           << ", \"world_steps_per_s\": " << n / perStep * 1e3 << ", \"nonfinite_after\": " << bad
-           << "}";
-        first = false;
-        std::printf(
-            "%-18s %6d worlds, %3d threads/block, reg cap %3d: %.4f ms/step, %.3g "
-            "world-steps/s\n",
-            c.name().c_str(), n, threads, regCap, perStep, n / perStep * 1e3);
-        std::fflush(stdout);
-      };
-      for (const Case& c : cases)
-        for (int n : sizes) timeOne(c, n, 128);
-      for (int threads : {32, 64, 256}) timeOne({sim::ContactModel::Soft, false}, 16384, threads);
-      for (int threads : {32, 64, 256})
-        timeOne({sim::ContactModel::Smoothed, false}, 16384, threads);
-      for (int cap : {128, 64})
-        for (auto cm : {sim::ContactModel::Soft, sim::ContactModel::Smoothed})
-          timeOne({cm, false}, 16384, 128, cap);
-      js << "\n  ]";
-    }
-    js << ",\n";
-  }  // !skipForwardTiming
+// 3. GPU speed: steps of every world, one launch per step, timed by CUDA events after warm-up; at
+// every size per case, then block sizes and register caps at 16 384 worlds.
+void gpuTimingSection(std::ostringstream& js, const Setup& s, const Flags& f) {
+  js << ",\n  \"gpu_timing\": [\n";
+  bool first = true;
+  auto timeOne = [&](const Case& c, int n, int threads, int regCap = 0) {
+    const sim::SimOptions o = s.options(c);
+    const HeightFieldView view = toView(o.contact.terrain.get());
+    const WorldSet start = randomWorlds(s.qStand, o.contact.terrain.get(), n, 300, f.kneeling);
+    CudaBatch gpu(s.fm, toFixed(o), view, n, threads);
+    gpu.setRegisterCap(regCap);
+    gpu.upload(start.q.data(), start.v.data(), start.target.data());
+    gpu.step(3);  // warm-up
+    const double probe = gpu.timeSteps(3) / 3;
+    const int steps = std::clamp(static_cast<int>(250.0 / std::max(probe, 1e-3)), 5, 1000);
+    const double ms = gpu.timeSteps(steps);
+    const int bad = gpu.step(1);
+    const double perStep = ms / steps;
+    js << (first ? "" : ",\n") << "    {\"case\": \"" << c.name() << "\", \"worlds\": " << n
+       << ", \"threads_per_block\": " << threads << ", \"register_cap\": " << regCap
+       << ", \"steps\": " << steps << ", \"ms_per_step\": " << perStep
+       << ", \"world_steps_per_s\": " << n / perStep * 1e3 << ", \"nonfinite_after\": " << bad
+       << "}";
+    first = false;
+    std::printf(
+        "%-18s %6d worlds, %3d threads/block, reg cap %3d: %.4f ms/step, %.3g "
+        "world-steps/s\n",
+        c.name().c_str(), n, threads, regCap, perStep, n / perStep * 1e3);
+    std::fflush(stdout);
+  };
+  for (const Case& c : allCases())
+    for (int n : f.sizes) timeOne(c, n, 128);
+  for (int threads : {32, 64, 256}) timeOne({sim::ContactModel::Soft, false}, 16384, threads);
+  for (int threads : {32, 64, 256}) timeOne({sim::ContactModel::Smoothed, false}, 16384, threads);
+  for (int cap : {128, 64})
+    for (auto cm : {sim::ContactModel::Soft, sim::ContactModel::Smoothed})
+      timeOne({cm, false}, 16384, 128, cap);
+  js << "\n  ]";
+}
 
-  vjpSections(js, allOk, device, robot, qStand, fm, options, worlds, cpuWorlds, sizes, kneeling);
-  js << "  \"parity_ok\": " << (allOk ? "true" : "false") << "\n}\n";
-  std::ofstream(outPath) << js.str();
+// The JSON written whole (a reader sees the old file or the new one) and the verdict.
+int finish(const std::ostringstream& js, bool allOk, const std::string& outPath) {
+  io::writeFileAtomic(outPath, js.str());
   std::printf("gpu_check: parity %s; wrote %s\n", allOk ? "ok" : "FAILED", outPath.c_str());
-  if (device.empty()) std::printf("gpu_check: no CUDA device, GPU parts skipped\n");
   return allOk ? 0 : 1;
+}
+
+int run(int argc, char** argv) {
+  const Flags f = parseFlags(argc, argv);
+  const Setup s(f.feetOnly);
+  std::string device;
+  try {
+    device = cudaDeviceName();
+  } catch (const std::exception& e) {
+    device.clear();
+  }
+  std::printf("gpu_check: device %s\n", device.empty() ? "none (CPU parts only)" : device.c_str());
+  std::ostringstream js;
+  js << header(device, s.robot);
+  bool allOk = true;
+  if (!f.states.empty()) {  // the recorded states alone
+    js << "  \"recorded_states\": [\n";
+    for (size_t i = 0; i < f.states.size(); ++i) {
+      statesSection(js, allOk, device, s.robot, s.fm, f.states[i], f.frameDt, f.sizes);
+      js << (i + 1 < f.states.size() ? ",\n" : "\n");
+    }
+    js << "  ],\n  \"parity_ok\": " << (allOk ? "true" : "false") << "\n}\n";
+    return finish(js, allOk, f.outPath);
+  }
+  paritySection(js, allOk, device, s, f);
+  if (!f.skipForwardTiming) {
+    cpuTimingSection(js, s, f);
+    if (!device.empty()) gpuTimingSection(js, s, f);
+    js << ",\n";
+  }
+  vjpSections(
+      js, allOk, device, s.robot, s.qStand, s.fm, [&s](const Case& c) { return s.options(c); },
+      f.worlds, f.cpuWorlds, f.sizes, f.kneeling);
+  js << "  \"parity_ok\": " << (allOk ? "true" : "false") << "\n}\n";
+  const int rc = finish(js, allOk, f.outPath);
+  if (device.empty()) std::printf("gpu_check: no CUDA device, GPU parts skipped\n");
+  return rc;
 }
 
 // Bad flags, files or a failed CUDA call: a message and exit status 2, not an abort.
