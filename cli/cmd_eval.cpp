@@ -7,9 +7,11 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "cli/commands.h"
-#include "config/archive.h"
 #include "cli/evaluation_setup.h"
+#include "io/json.h"
 #include "viz/rollout_output.h"
 
 namespace diffloco::cli {
@@ -19,18 +21,11 @@ namespace {
 void print(const train::EvalResult& r, bool json) {
   const auto s = r.summary();
   if (json) {
-    // Strings escaped (config::json): task names and engine descriptions are the user's.
-    std::printf("{\"task\": %s, \"contact\": %s", config::json(r.task).c_str(),
-                config::json(r.contact).c_str());
-    if (!r.terrain.empty()) std::printf(", \"terrain\": %s", config::json(r.terrain).c_str());
-    if (!r.engine.empty()) std::printf(", \"engine\": %s", config::json(r.engine).c_str());
-    for (const auto& [k, v] : s) {
-      if (std::isfinite(v))
-        std::printf(", \"%s\": %.6g", k.c_str(), v);
-      else
-        std::printf(", \"%s\": null", k.c_str());  // e.g. the return under MuJoCo
-    }
-    std::printf("}\n");
+    nlohmann::ordered_json j{{"task", r.task}, {"contact", r.contact}};
+    if (!r.terrain.empty()) j["terrain"] = r.terrain;
+    if (!r.engine.empty()) j["engine"] = r.engine;
+    for (const auto& [k, v] : s) j[k] = io::jsonNumber(v);
+    std::printf("%s\n", j.dump().c_str());
     return;
   }
   if (r.contact == "mujoco")

@@ -3,8 +3,8 @@
 #include <stdexcept>
 
 #include "cli/commands.h"
-#include "config/archive.h"
 #include "experiments/gradcheck.h"
+#include "io/json.h"
 
 namespace diffloco::cli {
 
@@ -54,19 +54,22 @@ Runner addGradcheckCommand(CLI::App& app) {
     const sim::SimOptions opt = defaultSimOptions(robot, cm);
     const GradcheckReport r = gradcheck(robot, opt, a->o);
     if (a->json) {
-      std::printf("{\"robot\": %s, \"contact\": %s, \"state\": %s, \"terrain\": "
-                  "%s, \"slide\": %g, \"horizon\": %d, \"active_contacts\": %d, "
-                  "\"worst_rel_error\": %.3e, \"groups\": {",
-                  config::json(robot.name).c_str(), config::json(a->contact).c_str(),
-                  config::json(a->o.state).c_str(), config::json(a->o.terrain).c_str(),
-                  a->o.slide, a->o.horizon, r.activeContacts, r.worst);
-      for (size_t i = 0; i < r.groups.size(); ++i) {
-        const auto& g = r.groups[i];
-        std::printf("%s\"%s\": {\"size\": %d, \"rel_error\": %.3e, \"grad_norm\": %.3e, "
-                    "\"excluded\": %d}",
-                    i ? ", " : "", g.name.c_str(), g.size, g.relError, g.gradNorm, g.excluded);
-      }
-      std::printf("}}\n");
+      nlohmann::ordered_json groups = nlohmann::ordered_json::object();
+      for (const auto& g : r.groups)
+        groups[g.name] = {{"size", g.size},
+                          {"rel_error", io::jsonNumber(g.relError)},
+                          {"grad_norm", io::jsonNumber(g.gradNorm)},
+                          {"excluded", g.excluded}};
+      const nlohmann::ordered_json j{{"robot", robot.name},
+                                     {"contact", a->contact},
+                                     {"state", a->o.state},
+                                     {"terrain", a->o.terrain},
+                                     {"slide", a->o.slide},
+                                     {"horizon", a->o.horizon},
+                                     {"active_contacts", r.activeContacts},
+                                     {"worst_rel_error", io::jsonNumber(r.worst)},
+                                     {"groups", groups}};
+      std::printf("%s\n", j.dump().c_str());
     } else {
       std::printf("gradcheck %s, %s contact, %s, %s ground, horizon %d (%d contacts at start)\n",
                   robot.name.c_str(), a->contact.c_str(), a->o.state.c_str(),

@@ -15,6 +15,8 @@
 
 #include "cli/commands.h"
 #include "ident/sysid.h"
+#include "io/atomic_file.h"
+#include "io/json.h"
 
 namespace diffloco::cli {
 
@@ -147,24 +149,23 @@ int runFit(SysidArgs& a) {
   }
   std::printf("wrote %s/sysid_log.csv and %s/params.txt\n", a.out.c_str(), a.out.c_str());
   if (!a.json.empty()) {
-    std::string s = fmt::format(
-        "{{\"model\": \"{}\", \"segments\": {}, \"horizon\": {}, \"iterations\": {}, "
-        "\"seconds_per_step\": {:.6g}, \"cpu_seconds_per_step\": {:.6g}, \"final_loss\": {:.6g}, "
-        "\"params\": {{",
-        sys.name, r.segments, a.fo.horizon, a.fo.iterations, r.secondsPerStep,
-        r.cpuSecondsPerStep, r.finalLoss);
+    nlohmann::ordered_json params = nlohmann::ordered_json::object();
     for (size_t i = 0; i < r.names.size(); ++i) {
+      auto& p = params[r.names[i]];
+      p["initial"] = io::jsonNumber(r.initial[i]);
+      p["fitted"] = io::jsonNumber(r.final[i]);
       const double t = truthOf(r.names[i]);
-      s += fmt::format("{}\"{}\": {{\"initial\": {:.10g}, \"fitted\": {:.10g}", i ? ", " : "",
-                       r.names[i], r.initial[i], r.final[i]);
-      if (!std::isnan(t)) s += fmt::format(", \"truth\": {:.10g}", t);
-      s += "}";
+      if (!std::isnan(t)) p["truth"] = io::jsonNumber(t);
     }
-    s += "}}\n";
-    std::FILE* f = std::fopen(a.json.c_str(), "w");
-    if (!f) throw std::runtime_error(a.json + ": cannot open for writing");
-    std::fputs(s.c_str(), f);
-    std::fclose(f);
+    const nlohmann::ordered_json j{{"model", sys.name},
+                                   {"segments", r.segments},
+                                   {"horizon", a.fo.horizon},
+                                   {"iterations", a.fo.iterations},
+                                   {"seconds_per_step", io::jsonNumber(r.secondsPerStep)},
+                                   {"cpu_seconds_per_step", io::jsonNumber(r.cpuSecondsPerStep)},
+                                   {"final_loss", io::jsonNumber(r.finalLoss)},
+                                   {"params", params}};
+    io::writeFileAtomic(a.json, j.dump() + "\n");
   }
   return 0;
 }

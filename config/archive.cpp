@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <set>
 
+#include <nlohmann/json.hpp>
+
 #include "config/yaml_guard.h"
 
 namespace diffloco::config {
@@ -337,23 +339,9 @@ std::string Writer::entry(const std::string& body) const {
 // ---------------------------------------------------------------------------------------------
 // JSON
 
+// Escaped by nlohmann/json; bytes that are not UTF-8 become U+FFFD instead of an error.
 std::string json(const std::string& s) {
-  std::string o = "\"";
-  for (const char c : s) {
-    if (c == '"' || c == '\\') {
-      o += '\\';
-      o += c;
-    } else if (c == '\n') {
-      o += "\\n";
-    } else if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
-      char b[8];
-      std::snprintf(b, sizeof b, "\\u%04x", static_cast<unsigned char>(c));
-      o += b;
-    } else {
-      o += c;
-    }
-  }
-  return o + "\"";
+  return nlohmann::json(s).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 void JsonWriter::member(const std::string& key, const std::string& value) {
   if (!out_.empty()) out_ += depth_ == 0 ? ",\n " : ", ";

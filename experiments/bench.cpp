@@ -13,6 +13,7 @@
 
 #include "experiments/bench_envs.h"
 #include "experiments/bench_training.h"
+#include "io/json.h"
 #include "robots/robot.h"
 #include "sim/batch.h"
 #include "sim/step.h"
@@ -179,13 +180,9 @@ int runBench(bool json, double seconds) {
 #endif
 
   if (json) {
-    std::printf("{");
-    bool first = true;
-    for (auto& [k, val] : out) {
-      std::printf("%s\"%s\": %.6g", first ? "" : ", ", k.c_str(), val);
-      first = false;
-    }
-    std::printf("}\n");
+    nlohmann::ordered_json j = nlohmann::ordered_json::object();
+    for (auto& [k, val] : out) j[k] = io::jsonNumber(val);  // a section not measured: null
+    std::printf("%s\n", j.dump().c_str());
   } else {
     for (auto& [k, val] : out) std::printf("%-28s %12.4g\n", k.c_str(), val);
   }

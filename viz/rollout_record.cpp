@@ -1,142 +1,101 @@
 #include "viz/rollout_record.h"
 
 #include <Eigen/Geometry>
-#include <cstdio>
-#include <sstream>
+#include <cmath>
 
+#include "io/json.h"
 #include "viz/robot_shapes.h"
 
 namespace diffloco::viz {
 
 namespace {
 
-// JSON string with the characters JSON requires escaped, and '<' as \u003c so that the record
-// can be inlined in an HTML <script> element.
-std::string quoted(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (c == '<' || static_cast<unsigned char>(c) < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned char>(c));
-      out += buf;
-    } else {
-      out += c;
-    }
-  }
-  return out + "\"";
-}
+using Json = nlohmann::ordered_json;
 
 // Millimetre and 1e-4 precision: finer than any pixel, and it keeps a 10 s record of a
-// 13-body robot near 0.6 MB per env.
-void number(std::ostream& o, double x) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.4f", x);
-  // Trim trailing zeros: "0.5000" -> "0.5", "-0.0000" -> "0".
-  std::string s = buf;
-  while (s.size() > 1 && s.back() == '0') s.pop_back();
-  if (s.back() == '.') s.pop_back();
-  if (s == "-0") s = "0";
-  o << s;
+// 13-body robot near 0.6 MB per env (the shortest decimal of k / 1e4 has at most 4 decimals).
+Json number(double x) {
+  return io::jsonNumber(std::round(x * 1e4) / 1e4);
 }
 
-void vec3(std::ostream& o, const Vec3& v) {
-  o << '[';
-  number(o, v.x());
-  o << ',';
-  number(o, v.y());
-  o << ',';
-  number(o, v.z());
-  o << ']';
-}
-
-// Every digit: the window's origin and spacing are read back exactly.
-std::string exact(double x) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.17g", x);
-  return buf;
+Json vec3(const Vec3& v) {
+  return Json::array({number(v.x()), number(v.y()), number(v.z())});
 }
 
 // The ground's window (ground_window.h: heights already at 1e-4 m, which 4 decimals write
-// exactly), one row of samples per line.
-void terrain(std::ostream& o, const sim::HeightField& f) {
-  o << "\"terrain\":{\"origin\":[" << exact(f.originX) << ',' << exact(f.originY)
-    << "],\"spacing\":" << exact(f.spacing) << ",\"nx\":" << f.nx << ",\"ny\":" << f.ny
-    << ",\"heights\":[";
-  for (size_t i = 0; i < f.heights.size(); ++i) {
-    if (i) o << (i % f.nx ? "," : ",\n");
-    number(o, f.heights[i]);
+// exactly); the origin and spacing with every digit, read back exactly.
+Json terrain(const sim::HeightField& f) {
+  Json heights = Json::array();
+  for (double h : f.heights) heights.push_back(number(h));
+  return Json{{"origin", {f.originX, f.originY}},
+              {"spacing", f.spacing},
+              {"nx", f.nx},
+              {"ny", f.ny},
+              {"heights", std::move(heights)}};
+}
+
+Json shapes(const sim::Model& model) {
+  Json out = Json::array();
+  for (const Shape& s : robotShapes(model))
+    out.push_back({{"body", s.body},
+                   {"kind", toString(s.kind)},
+                   {"a", vec3(s.a)},
+                   {"b", vec3(s.b)},
+                   {"radius", number(s.radius)},
+                   {"color", {int(s.color.r), int(s.color.g), int(s.color.b)}}});
+  return out;
+}
+
+// One env's frames: times, every body's position and quaternion (w x y z) per frame, and the
+// command and base velocity overlays.
+Json env(const sim::Model& model, const std::vector<RolloutFrame>& frames) {
+  Json time = Json::array(), pose = Json::array(), command = Json::array(),
+       velocity = Json::array();
+  for (const RolloutFrame& f : frames) {
+    time.push_back(number(f.time));
+    for (const BodyPose& p : bodyPoses(model, f.q)) {
+      const Eigen::Quaterniond quat(p.rotation);
+      for (double x : {p.position.x(), p.position.y(), p.position.z(), quat.w(), quat.x(),
+                       quat.y(), quat.z()})
+        pose.push_back(number(x));
+    }
+    for (int i = 0; i < 3; ++i) {
+      command.push_back(number(f.command[i]));
+      velocity.push_back(number(f.velocity[i]));
+    }
   }
-  o << "]},\n";
+  return Json{{"frames", frames.size()},
+              {"time", std::move(time)},
+              {"pose", std::move(pose)},
+              {"command", std::move(command)},
+              {"velocity", std::move(velocity)}};
 }
 
 }  // namespace
 
 std::string rolloutJson(const Rollout& r) {
-  std::ostringstream o;
-  o << "{\"format\":\"diffloco-rollout-2\",\"robot\":" << quoted(r.robot)
-    << ",\"task\":" << quoted(r.task) << ",\"engine\":" << quoted(r.engine)
-    << ",\"policy\":" << quoted(r.policy) << ",\"dt\":" << r.dt
-    << ",\"has_commands\":" << (r.hasCommands ? "true" : "false") << ",\n\"bodies\":[";
-  for (int b = 0; b < r.model.nbodies(); ++b) o << (b ? "," : "") << quoted(r.model.bodies[b].name);
-  o << "],\n\"shapes\":[";
-  const std::vector<Shape> shapes = robotShapes(r.model);
-  for (size_t i = 0; i < shapes.size(); ++i) {
-    const Shape& s = shapes[i];
-    o << (i ? ",\n" : "") << "{\"body\":" << s.body << ",\"kind\":\"" << toString(s.kind)
-      << "\",\"a\":";
-    vec3(o, s.a);
-    o << ",\"b\":";
-    vec3(o, s.b);
-    o << ",\"radius\":";
-    number(o, s.radius);
-    o << ",\"color\":[" << int(s.color.r) << ',' << int(s.color.g) << ',' << int(s.color.b) << "]}";
+  Json j{{"format", "diffloco-rollout-2"}, {"robot", r.robot},   {"task", r.task},
+         {"engine", r.engine},             {"policy", r.policy}, {"dt", r.dt},
+         {"has_commands", r.hasCommands}};
+  Json bodies = Json::array();
+  for (int b = 0; b < r.model.nbodies(); ++b) bodies.push_back(r.model.bodies[b].name);
+  j["bodies"] = std::move(bodies);
+  j["shapes"] = shapes(r.model);
+  if (r.ground) j["terrain"] = terrain(*r.ground);
+  Json envs = Json::array();
+  for (const auto& e : r.envs) envs.push_back(env(r.model, e.frames));
+  j["envs"] = std::move(envs);
+  // '<' only occurs inside strings; as \u003c the record can be inlined in an HTML <script>.
+  std::string out = j.dump(-1, ' ', false, Json::error_handler_t::replace);
+  std::string safe;
+  safe.reserve(out.size() + 1);
+  for (char c : out) {
+    if (c == '<')
+      safe += "\\u003c";
+    else
+      safe += c;
   }
-  o << "],\n";
-  if (r.ground) terrain(o, *r.ground);
-  o << "\"envs\":[";
-  for (size_t e = 0; e < r.envs.size(); ++e) {
-    const auto& frames = r.envs[e].frames;
-    o << (e ? ",\n" : "") << "{\"frames\":" << frames.size() << ",\n\"time\":[";
-    for (size_t k = 0; k < frames.size(); ++k) {
-      if (k) o << ',';
-      number(o, frames[k].time);
-    }
-    o << "],\n\"pose\":[";
-    for (size_t k = 0; k < frames.size(); ++k) {
-      const std::vector<BodyPose> poses = bodyPoses(r.model, frames[k].q);
-      for (size_t b = 0; b < poses.size(); ++b) {
-        const Eigen::Quaterniond quat(poses[b].rotation);
-        const double x[7] = {poses[b].position.x(),
-                             poses[b].position.y(),
-                             poses[b].position.z(),
-                             quat.w(),
-                             quat.x(),
-                             quat.y(),
-                             quat.z()};
-        for (int i = 0; i < 7; ++i) {
-          if (k || b || i) o << ',';
-          number(o, x[i]);
-        }
-      }
-      o << '\n';
-    }
-    for (const char* field : {"command", "velocity"}) {
-      o << "],\n\"" << field << "\":[";
-      for (size_t k = 0; k < frames.size(); ++k) {
-        const Vec3& v = field[0] == 'c' ? frames[k].command : frames[k].velocity;
-        for (int i = 0; i < 3; ++i) {
-          if (k || i) o << ',';
-          number(o, v[i]);
-        }
-      }
-    }
-    o << "]}";
-  }
-  o << "]}\n";
-  return o.str();
+  return safe + "\n";
 }
 
 }  // namespace diffloco::viz

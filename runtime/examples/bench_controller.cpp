@@ -18,6 +18,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "runtime/controller.h"
 
 namespace {
@@ -72,7 +74,7 @@ int main(int argc, char** argv) {
   }
   at::set_num_threads(1);
   try {
-    if (json) std::printf("[");
+    nlohmann::ordered_json results = nlohmann::ordered_json::array();
     for (size_t p = 0; p < policies.size(); ++p) {
       const std::string& path = policies[p];
       ControllerConfig cfg;
@@ -100,12 +102,15 @@ int main(int argc, char** argv) {
       const Timing network = timeTicks(ticks, [&] { c.policyAction(obs); });
       const Timing pd = timeTicks(ticks, [&] { c.actuatorTorque(target, s.jointPos, s.jointVel); });
       if (json) {
-        std::printf(
-            "%s{\"policy\": \"%s\", \"num_obs\": %d, \"joints\": %d, \"ticks\": %d, "
-            "\"tick_us_median\": %.3f, \"tick_us_p99\": %.3f, \"observation_us_median\": %.3f, "
-            "\"network_us_median\": %.3f, \"pd_us_median\": %.3f}",
-            p ? ", " : "", path.c_str(), meta.numObs, nj, ticks, tick.median, tick.p99,
-            observation.median, network.median, pd.median);
+        results.push_back({{"policy", path},
+                            {"num_obs", meta.numObs},
+                            {"joints", nj},
+                            {"ticks", ticks},
+                            {"tick_us_median", tick.median},
+                            {"tick_us_p99", tick.p99},
+                            {"observation_us_median", observation.median},
+                            {"network_us_median", network.median},
+                            {"pd_us_median", pd.median}});
       } else {
         std::printf("%s (%d observations, %d joints, %d ticks, 1 thread)\n", path.c_str(),
                     meta.numObs, nj, ticks);
@@ -118,7 +123,9 @@ int main(int argc, char** argv) {
         std::printf("  PD law (plain C++)                          median %8.2f us\n", pd.median);
       }
     }
-    if (json) std::printf("]\n");
+    if (json)
+      std::printf("%s\n",
+                  results.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
   } catch (const std::exception& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
     return 1;

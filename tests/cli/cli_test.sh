@@ -227,7 +227,9 @@ print("bench JSON ok:", ", ".join(f"{k}={d[k]:.4g}" for k in keys))
       fail "sysid_log.csv: expected 40 rows"
     awk '$1 == "side" { ok = ($2 > 0.095 && $2 < 0.105) } $1 == "mu" { okm = ($2 > 0.285 && $2 < 0.315) }
          END { exit !(ok && okm) }' "$dir/fit/params.txt" || fail "fitted side/mu off by more than 5 %"
-    grep -q '"side": {"initial": 0.07' "$dir/fit/result.json" || fail "result.json lacks side"
+    python3 -c 'import json, sys; p = json.load(open(sys.argv[1]))["params"]["side"]
+sys.exit(abs(p["initial"] - 0.07) > 1e-12 or not 0.095 < p["fitted"] < 0.105)' \
+      "$dir/fit/result.json" || fail "result.json: side $(cat "$dir/fit/result.json")"
     # Bad input: a NaN in row 5 (line 6), column vz (11).
     sed '6s/^\([^,]*,[^,]*,[^,]*,[^,]*,[^,]*,[^,]*,[^,]*,[^,]*,[^,]*,[^,]*,\)[^,]*/\1nan/' \
       "$dir/data/toss_000.csv" >"$dir/bad.csv"

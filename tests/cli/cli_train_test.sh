@@ -94,11 +94,19 @@ rc=0
   fail "an iteration beyond the run must be refused: $(cat "$dir/trace_late.log")"
 [ ! -d "$dir/traced_late" ] || fail "a refused --trace-iteration must not create a run folder"
 
+# json_is FILE KEY.PATH VALUE: the member's value, written as JSON, is VALUE ("3", '"hard"', null).
+json_is() {
+  python3 -c 'import json, sys
+v = json.load(open(sys.argv[1]))
+for k in sys.argv[2].split("."): v = v[k]
+sys.exit(json.dumps(v) != sys.argv[3])' "$@"
+}
+
 # eval: the tiny run's policy over 3 episodes on 2 envs, own contact and hard, JSON and table.
 "$bin" eval "$run" --episodes 3 --envs 2 --json >"$dir/eval.json" 2>"$dir/eval.err" ||
   { cat "$dir/eval.err"; fail "eval failed"; }
-grep -q '"episodes": 3,' "$dir/eval.json" || fail "eval must report 3 episodes: $(cat "$dir/eval.json")"
-grep -q '"contact": "smoothed"' "$dir/eval.json" || fail "eval must use the trained contact model"
+json_is "$dir/eval.json" episodes 3 || fail "eval must report 3 episodes: $(cat "$dir/eval.json")"
+json_is "$dir/eval.json" contact '"smoothed"' || fail "eval must use the trained contact model"
 "$bin" eval "$run/policy.pt" --episodes 2 --envs 2 --contact hard --dt 0.005 --iterations 50 \
   >"$dir/eval.txt" 2>&1 || { cat "$dir/eval.txt"; fail "eval --contact hard failed"; }
 grep -q "contact hard, sim dt 0.005 s, 50 solver iterations, ground plane: 2 episodes" "$dir/eval.txt" ||
@@ -156,7 +164,7 @@ if "$bin" eval --help | grep -q mujoco; then
     >"$dir/eval_mj.json" 2>"$dir/eval_mj.err" || { cat "$dir/eval_mj.err"; fail "eval --engine mujoco failed"; }
   grep -q '<freejoint' "$dir/mj.xml" && grep -q '<option timestep=' "$dir/mj.xml" ||
     fail "--save-mjcf must write the compiled MJCF: $(head -c 300 "$dir/mj.xml")"
-  grep -q '"contact": "mujoco"' "$dir/eval_mj.json" && grep -q '"return_mean": null' "$dir/eval_mj.json" ||
+  json_is "$dir/eval_mj.json" contact '"mujoco"' && json_is "$dir/eval_mj.json" return_mean null ||
     fail "MuJoCo evaluation JSON: $(cat "$dir/eval_mj.json")"
   rc=0
   "$bin" eval "$run" --engine mujoco >"$dir/eval_mj_bad.txt" 2>&1 || rc=$?
