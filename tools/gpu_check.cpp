@@ -32,12 +32,15 @@
 #include "gpu/parity.h"
 #include "gpu/recorded_states.h"
 #include "io/atomic_file.h"
+#include "io/json.h"
 #include "robots/robot.h"
 
 using namespace diffloco;
 using namespace diffloco::gpu;
 
 namespace {
+
+using Json = nlohmann::ordered_json;
 
 constexpr double kTolerance = 1e-10;
 
@@ -106,12 +109,20 @@ WorldSet skipping(const WorldSet& a, const WorldSet& b, const std::vector<char>&
   return r;
 }
 
-std::string json(const WorldDiff& w) {
-  std::ostringstream s;
-  s.precision(3);
-  s << "{\"max_rel\": " << std::scientific << w.d.rel << ", \"max_abs\": " << w.d.abs
-    << ", \"worlds_over_1e-10\": " << w.over << "}";
-  return s.str();
+Json json(const WorldDiff& w) {
+  return {{"max_rel", w.d.rel}, {"max_abs", w.d.abs}, {"worlds_over_1e-10", w.over}};
+}
+
+// A parity row's first members: the case, its worlds, how many touch the ground at the start, and
+// the steps that failed.
+Json caseHeader(const Case& c, int worlds, const ContactCoverage& cov, int badDyn, int badFix) {
+  return {{"case", c.name()},
+          {"worlds", worlds},
+          {"start_feet_touching", {{"none", cov.none}, {"some", cov.some}, {"all", cov.all}}},
+          {"start_leg_touching", cov.legs},
+          {"start_most_spheres_touching", cov.most},
+          {"nonfinite_dynamic", badDyn},
+          {"failed_fixed", badFix}};
 }
 
 double seconds() {
@@ -167,16 +178,15 @@ std::vector<int> parseSizes(const std::string& s) {
 // fixed against sim::stepVjp; on a GPU the fused and split kernels against both), the CPU cost of
 // both, and GPU timing of the forward, the forward storing its tape, the VJP reading it and the
 // fused forward + VJP at each size, all at the same states. Appends "vjp_*" sections to js.
-void vjpSections(std::ostringstream& js, bool& allOk, const std::string& device, const Robot& robot,
+void vjpSections(Json& js, bool& allOk, const std::string& device, const Robot& robot,
                  const std::vector<double>& qStand, const FixedModel& fm,
                  const std::function<sim::SimOptions(const Case&)>& options, int worlds,
                  int cpuWorlds, const std::vector<int>& sizes, bool kneeling) {
   const std::vector<Case> cases = allCases();
-  js << "  \"vjp_tape_bytes\": " << sizeof(FixedTape)
-     << ", \"vjp_soft_scratch_bytes\": " << sizeof(FixedSoftTape) << ",\n";
-  js << "  \"vjp_difference\": \"max over q-bar, v-bar, qTarget-bar entries of |a - b| / (1 + "
-        "|b|)\",\n";
-  js << "  \"vjp_parity\": [\n";
+  js["vjp_tape_bytes"] = sizeof(FixedTape);
+  js["vjp_soft_scratch_bytes"] = sizeof(FixedSoftTape);
+  js["vjp_difference"] = "max over q-bar, v-bar, qTarget-bar entries of |a - b| / (1 + |b|)";
+  Json& parity = js["vjp_parity"] = Json::array();
   for (size_t ci = 0; ci < cases.size(); ++ci) {
     const Case& c = cases[ci];
     const sim::SimOptions o = options(c);
@@ -192,11 +202,8 @@ void vjpSections(std::ostringstream& js, bool& allOk, const std::string& device,
         vjpFixed(fm, toFixedBackward(o), backwardView(o), start, seeds, fix, &failedFix);
     const WorldDiff cpu = compareWorlds(skipping(fix, dyn, failedFix), dyn, true);
     allOk = allOk && cpu.over == 0;
-    js << "    {\"case\": \"" << c.name() << "\", \"worlds\": " << worlds
-       << ", \"start_feet_touching\": {\"none\": " << cov.none << ", \"some\": " << cov.some
-       << ", \"all\": " << cov.all << "}, \"start_leg_touching\": " << cov.legs
-       << ", \"start_most_spheres_touching\": " << cov.most << ", \"nonfinite_dynamic\": " << badDyn
-       << ", \"failed_fixed\": " << badFix << ",\n     \"cpu_fixed_vs_dynamic\": " << json(cpu);
+    Json row = caseHeader(c, worlds, cov, badDyn, badFix);
+    row["cpu_fixed_vs_dynamic"] = json(cpu);
     std::printf("VJP %-14s cpu fixed vs dynamic: max rel %.3g (%d worlds over 1e-10)",
                 c.name().c_str(), cpu.d.rel, cpu.over);
     if (!device.empty()) {
@@ -211,8 +218,8 @@ void vjpSections(std::ostringstream& js, bool& allOk, const std::string& device,
       const WorldDiff vsFixed = compareWorlds(fused, fix, true),
                       vsDyn = compareWorlds(skipping(fused, dyn, failedFix), dyn, true);
       allOk = allOk && vsFixed.over == 0 && vsDyn.over == 0;
-      js << ",\n     \"gpu_fused_vs_cpu_fixed\": " << json(vsFixed)
-         << ",\n     \"gpu_fused_vs_dynamic\": " << json(vsDyn);
+      row["gpu_fused_vs_cpu_fixed"] = json(vsFixed);
+      row["gpu_fused_vs_dynamic"] = json(vsDyn);
       std::printf("; gpu vs cpu fixed %.3g (%d over), gpu vs dynamic %.3g (%d over)", vsFixed.d.rel,
                   vsFixed.over, vsDyn.d.rel, vsDyn.over);
       if (!soft) {
@@ -220,20 +227,19 @@ void vjpSections(std::ostringstream& js, bool& allOk, const std::string& device,
         gpu.downloadAdjoints(split.q.data(), split.v.data(), split.target.data());
         const WorldDiff splitVsFused = compareWorlds(split, fused, true);
         allOk = allOk && splitVsFused.over == 0;
-        js << ",\n     \"gpu_split_vs_gpu_fused\": " << json(splitVsFused);
+        row["gpu_split_vs_gpu_fused"] = json(splitVsFused);
         std::printf(", split vs fused %.3g", splitVsFused.d.rel);
       }
       allOk = allOk && bad == (soft ? 1 : 2) * badFix;
-      js << ", \"failed_gpu\": " << bad;
+      row["failed_gpu"] = bad;
     }
     std::printf("\n");
     std::fflush(stdout);
-    js << "}" << (ci + 1 < cases.size() ? "," : "") << "\n";
+    parity.push_back(std::move(row));
   }
-  js << "  ],\n";
 
   // CPU: the fixed VJP (record + VJP) against sim::stepVjp, alternating rounds, one thread.
-  js << "  \"vjp_cpu_timing\": [\n";
+  Json& cpuTiming = js["vjp_cpu_timing"] = Json::array();
   const int rounds = 7;
   for (size_t ci = 0; ci < cases.size(); ++ci) {
     const Case& c = cases[ci];
@@ -255,19 +261,18 @@ void vjpSections(std::ostringstream& js, bool& allOk, const std::string& device,
     }
     std::sort(tDyn.begin(), tDyn.end());
     std::sort(tFix.begin(), tFix.end());
-    js << "    {\"case\": \"" << c.name() << "\", \"worlds\": " << cpuWorlds
-       << ", \"rounds\": " << rounds << ", \"dynamic_vjp_us_median\": " << tDyn[rounds / 2]
-       << ", \"fixed_vjp_us_median\": " << tFix[rounds / 2] << "}"
-       << (ci + 1 < cases.size() ? "," : "") << "\n";
+    cpuTiming.push_back({{"case", c.name()},
+                         {"worlds", cpuWorlds},
+                         {"rounds", rounds},
+                         {"dynamic_vjp_us_median", tDyn[rounds / 2]},
+                         {"fixed_vjp_us_median", tFix[rounds / 2]}});
     std::printf("VJP %-14s cpu us/VJP (forward recomputed): dynamic %.2f, fixed %.2f\n",
                 c.name().c_str(), tDyn[rounds / 2], tFix[rounds / 2]);
     std::fflush(stdout);
   }
-  js << "  ],\n";
   if (device.empty()) return;
 
-  js << "  \"vjp_gpu_timing\": [\n";
-  bool first = true;
+  Json& gpuTiming = js["vjp_gpu_timing"] = Json::array();
   for (const Case& c : cases)
     for (int n : sizes) {
       const sim::SimOptions o = options(c);
@@ -286,33 +291,33 @@ void vjpSections(std::ostringstream& js, bool& allOk, const std::string& device,
         if (soft && (k == 1 || k == 2)) continue;
         ms[k] = msPerLaunch(gpu, kinds[k]);
       }
-      js << (first ? "" : ",\n") << "    {\"case\": \"" << c.name() << "\", \"worlds\": " << n
-         << ", \"ms_forward\": " << ms[0] << ", \"ms_fused_forward_vjp\": " << ms[3]
-         << ", \"steps_per_s_forward\": " << n / ms[0] * 1e3
-         << ", \"steps_per_s_fused_forward_vjp\": " << n / ms[3] * 1e3
-         << ", \"ratio_fused_to_forward\": " << ms[3] / ms[0];
+      Json row{{"case", c.name()},
+               {"worlds", n},
+               {"ms_forward", ms[0]},
+               {"ms_fused_forward_vjp", ms[3]},
+               {"steps_per_s_forward", n / ms[0] * 1e3},
+               {"steps_per_s_fused_forward_vjp", n / ms[3] * 1e3},
+               {"ratio_fused_to_forward", ms[3] / ms[0]}};
       std::printf(
           "VJP %-14s %6d worlds: ms forward %.4f, fused forward+vjp %.4f (%.3g steps/s, "
           "x%.2f)",
           c.name().c_str(), n, ms[0], ms[3], n / ms[3] * 1e3, ms[3] / ms[0]);
       if (!soft) {
         const double split = ms[1] + ms[2];
-        js << ",\n     \"ms_forward_storing_tape\": " << ms[1]
-           << ", \"ms_vjp_from_tape\": " << ms[2]
-           << ", \"steps_per_s_forward_storing_tape\": " << n / ms[1] * 1e3
-           << ", \"steps_per_s_split_forward_plus_vjp\": " << n / split * 1e3
-           << ", \"ratio_split_to_forward\": " << split / ms[0];
+        row["ms_forward_storing_tape"] = ms[1];
+        row["ms_vjp_from_tape"] = ms[2];
+        row["steps_per_s_forward_storing_tape"] = n / ms[1] * 1e3;
+        row["steps_per_s_split_forward_plus_vjp"] = n / split * 1e3;
+        row["ratio_split_to_forward"] = split / ms[0];
         std::printf(
             "; forward storing tape %.4f (%.3g steps/s), vjp from tape %.4f, split "
             "%.3g steps/s (x%.2f)",
             ms[1], n / ms[1] * 1e3, ms[2], n / split * 1e3, split / ms[0]);
       }
-      js << "}";
-      first = false;
+      gpuTiming.push_back(std::move(row));
       std::printf("\n");
       std::fflush(stdout);
     }
-  js << "\n  ],\n";
 }
 
 }  // namespace
@@ -334,18 +339,19 @@ WorldSet replicate(const WorldSet& w, int n) {
 // per contact model: the spheres in the contact problem at the recorded configurations, the step's
 // parity (CPU fixed vs sim::step, GPU vs CPU fixed) and the GPU's forward and fused forward + VJP
 // at the given sizes.
-void statesSection(std::ostringstream& js, bool& allOk, const std::string& device,
-                   const Robot& robot, const FixedModel& fm, const std::string& prefix,
-                   double frameDt, const std::vector<int>& sizes) {
+Json statesSection(bool& allOk, const std::string& device, const Robot& robot,
+                   const FixedModel& fm, const std::string& prefix, double frameDt,
+                   const std::vector<int>& sizes) {
   const RecordedStates rec = loadRecordedStates(robot.model, prefix, frameDt);
   const auto field = std::make_shared<sim::HeightField>(rec.field);
   const HeightFieldView view = toView(field.get());
   std::printf("%s: %d states, field %d x %d, max body position error %.2g m\n", prefix.c_str(),
               rec.worlds.n, rec.field.nx, rec.field.ny, rec.maxPositionError);
-  js << "    {\"states\": \"" << prefix.substr(prefix.find_last_of('/') + 1)
-     << "\", \"count\": " << rec.worlds.n << ", \"frame_dt\": " << frameDt
-     << ", \"max_body_position_error_m\": " << rec.maxPositionError << ", \"models\": [\n";
-  bool firstModel = true;
+  Json section{{"states", prefix.substr(prefix.find_last_of('/') + 1)},
+               {"count", rec.worlds.n},
+               {"frame_dt", frameDt},
+               {"max_body_position_error_m", rec.maxPositionError},
+               {"models", Json::array()}};
   for (auto cm : {sim::ContactModel::Hard, sim::ContactModel::Smoothed, sim::ContactModel::Soft}) {
     sim::SimOptions o = robot.simOptions(cm);
     o.contact.terrain = field;
@@ -371,13 +377,15 @@ void statesSection(std::ostringstream& js, bool& allOk, const std::string& devic
     const int badFix = stepFixed(fm, fo, view, rec.worlds, fix, &failedFix);
     const WorldDiff cpu = compareWorlds(skipping(fix, dyn, failedFix), dyn);
     allOk = allOk && cpu.over == 0;
-    js << (firstModel ? "" : ",\n") << "      {\"model\": \"" << sim::toString(cm)
-       << "\", \"spheres_in_problem_mean\": " << static_cast<double>(total) / rec.worlds.n
-       << ", \"spheres_in_problem_max\": " << most << ", \"states_over_max_active\": " << overflow
-       << ", \"spheres_in_problem_histogram\": [";
-    for (int n = 0; n <= most; ++n) js << (n ? ", " : "") << histogram[n];
-    js << "],\n       \"nonfinite_dynamic\": " << badDyn << ", \"failed_fixed\": " << badFix
-       << ", \"cpu_fixed_vs_dynamic\": " << json(cpu);
+    Json model{{"model", sim::toString(cm)},
+               {"spheres_in_problem_mean", static_cast<double>(total) / rec.worlds.n},
+               {"spheres_in_problem_max", most},
+               {"states_over_max_active", overflow},
+               {"spheres_in_problem_histogram",
+                std::vector<int>(histogram.begin(), histogram.begin() + most + 1)},
+               {"nonfinite_dynamic", badDyn},
+               {"failed_fixed", badFix},
+               {"cpu_fixed_vs_dynamic", json(cpu)}};
     std::printf(
         "  %-8s spheres in the problem: mean %.2f, max %d, over %d: %d; cpu fixed vs "
         "dynamic %.3g (%d over), failed %d",
@@ -391,8 +399,9 @@ void statesSection(std::ostringstream& js, bool& allOk, const std::string& devic
       gpu.download(g.q.data(), g.v.data());
       const WorldDiff vsFixed = compareWorlds(g, fix);
       allOk = allOk && vsFixed.over == 0 && badGpu == badFix;
-      js << ", \"gpu_vs_cpu_fixed\": " << json(vsFixed) << ", \"failed_gpu\": " << badGpu
-         << ",\n       \"gpu_timing\": [";
+      model["gpu_vs_cpu_fixed"] = json(vsFixed);
+      model["failed_gpu"] = badGpu;
+      Json& timing = model["gpu_timing"] = Json::array();
       std::printf("; gpu vs cpu fixed %.3g (%d over)\n", vsFixed.d.rel, vsFixed.over);
       for (size_t si = 0; si < sizes.size(); ++si) {
         const int n = sizes[si];
@@ -426,27 +435,26 @@ void statesSection(std::ostringstream& js, bool& allOk, const std::string& devic
             ms[sortedOrder][k] = msPerLaunch(b, kinds[k]);
           }
         }
-        js << (si ? ", " : "") << "{\"worlds\": " << n << ", \"ms_forward\": " << ms[0][0]
-           << ", \"ms_fused_forward_vjp\": " << ms[0][1]
-           << ", \"steps_per_s_forward\": " << n / ms[0][0] * 1e3
-           << ", \"steps_per_s_fused_forward_vjp\": " << n / ms[0][1] * 1e3
-           << ", \"ms_forward_sorted_by_contacts\": " << ms[1][0]
-           << ", \"ms_fused_forward_vjp_sorted_by_contacts\": " << ms[1][1] << "}";
+        timing.push_back({{"worlds", n},
+                          {"ms_forward", ms[0][0]},
+                          {"ms_fused_forward_vjp", ms[0][1]},
+                          {"steps_per_s_forward", n / ms[0][0] * 1e3},
+                          {"steps_per_s_fused_forward_vjp", n / ms[0][1] * 1e3},
+                          {"ms_forward_sorted_by_contacts", ms[1][0]},
+                          {"ms_fused_forward_vjp_sorted_by_contacts", ms[1][1]}});
         std::printf(
             "  %-8s %6d worlds: ms forward %.4f (%.3g steps/s), fused forward+vjp %.4f "
             "(%.3g steps/s); sorted by contacts: %.4f, %.4f\n",
             sim::toString(cm), n, ms[0][0], n / ms[0][0] * 1e3, ms[0][1], n / ms[0][1] * 1e3,
             ms[1][0], ms[1][1]);
       }
-      js << "]";
     } else {
       std::printf("\n");
     }
     std::fflush(stdout);
-    js << "}";
-    firstModel = false;
+    section["models"].push_back(std::move(model));
   }
-  js << "]}";
+  return section;
 }
 
 struct Flags {
@@ -527,26 +535,26 @@ struct Setup {
 };
 
 // The JSON's opening members: device, date, robot and the simulator's settings.
-std::string header(const std::string& device, const Robot& robot) {
-  std::ostringstream js;
+Json header(const std::string& device, const Robot& robot) {
   const std::time_t now = std::time(nullptr);
   char date[32];
   std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
-  js << "{\n  \"device\": \"" << (device.empty() ? "none" : device) << "\",\n  \"date\": \"" << date
-     << "\",\n  \"robot\": \"anymal\", \"dt\": " << robot.dt
-     << ", \"soft_substeps\": " << sim::ContactOptions().softSubsteps
-     << ", \"gs_iterations\": " << sim::ContactOptions().iterations
-     << ",\n  \"tolerance\": 1e-10,\n"
-     << "  \"difference\": \"max over q, v entries of |a - b| / (1 + |b|), b the reference\",\n";
-  return js.str();
+  return {{"device", device.empty() ? "none" : device},
+          {"date", date},
+          {"robot", "anymal"},
+          {"dt", robot.dt},
+          {"soft_substeps", sim::ContactOptions().softSubsteps},
+          {"gs_iterations", sim::ContactOptions().iterations},
+          {"tolerance", kTolerance},
+          {"difference", "max over q, v entries of |a - b| / (1 + |b|), b the reference"}};
 }
 
 // 1. Parity: one step of `worlds` random worlds per case, CPU fixed against sim::step and, on a
 // GPU, the device against both.
-void paritySection(std::ostringstream& js, bool& allOk, const std::string& device, const Setup& s,
+void paritySection(Json& js, bool& allOk, const std::string& device, const Setup& s,
                    const Flags& f) {
   const std::vector<Case> cases = allCases();
-  js << "  \"parity\": [\n";
+  Json& parity = js["parity"] = Json::array();
   for (size_t ci = 0; ci < cases.size(); ++ci) {
     const Case& c = cases[ci];
     const sim::SimOptions o = s.options(c);
@@ -560,11 +568,8 @@ void paritySection(std::ostringstream& js, bool& allOk, const std::string& devic
     const int badFix = stepFixed(s.fm, toFixed(o), view, start, fix, &failedFix);
     const WorldDiff cpu = compareWorlds(skipping(fix, dyn, failedFix), dyn);
     allOk = allOk && cpu.over == 0;
-    js << "    {\"case\": \"" << c.name() << "\", \"worlds\": " << f.worlds
-       << ", \"start_feet_touching\": {\"none\": " << cov.none << ", \"some\": " << cov.some
-       << ", \"all\": " << cov.all << "}, \"start_leg_touching\": " << cov.legs
-       << ", \"start_most_spheres_touching\": " << cov.most << ", \"nonfinite_dynamic\": " << badDyn
-       << ", \"failed_fixed\": " << badFix << ",\n     \"cpu_fixed_vs_dynamic\": " << json(cpu);
+    Json row = caseHeader(c, f.worlds, cov, badDyn, badFix);
+    row["cpu_fixed_vs_dynamic"] = json(cpu);
     std::printf("%-18s cpu fixed vs dynamic: max rel %.3g (%d worlds over 1e-10)", c.name().c_str(),
                 cpu.d.rel, cpu.over);
     if (!device.empty()) {
@@ -576,23 +581,23 @@ void paritySection(std::ostringstream& js, bool& allOk, const std::string& devic
       const WorldDiff vsFixed = compareWorlds(g, fix),
                       vsDyn = compareWorlds(skipping(g, dyn, failedFix), dyn);
       allOk = allOk && vsFixed.over == 0 && vsDyn.over == 0 && badGpu == badFix;
-      js << ",\n     \"gpu_vs_cpu_fixed\": " << json(vsFixed)
-         << ",\n     \"gpu_vs_dynamic\": " << json(vsDyn) << ", \"failed_gpu\": " << badGpu;
+      row["gpu_vs_cpu_fixed"] = json(vsFixed);
+      row["gpu_vs_dynamic"] = json(vsDyn);
+      row["failed_gpu"] = badGpu;
       std::printf("; gpu vs cpu fixed %.3g (%d over), gpu vs dynamic %.3g (%d over)", vsFixed.d.rel,
                   vsFixed.over, vsDyn.d.rel, vsDyn.over);
     }
     std::printf("\n");
     std::fflush(stdout);
-    js << "}" << (ci + 1 < cases.size() ? "," : "") << "\n";
+    parity.push_back(std::move(row));
   }
-  js << "  ],\n";
 }
 
 // 2. CPU cost per step, fixed against dynamic on the same worlds, alternating rounds; one thread.
 // Median and minimum over the rounds.
-void cpuTimingSection(std::ostringstream& js, const Setup& s, const Flags& f) {
+void cpuTimingSection(Json& js, const Setup& s, const Flags& f) {
   const std::vector<Case> cases = allCases();
-  js << "  \"cpu_timing\": [\n";
+  Json& timing = js["cpu_timing"] = Json::array();
   const int rounds = 7;
   for (size_t ci = 0; ci < cases.size(); ++ci) {
     const Case& c = cases[ci];
@@ -613,22 +618,23 @@ void cpuTimingSection(std::ostringstream& js, const Setup& s, const Flags& f) {
     }
     std::sort(tDyn.begin(), tDyn.end());
     std::sort(tFix.begin(), tFix.end());
-    js << "    {\"case\": \"" << c.name() << "\", \"worlds\": " << f.cpuWorlds
-       << ", \"rounds\": " << rounds << ", \"dynamic_us_median\": " << tDyn[rounds / 2]
-       << ", \"dynamic_us_min\": " << tDyn[0] << ", \"fixed_us_median\": " << tFix[rounds / 2]
-       << ", \"fixed_us_min\": " << tFix[0] << "}" << (ci + 1 < cases.size() ? "," : "") << "\n";
+    timing.push_back({{"case", c.name()},
+                      {"worlds", f.cpuWorlds},
+                      {"rounds", rounds},
+                      {"dynamic_us_median", tDyn[rounds / 2]},
+                      {"dynamic_us_min", tDyn[0]},
+                      {"fixed_us_median", tFix[rounds / 2]},
+                      {"fixed_us_min", tFix[0]}});
     std::printf("%-18s cpu us/step: dynamic %.2f (min %.2f), fixed %.2f (min %.2f)\n",
                 c.name().c_str(), tDyn[rounds / 2], tDyn[0], tFix[rounds / 2], tFix[0]);
     std::fflush(stdout);
   }
-  js << "  ]";
 }
 
 // 3. GPU speed: steps of every world, one launch per step, timed by CUDA events after warm-up; at
 // every size per case, then block sizes and register caps at 16 384 worlds.
-void gpuTimingSection(std::ostringstream& js, const Setup& s, const Flags& f) {
-  js << ",\n  \"gpu_timing\": [\n";
-  bool first = true;
+void gpuTimingSection(Json& js, const Setup& s, const Flags& f) {
+  Json& timing = js["gpu_timing"] = Json::array();
   auto timeOne = [&](const Case& c, int n, int threads, int regCap = 0) {
     const sim::SimOptions o = s.options(c);
     const HeightFieldView view = toView(o.contact.terrain.get());
@@ -642,12 +648,14 @@ void gpuTimingSection(std::ostringstream& js, const Setup& s, const Flags& f) {
     const double ms = gpu.timeSteps(steps);
     const int bad = gpu.step(1);
     const double perStep = ms / steps;
-    js << (first ? "" : ",\n") << "    {\"case\": \"" << c.name() << "\", \"worlds\": " << n
-       << ", \"threads_per_block\": " << threads << ", \"register_cap\": " << regCap
-       << ", \"steps\": " << steps << ", \"ms_per_step\": " << perStep
-       << ", \"world_steps_per_s\": " << n / perStep * 1e3 << ", \"nonfinite_after\": " << bad
-       << "}";
-    first = false;
+    timing.push_back({{"case", c.name()},
+                      {"worlds", n},
+                      {"threads_per_block", threads},
+                      {"register_cap", regCap},
+                      {"steps", steps},
+                      {"ms_per_step", perStep},
+                      {"world_steps_per_s", n / perStep * 1e3},
+                      {"nonfinite_after", bad}});
     std::printf(
         "%-18s %6d worlds, %3d threads/block, reg cap %3d: %.4f ms/step, %.3g "
         "world-steps/s\n",
@@ -661,12 +669,12 @@ void gpuTimingSection(std::ostringstream& js, const Setup& s, const Flags& f) {
   for (int cap : {128, 64})
     for (auto cm : {sim::ContactModel::Soft, sim::ContactModel::Smoothed})
       timeOne({cm, false}, 16384, 128, cap);
-  js << "\n  ]";
 }
 
 // The JSON written whole (a reader sees the old file or the new one) and the verdict.
-int finish(const std::ostringstream& js, bool allOk, const std::string& outPath) {
-  io::writeFileAtomic(outPath, js.str());
+int finish(Json& js, bool allOk, const std::string& outPath) {
+  js["parity_ok"] = allOk;
+  io::writeFileAtomic(outPath, js.dump(2) + "\n");
   std::printf("gpu_check: parity %s; wrote %s\n", allOk ? "ok" : "FAILED", outPath.c_str());
   return allOk ? 0 : 1;
 }
@@ -681,28 +689,23 @@ int run(int argc, char** argv) {
     device.clear();
   }
   std::printf("gpu_check: device %s\n", device.empty() ? "none (CPU parts only)" : device.c_str());
-  std::ostringstream js;
-  js << header(device, s.robot);
+  Json js = header(device, s.robot);
   bool allOk = true;
   if (!f.states.empty()) {  // the recorded states alone
-    js << "  \"recorded_states\": [\n";
-    for (size_t i = 0; i < f.states.size(); ++i) {
-      statesSection(js, allOk, device, s.robot, s.fm, f.states[i], f.frameDt, f.sizes);
-      js << (i + 1 < f.states.size() ? ",\n" : "\n");
-    }
-    js << "  ],\n  \"parity_ok\": " << (allOk ? "true" : "false") << "\n}\n";
+    Json& recorded = js["recorded_states"] = Json::array();
+    for (const std::string& prefix : f.states)
+      recorded.push_back(
+          statesSection(allOk, device, s.robot, s.fm, prefix, f.frameDt, f.sizes));
     return finish(js, allOk, f.outPath);
   }
   paritySection(js, allOk, device, s, f);
   if (!f.skipForwardTiming) {
     cpuTimingSection(js, s, f);
     if (!device.empty()) gpuTimingSection(js, s, f);
-    js << ",\n";
   }
   vjpSections(
       js, allOk, device, s.robot, s.qStand, s.fm, [&s](const Case& c) { return s.options(c); },
       f.worlds, f.cpuWorlds, f.sizes, f.kneeling);
-  js << "  \"parity_ok\": " << (allOk ? "true" : "false") << "\n}\n";
   const int rc = finish(js, allOk, f.outPath);
   if (device.empty()) std::printf("gpu_check: no CUDA device, GPU parts skipped\n");
   return rc;
