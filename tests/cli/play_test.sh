@@ -195,7 +195,7 @@ PY
     ;;
   readme_gifs)
     # The README shows a GIF of each shipped policy, each under 2 MB.
-    for f in walk_quadruped velocity_anymal; do
+    for f in walk_quadruped velocity_anymal velocity_anymal_rough; do
       gif=$repo/docs/media/$f.gif
       [ -f "$gif" ] || fail "$gif missing"
       size=$(stat -c %s "$gif")
