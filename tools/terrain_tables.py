@@ -7,8 +7,11 @@ usage: tools/terrain_tables.py terrain EVAL.jsonl          per-terrain table of 
        tools/terrain_tables.py robustness LABEL=FILE.jsonl ...  robustness table, one column pair
                                                               per file (MuJoCo, ours)
        tools/terrain_tables.py training LABEL=METRICS.csv ...   when each training run walked
-The .jsonl files are what tools/terrain_eval.sh and tools/robustness_eval.sh write (one JSON
-object per line: engine, terrain_type or condition, result); the .csv files are training metrics
+       tools/terrain_tables.py commands LABEL=EVAL.jsonl ...    falls and lin. RMS by command,
+                                                              per terrain type and file
+The .jsonl files are what tools/terrain_eval.sh, tools/robustness_eval.sh and
+tools/command_split_eval.sh write (one JSON object per line: engine, terrain_type, condition or
+commands, result); the .csv files are training metrics
 (a run's metrics.csv, or every 10th row of it)."""
 import csv
 import json
@@ -106,6 +109,32 @@ def robustness(args):
         print(f"| {c} | " + " | ".join(cells) + " |")
 
 
+COMMANDS = {"task": "the task's (x, y, yaw in [-1, 1])", "forward_fast": "forward, 0.5-1 m/s",
+            "forward_slow": "forward, 0-0.5 m/s", "backward_fast": "backward, 0.5-1 m/s",
+            "backward_slow": "backward, 0-0.5 m/s", "sideways": "sideways, up to 1 m/s",
+            "turning": "turning on the spot, up to 1 rad/s", "half_range": "every command within +-0.5"}
+
+
+def commands(args):
+    files = []
+    for label, path in labelled(args):
+        table = {}
+        for r in rows(path):
+            table.setdefault(r["commands"], {})[r["terrain_type"]] = r["result"]
+        files.append((label, table))
+    types = list(next(iter(files[0][1].values())))
+    head = [f"{l}, {NAMES.get(t, t)}: falls, lin. RMS" for l, _ in files for t in types]
+    print("| commands | " + " | ".join(head) + " |")
+    print("|---" * (len(head) + 1) + "|")
+    for c in files[0][1]:
+        cells = []
+        for _, f in files:
+            for t in types:
+                r = f.get(c, {}).get(t)
+                cells.append(f'{r["falls"]} / {r["episodes"]}, {r["lin_vel_rms"]:.3f}' if r else "")
+        print(f"| {COMMANDS.get(c, c)} | " + " | ".join(cells) + " |")
+
+
 def walks_from(rows, level=0.1):
     """First logged iteration from which the mean terrain level stays above `level` to the end."""
     first = None
@@ -143,7 +172,7 @@ def training(args):
 
 
 def main():
-    modes = ("terrain", "readme", "seeds", "robustness", "training")
+    modes = ("terrain", "readme", "seeds", "robustness", "training", "commands")
     if len(sys.argv) < 3 or sys.argv[1] not in modes:
         sys.exit(__doc__)
     if sys.argv[1] == "terrain":
@@ -154,6 +183,8 @@ def main():
         seeds(sys.argv[2:])
     elif sys.argv[1] == "training":
         training(sys.argv[2:])
+    elif sys.argv[1] == "commands":
+        commands(sys.argv[2:])
     else:
         robustness(sys.argv[2:])
     return 0
