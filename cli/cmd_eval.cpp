@@ -1,7 +1,6 @@
 // `diffloco eval POLICY [--engine diffloco|mujoco] [--contact M] [--dt S] [--iterations N]
 // [--episodes N] [--envs N] [--seed N] [--json] [--record FILE]`: sim-to-sim evaluation of a
 // policy, optionally recording the rollout (cli/evaluation_setup.h has what play shares).
-#include <cmath>
 #include <cstdio>
 #include <memory>
 #include <string>
