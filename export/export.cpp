@@ -116,9 +116,12 @@ EvaluationProtocol evaluationProtocol(const envs::TaskConfig& t) {
       "our simulator: the reset section's distribution; MuJoCo: the default pose at "
       "default_base_height above the ground, joints + U(-0.1, 0.1) rad";
   e.terrain = t.terrain.enabled
-                  ? "the task's terrain (task.yaml's terrain section regenerates it exactly); one "
-                    "sub-terrain type at a level: every episode spawns at the centre of a tile of "
-                    "that type and level, heights measured from the ground under the point"
+                  ? "the task's terrain (task.yaml's terrain section regenerates it exactly; "
+                    "beyond its grid the ground continues the edge samples, i.e. the flat border "
+                    "at its height, which MuJoCo gets as boxes beside the hfield); one sub-terrain "
+                    "type at a level: every episode spawns at the centre of a tile of that type "
+                    "and level and walks where its commands take it, heights measured from the "
+                    "ground under the point"
                   : "the plane z = 0";
   return e;
 }

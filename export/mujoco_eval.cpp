@@ -91,7 +91,6 @@ class Episodes {
     addBaseMass(*mj_, o.addedBaseMass);
     checkConditions(o);
     mj_forward(mj_->m, mj_->d);  // the floor's pose, which the ray casts read
-    floor_ = mj_name2id(mj_->m, mjOBJ_GEOM, "floor");
     for (const auto& t : meta_.observations) {
       if (t.name == "height_scan") scan_ = &t;
       noise_[t.name] = o.observationNoise ? t.noise : 0.0;
@@ -136,15 +135,16 @@ class Episodes {
     return lo == hi ? lo : std::uniform_real_distribution<double>(lo, hi)(g);
   }
 
-  // Height of the ground under (x, y): a ray cast down onto the floor geom (group 0; the robot's
-  // geoms are in group 3), the plane z = 0 without terrain.
+  // Height of the ground under (x, y): a ray cast down onto the ground's geoms (group 0: the
+  // hfield and the boxes continuing it; the robot's geoms are in group 3), the plane z = 0
+  // without terrain.
   double ground(double x, double y) const {
     if (!o_.terrain) return 0.0;
     static const mjtByte groundOnly[6] = {1, 0, 0, 0, 0, 0};
     const mjtNum from[3] = {x, y, 100.0}, down[3] = {0, 0, -1};
     int geom = -1;
     const mjtNum dist = mj_ray(mj_->m, mj_->d, from, down, groundOnly, 1, -1, &geom);
-    return geom == floor_ ? 100.0 - dist : 0.0;  // off the hfield: its slab's level
+    return geom >= 0 ? 100.0 - dist : 0.0;  // off the ground: its slab's level
   }
 
   // ---- an episode's start: pose (on the terrain's spawn point), command, controller
@@ -298,7 +298,7 @@ class Episodes {
   sim::Model model_;
   const int nj_;
   MjcfOptions mo_;
-  int decimation_ = 1, steps_ = 1, floor_ = -1;
+  int decimation_ = 1, steps_ = 1;
   std::unique_ptr<MujocoModel> mj_;
   const deploy::ObservationTerm* scan_ = nullptr;
   std::map<std::string, double> noise_;  // the exported noise of each term (observationNoise)

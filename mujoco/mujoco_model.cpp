@@ -52,7 +52,8 @@ class MjcfWriter {
          << "  <worldbody>\n"
          // Feet collide with the floor only (contype/conaffinity), never with each other.
          << "    <geom name=\"floor\" " << groundGeom() << " condim=\"3\" contype=\"0\" "
-         << "conaffinity=\"1\" friction=\"" << num(opt_.friction) << " 0.005 0.0001\"/>\n";
+         << "conaffinity=\"1\" friction=\"" << num(opt_.friction) << " 0.005 0.0001\"/>\n"
+         << skirts();
     body(0, 2);
     out_ << "  </worldbody>\n";
     if (opt_.kp > 0) {
@@ -96,6 +97,44 @@ class MjcfWriter {
     heightRange(lo, hi);
     return "type=\"hfield\" hfield=\"terrain\" pos=\"" +
            vec3(Vec3(hf.originX + 0.5 * hf.sizeX(), hf.originY + 0.5 * hf.sizeY(), lo)) + "\"";
+  }
+
+  // Beyond the grid our surface continues the edge samples outwards (sim/terrain.h); MuJoCo's
+  // hfield ends there. Each side whose samples are level gets a box continuing it (1 km out, its
+  // top at the edge's height; every generated terrain: its border is flat), and each corner
+  // between two such sides another, so that a robot walking off the field keeps its ground, as
+  // in our simulator. A side that is not level ends at the grid in MuJoCo.
+  std::string skirts() const {
+    if (!opt_.terrain) return "";
+    const sim::HeightField& hf = *opt_.terrain;
+    auto level = [&](int ix0, int iy0, int dx, int dy, int n) {
+      for (int k = 1; k < n; ++k)
+        if (hf.at(ix0 + k * dx, iy0 + k * dy) != hf.at(ix0, iy0)) return false;
+      return true;
+    };
+    const bool lowX = level(0, 0, 0, 1, hf.ny), highX = level(hf.nx - 1, 0, 0, 1, hf.ny);
+    const bool lowY = level(0, 0, 1, 0, hf.nx), highY = level(0, hf.ny - 1, 1, 0, hf.nx);
+    const double x0 = hf.originX, x1 = x0 + hf.sizeX(), y0 = hf.originY, y1 = y0 + hf.sizeY();
+    const double out = 1000, thick = 1;
+    std::string s;
+    int n = 0;
+    // A box over [xa, xb] x [ya, yb], its top at z.
+    auto box = [&](double xa, double xb, double ya, double yb, double z) {
+      s += "    <geom name=\"floor_skirt" + std::to_string(n++) + "\" type=\"box\" pos=\"" +
+           vec3(Vec3(0.5 * (xa + xb), 0.5 * (ya + yb), z - 0.5 * thick)) + "\" size=\"" +
+           vec3(Vec3(0.5 * (xb - xa), 0.5 * (yb - ya), 0.5 * thick)) +
+           "\" condim=\"3\" contype=\"0\" conaffinity=\"1\" friction=\"" + num(opt_.friction) +
+           " 0.005 0.0001\"/>\n";
+    };
+    if (lowX) box(x0 - out, x0, y0, y1, hf.at(0, 0));
+    if (highX) box(x1, x1 + out, y0, y1, hf.at(hf.nx - 1, 0));
+    if (lowY) box(x0, x1, y0 - out, y0, hf.at(0, 0));
+    if (highY) box(x0, x1, y1, y1 + out, hf.at(0, hf.ny - 1));
+    if (lowX && lowY) box(x0 - out, x0, y0 - out, y0, hf.at(0, 0));
+    if (highX && lowY) box(x1, x1 + out, y0 - out, y0, hf.at(hf.nx - 1, 0));
+    if (lowX && highY) box(x0 - out, x0, y1, y1 + out, hf.at(0, hf.ny - 1));
+    if (highX && highY) box(x1, x1 + out, y1, y1 + out, hf.at(hf.nx - 1, hf.ny - 1));
+    return s;
   }
 
   void body(int i, int depth) {

@@ -54,9 +54,10 @@ std::string engineOptions(const mjModel* m);
 MjcfOptions benchOptions();
 
 // MJCF text for `model`: a ground plane (or the height field `terrain`) named "floor" in geom
-// group 0, the base under a free joint, the body tree with hinges, and one collision sphere per
-// foot in group 3 (the only geoms besides the ground: a ray cast with group 0 alone sees the
-// ground only).
+// group 0 (with a terrain, also boxes "floor_skirt<k>" continuing each level side of the grid
+// outwards, as our surface continues beyond the grid), the base under a free joint, the body tree
+// with hinges, and one collision sphere per foot in group 3 (the only geoms besides the ground: a
+// ray cast with group 0 alone sees the ground only).
 std::string toMjcf(const sim::Model& model, const MjcfOptions& opt = {});
 
 // Writes hf's heights into the compiled model's hfield "terrain" (toMjcf with opt.terrain = &hf);

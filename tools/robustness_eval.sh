@@ -5,9 +5,12 @@
 # (the task's randomisation keys fixed to the condition), one JSON object per line.
 # usage: tools/robustness_eval.sh EXPORTED_POLICY EPISODES [DIFFLOCO] > out.jsonl
 #   ENGINES (environment, default "mujoco diffloco"): the engines to run, e.g. one per process.
+#   TERRAIN (environment, default none: the flat floor): a sub-terrain of a terrain policy's task
+#   at its hardest level instead (`eval --terrain`), e.g. pyramid_stairs.
 set -euo pipefail
 policy=$1 episodes=$2 bin=${3:-build/diffloco}
 engines=${ENGINES:-mujoco diffloco}
+terrain=${TERRAIN:-none}
 # name | MuJoCo flags | our simulator's task overrides (each also fixes the others to nominal)
 nominal="--set randomization.friction=[0.8,0.8] --set randomization.push_velocity=0
   --set randomization.observation_noise=false --set randomization.motor_strength=[1,1]
@@ -28,16 +31,18 @@ conditions=(
 for c in "${conditions[@]}"; do
   IFS='|' read -r name mj ours <<<"$c"
   if [[ " $engines " == *" mujoco "* ]]; then
-    printf '{"engine": "mujoco", "condition": "%s", "result": ' "$name"
+    printf '{"engine": "mujoco", "condition": "%s", "terrain_type": "%s", "result": ' "$name" \
+      "$terrain"
     # shellcheck disable=SC2086
-    "$bin" eval "$policy" --engine mujoco --cone elliptic --noslip 10 --terrain none \
+    "$bin" eval "$policy" --engine mujoco --cone elliptic --noslip 10 --terrain "$terrain" \
       --episodes "$episodes" --seed 1 $mj --json | tr -d '\n'
     printf '}\n'
   fi
   [[ " $engines " == *" diffloco "* ]] || continue
-  printf '{"engine": "diffloco", "condition": "%s", "result": ' "$name"
+  printf '{"engine": "diffloco", "condition": "%s", "terrain_type": "%s", "result": ' "$name" \
+    "$terrain"
   # shellcheck disable=SC2086
-  "$bin" eval "$policy" --contact hard --terrain none --episodes "$episodes" --envs 100 --seed 1 \
+  "$bin" eval "$policy" --contact hard --terrain "$terrain" --episodes "$episodes" --envs 100 --seed 1 \
     $nominal $ours --json | tr -d '\n'
   printf '}\n'
 done

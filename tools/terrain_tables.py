@@ -94,17 +94,21 @@ def seeds(args):
 
 def robustness(args):
     files = [(label, by(path, "condition")) for label, path in labelled(args)]
+    # MuJoCo columns only where some file has MuJoCo rows (ENGINES=diffloco writes none).
+    mujoco = any("mujoco" in r for _, f in files for r in f.values())
     head = []
     for label, _ in files:
-        head += [f"{label}, MuJoCo: falls, lin. RMS, beyond limits", f"{label}, ours (hard)"]
+        head += [f"{label}, MuJoCo: falls, lin. RMS, beyond limits"] if mujoco else []
+        head += [f"{label}, ours (hard)"]
     print("| condition | " + " | ".join(head) + " |")
     print("|---" * (len(head) + 1) + "|")
     for c in files[0][1]:
         cells = []
         for _, f in files:
             m, o = f.get(c, {}).get("mujoco"), f.get(c, {}).get("diffloco")
-            cells.append(f'{m["falls"]} / {m["episodes"]}, {m["lin_vel_rms"]:.3f}, '
-                         f'{m["episodes_beyond_joint_limits"]}' if m else "")
+            if mujoco:
+                cells.append(f'{m["falls"]} / {m["episodes"]}, {m["lin_vel_rms"]:.3f}, '
+                             f'{m["episodes_beyond_joint_limits"]}' if m else "")
             cells.append(f'{o["falls"]} / {o["episodes"]}, {o["lin_vel_rms"]:.3f}' if o else "")
         print(f"| {c} | " + " | ".join(cells) + " |")
 

@@ -8,10 +8,12 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <memory>
+#include <utility>
+#include <vector>
 
 #include "mujoco/joint_order.h"
 #include "mujoco/mujoco_model.h"
@@ -204,6 +206,54 @@ TEST(MujocoTerrain, SurfaceHeightsMatchMujocoRays) {
   std::printf("|MuJoCo ray - ours|: %.2e m at samples, %.2e m between them\n", atSamples, between);
   EXPECT_LT(atSamples, 1e-6);  // MuJoCo stores heights as float
   EXPECT_LT(between, 1e-3);
+}
+
+// Beyond the grid our surface continues the edge samples; MuJoCo gets a box beyond each level
+// side (and corner between two), at the side's height, and nothing beyond a side that is not
+// level.
+TEST(MujocoTerrain, GroundBeyondTheGridContinuesLevelSides) {
+  const Robot robot = loadRobot("anymal");
+  auto rayHeight = [](const mj::MujocoModel& mm, double x, double y, int* geom) {
+    const mjtByte ground[6] = {1, 0, 0, 0, 0, 0};
+    const mjtNum from[3] = {x, y, 5.0}, down[3] = {0, 0, -1};
+    return 5.0 - mj_ray(mm.m, mm.d, from, down, ground, 1, -1, geom);
+  };
+  // A bump inside a level field (every side at 0.1 m): ground everywhere around the grid.
+  const auto bump = field([](double x, double y) {
+    const double r2 = x * x + y * y;
+    return 0.1 + (r2 < 1 ? 0.04 * (1 - r2) * (1 - r2) : 0.0);
+  });
+  mj::MjcfOptions mo;
+  mo.terrain = bump.get();
+  mj::MujocoModel level(mj::toMjcf(robot.model, mo));
+  mj::loadHeightField(level.m, *bump);
+  mj_forward(level.m, level.d);
+  for (const auto& [x, y] : std::vector<std::pair<double, double>>{
+           {-3.5, 0.3}, {3.2, -1}, {0.5, -2.7}, {-1, 2.1}, {-40, -30}, {4, 3}, {3.01, 2.01}}) {
+    int geom = -1;
+    const double h = rayHeight(level, x, y, &geom);
+    EXPECT_GE(geom, 0) << x << " " << y;
+    EXPECT_NEAR(h, sim::groundHeight(bump.get(), x, y), 1e-9) << x << " " << y;
+  }
+  // The incline h = 0.1 x - 0.3: its sides at x = -3 and x = 3 are level (at -0.6 and 0), its
+  // sides along y are not and end at the grid.
+  const auto incline = field([](double x, double) { return 0.1 * x - 0.3; });
+  mo.terrain = incline.get();
+  mj::MujocoModel sloped(mj::toMjcf(robot.model, mo));
+  mj::loadHeightField(sloped.m, *incline);
+  mj_forward(sloped.m, sloped.d);
+  for (const auto& [x, y] : std::vector<std::pair<double, double>>{{-3.5, 0.3}, {3.2, -1}}) {
+    int geom = -1;
+    const double h = rayHeight(sloped, x, y, &geom);
+    EXPECT_GE(geom, 0) << x << " " << y;
+    EXPECT_NEAR(h, sim::groundHeight(incline.get(), x, y), 1e-6) << x << " " << y;
+  }
+  for (const auto& [x, y] :
+       std::vector<std::pair<double, double>>{{0.5, -2.7}, {-1, 2.1}, {4, 3}}) {
+    int geom = -1;
+    rayHeight(sloped, x, y, &geom);
+    EXPECT_EQ(geom, -1) << x << " " << y;
+  }
 }
 
 TEST(MujocoTerrain, RobotDroppedOnAnInclineAgrees) {
