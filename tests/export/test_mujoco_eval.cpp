@@ -5,7 +5,7 @@
 #include <torch/torch.h>
 #include <unistd.h>  // getpid: one temp folder per test process (ctest -j)
 
-#include <cstdlib>
+#include <cmath>
 #include <filesystem>
 
 #include "envs/locomotion_env.h"
@@ -163,42 +163,6 @@ TEST(MujocoEval, ConditionsActAsTheirRandomisationsDo) {
   bad = o;
   bad.motorStrength = 0;
   EXPECT_THROW(run(zero, bad), std::invalid_argument);
-}
-
-}  // namespace
-}  // namespace diffloco::mj
-
-namespace diffloco::mj {
-namespace {
-
-// A measurement rather than a check: DIFFLOCO_MUJOCO_EVAL=<exported policy.pt> [with
-// DIFFLOCO_MUJOCO_EVAL_ROBOT, _EPISODES, _LENGTH, _DT] evaluates that file and prints the table.
-TEST(MujocoEval, ExportedFileFromEnvironment) {
-  const char* path = std::getenv("DIFFLOCO_MUJOCO_EVAL");
-  if (!path) GTEST_SKIP() << "set DIFFLOCO_MUJOCO_EVAL=<exported policy.pt> to run";
-  auto env = [](const char* k, const char* d) {
-    const char* v = std::getenv(k);
-    return std::string(v ? v : d);
-  };
-  const Robot robot = loadRobot(env("DIFFLOCO_MUJOCO_EVAL_ROBOT", "quadruped"));
-  MujocoEvalOptions o;
-  o.episodes = std::stoi(env("DIFFLOCO_MUJOCO_EVAL_EPISODES", "10"));
-  o.episodeLengthS = std::stod(env("DIFFLOCO_MUJOCO_EVAL_LENGTH", "0"));  // 0: the task's
-  o.timestep = std::stod(env("DIFFLOCO_MUJOCO_EVAL_DT", "0"));
-  o.jointPosNoise = 0.05;
-  const MujocoEpisodes r = evaluateInMujoco(path, robot.model, o);
-  double len = 0, vx = 0, lin = 0;
-  int falls = 0;
-  for (size_t e = 0; e < r.lengthS.size(); ++e) {
-    std::printf("episode %zu: length %.2f s, fell %d, mean vx %.3f m/s, speed %.3f m/s\n", e,
-                r.lengthS[e], r.fell[e], r.meanVx[e], r.meanSpeed[e]);
-    len += r.lengthS[e], vx += r.meanVx[e], lin += r.linVelErr2[e], falls += r.fell[e];
-  }
-  const double n = static_cast<double>(r.lengthS.size());
-  std::printf(
-      "MuJoCo (dt %.4f s): %d episodes, mean length %.2f s of %.1f, falls %d, mean vx "
-      "%.3f m/s, lin vel err^2 %.3f\n",
-      r.timestep, o.episodes, len / n, r.episodeLengthS, falls, vx / n, lin / n);
 }
 
 }  // namespace
