@@ -6,15 +6,32 @@
 # usage: tools/terrain_eval.sh EXPORTED_POLICY EPISODES MUJOCO_EPISODES [DIFFLOCO] > out.jsonl
 #   EXPORTED_POLICY: a file written by `diffloco export` (our simulator reads the same file).
 #   ENGINES (environment, default "diffloco mujoco"): the engines to run, e.g. one per process.
+#   TYPES (environment, default all seven): the grounds to evaluate, e.g. "pyramid_stairs".
+#   PROTOCOL (environment): "task" (default): ours draws the task's randomisation and resets and
+#   resamples commands, MuJoCo runs nominal conditions; "mujoco": ours runs MuJoCo's protocol too
+#   (nominal conditions, one command per episode, no standing commands, the default pose at the
+#   spawn point with joints + U(-0.1, 0.1) rad), so that only the engine differs.
 set -euo pipefail
 policy=$1 episodes=$2 mujoco_episodes=$3 bin=${4:-build/diffloco}
 engines=${ENGINES:-diffloco mujoco}
-types="none rough pyramid_slope pyramid_slope_inverted pyramid_stairs pyramid_stairs_inverted obstacles"
+types=${TYPES:-none rough pyramid_slope pyramid_slope_inverted pyramid_stairs pyramid_stairs_inverted obstacles}
+protocol=()
+case ${PROTOCOL:-task} in
+  task) ;;
+  mujoco)
+    protocol=(--set 'randomization.friction=[0.8,0.8]' --set randomization.push_velocity=0
+      --set randomization.observation_noise=false --set 'randomization.motor_strength=[1,1]'
+      --set 'randomization.action_delay_steps=[0,0]' --set 'randomization.added_base_mass=[0,0]'
+      --set commands.resample_s=0 --set commands.standing_fraction=0
+      --set reset.base_pos_noise=0 --set reset.random_yaw=0 --set reset.base_lin_vel_noise=0
+      --set reset.base_ang_vel_noise=0 --set reset.joint_pos_noise=0.1) ;;
+  *) echo "PROTOCOL must be task or mujoco, not '$PROTOCOL'" >&2; exit 2 ;;
+esac
 for t in $types; do
   [[ " $engines " == *" diffloco "* ]] || break
   printf '{"engine": "diffloco", "terrain_type": "%s", "result": ' "$t"
   "$bin" eval "$policy" --contact hard --terrain "$t" --episodes "$episodes" --envs 250 --seed 1 \
-    --json | tr -d '\n'
+    ${protocol[@]+"${protocol[@]}"} --json | tr -d '\n'
   printf '}\n'
 done
 for t in $types; do

@@ -1,5 +1,6 @@
 #include "train/evaluation.h"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
@@ -34,7 +35,7 @@ EvalResult evaluatePolicy(const envs::TaskConfig& task, const PolicyFn& policy,
     throw std::invalid_argument("evaluation: envs and episodes must be >= 1");
   torch::NoGradGuard noGrad;
   envs::EnvOptions eo;
-  eo.numEnvs = o.numEnvs;
+  eo.numEnvs = std::min(o.numEnvs, o.episodes);  // an env beyond the episodes would count none
   eo.threads = o.threads;
   eo.seed = o.seed;
   eo.printSummary = false;
@@ -52,8 +53,11 @@ EvalResult evaluatePolicy(const envs::TaskConfig& task, const PolicyFn& policy,
     env.reset();
     terrain = o.terrainType + " level " + std::to_string(level);
   }
+  // Env i collects exactly quota(i) episodes, fixed before any runs: the first episodes % n envs
+  // one more than the others. Counting whichever episodes end first would over-represent the
+  // short (failed) ones.
   const int n = env.numEnvs();
-  const int quota = (o.episodes + n - 1) / n;
+  auto quota = [&](int i) { return o.episodes / n + (i < o.episodes % n ? 1 : 0); };
 
   EvalResult r;
   r.task = task.name;
@@ -76,7 +80,7 @@ EvalResult evaluatePolicy(const envs::TaskConfig& task, const PolicyFn& policy,
   Tensor restarted = torch::zeros({0}, torch::kLong);
   // A step limit guards against a policy that never ends an episode (cannot happen with a
   // time-out, but a task without one would loop forever).
-  const long maxSteps = static_cast<long>(quota + 1) * env.maxEpisodeLength() + 10;
+  const long maxSteps = static_cast<long>(quota(0) + 1) * env.maxEpisodeLength() + 10;
   for (long t = 0; t < maxSteps && collected < o.episodes; ++t) {
     // Speed and tracking errors of the state the action is taken in (legged_gym's tracking
     // terms: base-axes x/y velocity against the command, yaw rate as the base-axes z rate).
@@ -99,7 +103,7 @@ EvalResult evaluatePolicy(const envs::TaskConfig& task, const PolicyFn& policy,
     const auto* id = ids.data_ptr<int64_t>();
     for (int64_t k = 0; k < ids.numel(); ++k) {
       const int64_t i = id[k];
-      if (done[i] < quota && collected < o.episodes) {
+      if (done[i] < quota(static_cast<int>(i))) {
         const double len = steps[i].item<double>();
         EpisodeStats e;
         e.ret = ret[i].item<double>();

@@ -21,9 +21,10 @@ namespace diffloco::train {
 using PolicyFn = std::function<torch::Tensor(const torch::Tensor& obs)>;
 
 struct EvalOptions {
-  int numEnvs = 100;
-  // Episodes to collect. Each env contributes at most ceil(episodes / numEnvs) episodes, so that
-  // short (failed) episodes are not over-represented when some envs fall and restart early.
+  int numEnvs = 100;  // at most `episodes` are run
+  // Episodes to collect. Each env contributes a number fixed in advance (episodes / numEnvs, the
+  // first episodes % numEnvs envs one more), so that short (failed) episodes are not
+  // over-represented when some envs fall and restart early.
   int episodes = 100;
   std::uint64_t seed = 0;
   int threads = 2;
