@@ -772,6 +772,8 @@ std::string LocomotionEnv::summary() const {
   if (s.contact.model == sim::ContactModel::Smoothed ||
       s.contact.model == sim::ContactModel::StraightThrough)
     contact += fmt::format(", kappa {:g}, cutoff {:g} m", s.contact.kappa, s.contact.cutoff);
+  if (task_.terrain.enabled)
+    contact += fmt::format(", terrain contact {}", sim::toString(s.contact.terrainContact));
   line("  " + contact);
   line(fmt::format("  actuator PD kp {:g}, kd {:g}, effort {:g} N m, armature {:g} kg m^2",
                    s.actuator.kp, s.actuator.kd, s.actuator.effort, task_.armature));

@@ -32,6 +32,12 @@ void visitSim(V& v, sim::SimOptions& s) {
           "contact model (docs/simulator.md): hard, smoothed, soft or straight_through",
           V::oneOf({"hard", "smoothed", "soft", "straight_through"}));
   c.model = sim::parseContactModel(model);
+  std::string terrainContact = sim::toString(c.terrainContact);
+  v.field("terrain_contact", terrainContact,
+          "where a sphere touches a terrain: vertical (the surface under its centre) or closest "
+          "(the surface point closest to its centre; docs/terrain.md)",
+          V::oneOf({"vertical", "closest"}));
+  c.terrainContact = sim::parseTerrainContact(terrainContact);
   v.field("friction", c.mu, "friction coefficient of feet and ground", V::atLeast(0));
   v.field("kappa", c.kappa, "smoothed model's sigmoid stiffness [1/m]", V::positive());
   v.field("cutoff", c.cutoff,

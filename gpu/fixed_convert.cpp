@@ -75,6 +75,9 @@ FixedOptions toFixed(const sim::SimOptions& opt) {
   }
   if (c.model == sim::ContactModel::Soft && c.integrator != sim::Integrator::Fixed)
     throw std::invalid_argument("fixed-size step: the soft model's adaptive integrator is not in");
+  if (c.terrain && c.terrainContact != sim::TerrainContact::Vertical)
+    throw std::invalid_argument(
+        "fixed-size step: terrain_contact closest is not in (vertical only)");
   f.mu = c.mu;
   f.iterations = c.iterations;
   f.kappa = c.kappa;

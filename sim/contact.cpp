@@ -33,6 +33,7 @@ double entryDepth(const ContactOptions& opt, bool leg) {
 void footGeometry(const Model& model, const ContactOptions& opt, Data& data) {
   const HeightField* hf = opt.terrain.get();
   const double legEntry = entryDepth(opt, true);
+  const bool closest = opt.terrainContact == TerrainContact::Closest;
   for (int j = 0; j < model.nspheres(); ++j) {
     const Foot& ft = model.sphere(j);
     data.footCentre[j] = worldPoint(data, ft.body, ft.offset);
@@ -43,13 +44,13 @@ void footGeometry(const Model& model, const ContactOptions& opt, Data& data) {
     if (j >= model.nfeet()) {
       // Most leg spheres are far above the ground: a bound from the surrounding samples settles
       // that without interpolating the surface or building a frame.
-      const double bound = sphereDepthUpperBound(*hf, data.footCentre[j], ft.radius);
+      const double bound = sphereDepthUpperBound(*hf, data.footCentre[j], ft.radius, closest);
       if (bound < legEntry) {
         data.depth[j] = bound;
         continue;
       }
     }
-    data.footContact[j] = sphereContact(hf, data.footCentre[j], ft.radius);
+    data.footContact[j] = sphereContact(hf, data.footCentre[j], ft.radius, closest);
     data.depth[j] = data.footContact[j].depth;
   }
 }

@@ -23,4 +23,15 @@ const char* toString(ContactModel m) {
   return "?";
 }
 
+TerrainContact parseTerrainContact(const std::string& name) {
+  if (name == "vertical") return TerrainContact::Vertical;
+  if (name == "closest") return TerrainContact::Closest;
+  throw std::invalid_argument("unknown terrain contact '" + name +
+                              "' (expected vertical or closest)");
+}
+
+const char* toString(TerrainContact t) {
+  return t == TerrainContact::Closest ? "closest" : "vertical";
+}
+
 }  // namespace diffloco::sim

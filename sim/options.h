@@ -25,6 +25,15 @@ enum class ContactModel {
 ContactModel parseContactModel(const std::string& name);  // throws std::invalid_argument
 const char* toString(ContactModel m);
 
+// Where a sphere touches a height field (sim/terrain.h): Vertical, the surface under its centre
+// (exact on a plane, first order on a curved surface: a sphere meets a riser only once its centre
+// is over the step's edge); Closest, the surface point closest to its centre (exact on any
+// surface: a sphere meets a riser at first touch), a few Newton steps more per sphere.
+enum class TerrainContact { Vertical, Closest };
+
+TerrainContact parseTerrainContact(const std::string& name);  // throws std::invalid_argument
+const char* toString(TerrainContact t);
+
 // Time integration of the soft model inside an env step (the other models ignore it):
 // Fixed: softSubsteps equal sub-steps of the Moreau scheme (step.cpp); Adaptive: Dormand-Prince
 // 5(4) with a PI step-size controller on the continuous dynamics (sim/adaptive.h, DiffMJX).
@@ -61,6 +70,7 @@ struct ContactOptions {
   // `terrain`, as straight_through does for the contact law: step edges keep their forward shape
   // but give the gradient a slope to follow.
   std::shared_ptr<const HeightField> backwardTerrain;
+  TerrainContact terrainContact = TerrainContact::Vertical;  // on a height field
   double mu = 0.8;        // friction coefficient
   int iterations = 10;    // Gauss-Seidel sweeps (hard, smoothed)
   double kappa = 300.0;   // sigmoid stiffness [1/m] (smoothed, straight_through's backward)

@@ -136,18 +136,74 @@ SurfacePoint sampleSurface(const HeightField& hf, double x, double y) {
   return s;
 }
 
-SphereContact sphereContact(const HeightField* hf, const Vec3& centre, double radius) {
+namespace {
+
+// The surface point closest to c: Newton on f(x, y) = |(x, y, h(x, y)) - c|^2 / 2 from c's
+// (x, y), with the exact Hessian where it is positive definite and Gauss-Newton's elsewhere
+// (positive definite always), each step halved until f decreases; where f stalls at round-off a
+// step that halves the gradient is still taken, so that the minimum holds to round-off (the
+// adjoint's implicit derivative assumes it). One or two steps on smooth ground.
+void closestPoint(const HeightField& hf, const Vec3& c, double& px, double& py, SurfacePoint& s) {
+  auto dist2 = [&](double x, double y, const SurfacePoint& q) {
+    return (x - c.x()) * (x - c.x()) + (y - c.y()) * (y - c.y()) + (q.h - c.z()) * (q.h - c.z());
+  };
+  auto gradient = [&](double x, double y, const SurfacePoint& q, double& g0, double& g1) {
+    const double e = q.h - c.z();
+    g0 = x - c.x() + e * q.hx, g1 = y - c.y() + e * q.hy;
+    return std::hypot(g0, g1);
+  };
+  px = c.x(), py = c.y();
+  s = sampleSurface(hf, px, py);
+  double f = dist2(px, py, s), g0, g1;
+  double gnorm = gradient(px, py, s, g0, g1);
+  for (int k = 0; k < 50 && gnorm > 0; ++k) {
+    const double e = s.h - c.z();
+    double a = 1 + s.hx * s.hx, b = s.hx * s.hy, d = 1 + s.hy * s.hy;
+    const double ae = a + e * s.hxx, be = b + e * s.hxy, de = d + e * s.hyy;
+    if (ae > 0 && ae * de - be * be > 0) a = ae, b = be, d = de;
+    const double det = a * d - b * b;
+    const double sx = -(d * g0 - b * g1) / det, sy = -(a * g1 - b * g0) / det;
+    bool moved = false;
+    double t = 1;
+    for (int halving = 0; halving < 40 && !moved; ++halving, t *= 0.5) {
+      const double x = px + t * sx, y = py + t * sy;
+      const SurfacePoint q = sampleSurface(hf, x, y);
+      const double fq = dist2(x, y, q);
+      double q0, q1;
+      const double qnorm = gradient(x, y, q, q0, q1);
+      if (fq < f || (fq <= f * (1 + 1e-12) && qnorm < 0.5 * gnorm)) {
+        px = x, py = y, s = q, f = fq, g0 = q0, g1 = q1, gnorm = qnorm;
+        moved = true;
+      }
+    }
+    if (!moved) break;
+  }
+}
+
+}  // namespace
+
+SphereContact sphereContact(const HeightField* hf, const Vec3& centre, double radius,
+                            bool closest) {
   SphereContact c;
   if (!hf) {
     c.depth = radius - centre.z();
     c.frame << 0, 1, 0, 0, 0, 1, 1, 0, 0;  // columns z, x, y
     c.point = centre - radius * Vec3::UnitZ();
+    c.px = centre.x(), c.py = centre.y();
     return c;
   }
-  const SurfacePoint& s = c.surface = sampleSurface(*hf, centre.x(), centre.y());
+  c.closest = closest;
+  if (closest) {
+    closestPoint(*hf, centre, c.px, c.py, c.surface);
+  } else {
+    c.px = centre.x(), c.py = centre.y();
+    c.surface = sampleSurface(*hf, c.px, c.py);
+  }
+  const SurfacePoint& s = c.surface;
   const double gn = std::sqrt(1 + s.hx * s.hx + s.hy * s.hy);
   const Vec3 n(-s.hx / gn, -s.hy / gn, 1 / gn);
-  c.depth = radius - (centre.z() - s.h) * n.z();
+  c.depth = closest ? radius - (centre - Vec3(c.px, c.py, s.h)).dot(n)
+                    : radius - (centre.z() - s.h) * n.z();
   c.point = centre - radius * n;
   // t1: the world x axis without its normal part. |u|^2 = 1 - n_x^2 > 0, as n_z > 0.
   const Vec3 u = Vec3::UnitX() - n.x() * n;
@@ -158,7 +214,30 @@ SphereContact sphereContact(const HeightField* hf, const Vec3& centre, double ra
   return c;
 }
 
-double sphereDepthUpperBound(const HeightField& hf, const Vec3& centre, double radius) {
+double sphereDepthUpperBound(const HeightField& hf, const Vec3& centre, double radius,
+                             bool closest) {
+  if (closest) {
+    // Every patch within r + spacing horizontally: its samples' range bounds its heights.
+    const double reach = radius + hf.spacing;
+    int i0, i1, j0, j1;
+    double t;
+    locate(centre.x() - reach, hf.originX, hf.spacing, hf.nx, i0, t);
+    locate(centre.x() + reach, hf.originX, hf.spacing, hf.nx, i1, t);
+    locate(centre.y() - reach, hf.originY, hf.spacing, hf.ny, j0, t);
+    locate(centre.y() + reach, hf.originY, hf.spacing, hf.ny, j1, t);
+    double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+    for (int j = j0 - 1; j <= j1 + 2; ++j) {
+      const double* row =
+          hf.heights.data() + static_cast<size_t>(std::clamp(j, 0, hf.ny - 1)) * hf.nx;
+      for (int i = i0 - 1; i <= i1 + 2; ++i) {
+        const double p = row[std::clamp(i, 0, hf.nx - 1)];
+        lo = std::min(lo, p), hi = std::max(hi, p);
+      }
+    }
+    const double gap = centre.z() - (lo + 1.28125 * (hi - lo));
+    if (!(gap > 0)) return std::numeric_limits<double>::infinity();
+    return std::max(radius - gap, -hf.spacing);
+  }
   int i, j;
   double u, v;
   locate(centre.x(), hf.originX, hf.spacing, hf.nx, i, u);
@@ -198,10 +277,19 @@ Vec3 sphereContactVjp(const Vec3& centre, double radius, const SphereContact& c,
   Vec3 nb = frameBar.col(0) - radius * pointBar;
   Vec3 t1b = frameBar.col(1);
   const Vec3& t2b = frameBar.col(2);
-  // depth = r - (c_z - h) n_z
-  cb.z() -= depthBar * n.z();
-  const double hb = depthBar * n.z();
-  nb.z() -= depthBar * (centre.z() - s.h);
+  double hb = 0;
+  if (c.closest) {
+    // depth = r - (c - P) . n, P = (px, py, h)
+    const Vec3 P(c.px, c.py, s.h);
+    cb -= depthBar * n;
+    nb -= depthBar * (centre - P);
+    hb = depthBar * n.z();
+  } else {
+    // depth = r - (c_z - h) n_z
+    cb.z() -= depthBar * n.z();
+    hb = depthBar * n.z();
+    nb.z() -= depthBar * (centre.z() - s.h);
+  }
   // t2 = n x t1
   nb += t1.cross(t2b);
   t1b += t2b.cross(n);
@@ -215,9 +303,27 @@ Vec3 sphereContactVjp(const Vec3& centre, double radius, const SphereContact& c,
   const double gn = std::sqrt(1 + s.hx * s.hx + s.hy * s.hy);
   const Vec3 gb = (nb - n.dot(nb) * n) / gn;
   const double hxb = -gb.x(), hyb = -gb.y();
-  // h, h_x, h_y at (c_x, c_y)
-  cb.x() += hb * s.hx + hxb * s.hxx + hyb * s.hxy;
-  cb.y() += hb * s.hy + hxb * s.hxy + hyb * s.hyy;
+  // h, h_x, h_y at the touch point (px, py)
+  double pxb = hb * s.hx + hxb * s.hxx + hyb * s.hxy;
+  double pyb = hb * s.hy + hxb * s.hxy + hyb * s.hyy;
+  if (!c.closest) {  // (px, py) = (c_x, c_y)
+    cb.x() += pxb;
+    cb.y() += pyb;
+    return cb;
+  }
+  // P = (px, py, h): its x and y
+  pxb += depthBar * n.x();
+  pyb += depthBar * n.y();
+  // p(c) minimises |P - c|^2: G = (px - c_x + e h_x, py - c_y + e h_y) = 0 with e = h - c_z, so
+  // dp/dc = -H^-1 dG/dc, H = dG/dp (symmetric), dG/dc = [[-1, 0, -h_x], [0, -1, -h_y]].
+  const double e = s.h - centre.z();
+  const double a = 1 + s.hx * s.hx + e * s.hxx, b = s.hx * s.hy + e * s.hxy,
+               d = 1 + s.hy * s.hy + e * s.hyy;
+  const double det = a * d - b * b;
+  const double w0 = (d * pxb - b * pyb) / det, w1 = (a * pyb - b * pxb) / det;
+  cb.x() += w0;
+  cb.y() += w1;
+  cb.z() += w0 * s.hx + w1 * s.hy;
   return cb;
 }
 

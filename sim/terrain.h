@@ -12,6 +12,11 @@
 // exact for a plane (the distance to a tilted plane is the height above it times n_z) and first
 // order on a curved surface. The contact frame is (n, t1, t2) with t1 the world x axis made
 // orthogonal to n (Gram-Schmidt) and t2 = n x t1: on the plane z = 0 it is (z, x, y).
+// With `closest` the sphere touches the surface at the point p closest to c instead (exact on any
+// surface, risers included): p minimises |(x, y, h(x, y)) - c|^2, found by Newton steps from c's
+// (x, y); n is the surface normal at p (parallel to c - p there) and d = r - (c - p) . n. The
+// adjoint differentiates p(c) through that minimum (implicit function theorem: the Hessian of the
+// squared distance, the interpolant's second derivatives).
 #pragma once
 
 #include <string>
@@ -58,17 +63,25 @@ struct SphereContact {
   double depth = 0;            // > 0 when penetrating
   Mat3 frame;                  // columns: normal, tangent1, tangent2 (world)
   Vec3 point;                  // contact point c - r n (world)
-  SurfacePoint surface;        // the height field at c's (x, y)
+  SurfacePoint surface;        // the height field at (px, py)
+  double px = 0, py = 0;       // where the surface is touched: c's (x, y), or the closest point's
+  bool closest = false;        // which of the two (the adjoint differs)
 };
 
-SphereContact sphereContact(const HeightField* hf, const Vec3& centre, double radius);
+SphereContact sphereContact(const HeightField* hf, const Vec3& centre, double radius,
+                            bool closest = false);
 
 // An upper bound of sphereContact(&hf, centre, radius).depth from the 4 x 4 samples the patch
 // under the centre is made of (no interpolation, no frame): the patch lies below their minimum
 // plus 1.28125 times their range (the largest sum of its positive weights) and its slopes are at
 // most 1.875 times the range over the spacing, which bounds n_z from below. +infinity where the
 // centre is not above that height. Lets the contact stage pass over spheres far from the ground.
-double sphereDepthUpperBound(const HeightField& hf, const Vec3& centre, double radius);
+// With `closest` (sphereContact's closest point) the bound covers every patch within r + one
+// spacing of the centre horizontally and uses the height alone: the closest point lies either in
+// that window (its distance is at least c_z minus the window's highest surface point) or farther
+// than r + spacing (depth below -spacing).
+double sphereDepthUpperBound(const HeightField& hf, const Vec3& centre, double radius,
+                             bool closest = false);
 
 // Adjoint of sphereContact on a height field: given the adjoints of depth, frame (its columns) and
 // point, returns the adjoint of the centre (through the interpolant's first and second

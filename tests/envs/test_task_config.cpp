@@ -310,6 +310,21 @@ TEST(TaskConfig, AdaptiveIntegratorKeys) {
   EXPECT_NE(parseError(soft + "  rtoll: 1e-4\n").find("did you mean"), std::string::npos);
 }
 
+// sim.terrain_contact: where a sphere touches a terrain (sim::TerrainContact), vertical unless set;
+// a bad value names the key.
+TEST(TaskConfig, TerrainContactKey) {
+  EXPECT_EQ(loadTaskConfig("velocity_rough").sim.contact.terrainContact,
+            diffloco::sim::TerrainContact::Vertical);
+  const TaskConfig t = parseTaskConfig(
+      YAML::Load(std::string(kMinimal) + "sim: {terrain_contact: closest}\n"), "test.yaml");
+  EXPECT_EQ(t.sim.contact.terrainContact, diffloco::sim::TerrainContact::Closest);
+  const TaskConfig back = parseTaskConfig(YAML::Load(toYaml(t)), "back.yaml");
+  EXPECT_EQ(back.sim.contact.terrainContact, diffloco::sim::TerrainContact::Closest);
+  const std::string e = parseError(std::string(kMinimal) + "sim: {terrain_contact: nearest}\n");
+  EXPECT_NE(e.find("sim.terrain_contact"), std::string::npos) << e;
+  EXPECT_NE(e.find("nearest"), std::string::npos) << e;
+}
+
 // Sizes that drive loops are bounded: an absurd value is refused naming the key and the range
 // (before, a 1e-9 s step or 1e9 solver sweeps hung the first step).
 TEST(TaskConfig, LoopSizesAreBounded) {

@@ -100,8 +100,9 @@ double relErr(const VecX& a, const VecX& b) {
 }
 
 void checkCase(const std::string& robot, ContactModel cm, bool inContact, double tol,
-               double slide = 0, bool kneel = false, bool bumps = false) {
+               double slide = 0, bool kneel = false, bool bumps = false, bool closest = false) {
   Case c = kneel ? kneelingCase(cm, 7, bumps) : makeCase(robot, cm, inContact, 7, slide);
+  if (closest) c.opt.contact.terrainContact = TerrainContact::Closest;
   const Model& m = c.robot.model;
   std::mt19937 rng(3);
   std::normal_distribution<double> n(0.0, 1.0);
@@ -349,4 +350,11 @@ TEST(StepVjp, MatchesFiniteDifferencesKneeling) {
   for (bool bumps : {false, true})
     for (ContactModel cm : {ContactModel::Smoothed, ContactModel::Soft, ContactModel::Hard})
       checkCase("anymal", cm, true, 1e-5, 0, true, bumps);
+}
+
+// The same on the bumps with each sphere touching the surface at its closest point
+// (sim::TerrainContact::Closest): the touch point's adjoint through the minimum.
+TEST(StepVjp, MatchesFiniteDifferencesKneelingClosestPoint) {
+  for (ContactModel cm : {ContactModel::Smoothed, ContactModel::Soft, ContactModel::Hard})
+    checkCase("anymal", cm, true, 1e-5, 0, true, true, true);
 }

@@ -181,10 +181,13 @@ TEST(Terrain, SphereDepthUpperBoundNeverUnderestimates) {
     for (int k = 0; k < 20000; ++k) {
       const Vec3 c(ux(rng), uy(rng), uz(rng));
       const double r = ur(rng);
-      const double bound = sphereDepthUpperBound(hf, c, r);
-      const double depth = sphereContact(&hf, c, r).depth;
-      ASSERT_GE(bound, depth - 1e-12) << "at " << c.transpose() << ", r " << r;
-      bounded += std::isfinite(bound);
+      for (bool closest : {false, true}) {
+        const double bound = sphereDepthUpperBound(hf, c, r, closest);
+        const double depth = sphereContact(&hf, c, r, closest).depth;
+        ASSERT_GE(bound, depth - 1e-12)
+            << "at " << c.transpose() << ", r " << r << ", closest " << closest;
+        bounded += !closest && std::isfinite(bound);
+      }
     }
   EXPECT_GT(bounded, 40000);  // most centres above their patch get a finite bound
   const HeightField flat = grid(10, 10, 0.1, -0.5, -0.5, [](double, double) { return 0.03; });
@@ -194,12 +197,19 @@ TEST(Terrain, SphereDepthUpperBoundNeverUnderestimates) {
 }
 
 // On a tilted plane the depth is the radius minus the centre's distance to the plane, the normal
-// is the plane's, and the frame is orthonormal and right-handed.
+// is the plane's, and the frame is orthonormal and right-handed; the closest point gives the same.
 TEST(Terrain, SphereOnATiltedPlane) {
   const double a = 0.3, b = -0.2;  // h = a x + b y
   const HeightField p = grid(30, 30, 0.1, -1.5, -1.5, [&](double x, double y) { return a * x + b * y; });
   const Vec3 c(0.1, 0.2, 0.05);
   const SphereContact s = sphereContact(&p, c, 0.03);
+  const SphereContact sc = sphereContact(&p, c, 0.03, true);
+  EXPECT_NEAR(sc.depth, s.depth, 1e-12);
+  EXPECT_TRUE(sc.frame.isApprox(s.frame, 1e-12));
+  EXPECT_TRUE(sc.point.isApprox(s.point, 1e-12));
+  EXPECT_NEAR(
+      Vec3(sc.px - c.x(), sc.py - c.y(), sc.surface.h - c.z()).normalized().dot(s.frame.col(0)),
+      -1.0, 1e-12);  // c - p along the normal
   const Vec3 n = Vec3(-a, -b, 1).normalized();
   const double distance = n.dot(c - Vec3(0, 0, 0));  // the plane passes through the origin
   EXPECT_NEAR(s.depth, 0.03 - distance, 1e-12);
@@ -237,6 +247,65 @@ TEST(Terrain, SphereContactVjpMatchesFiniteDifferences) {
       EXPECT_NEAR(vjp[i], fd, 1e-6 * std::max(1.0, std::abs(fd))) << "point " << k << " axis " << i;
     }
   }
+}
+
+// A sphere beside a riser: the closest point finds the riser (a near-horizontal normal, the depth
+// of the overlap), where the surface under the centre is the lower tread (no contact).
+TEST(Terrain, ClosestPointMeetsARiserAtFirstTouch) {
+  // A 12 cm step up at x = 0.025 (between samples): a ramp over the cell [0, 0.05].
+  const HeightField step =
+      grid(40, 20, 0.05, -1.0, -0.5, [](double x, double) { return x > 0.025 ? 0.12 : 0.0; });
+  const double r = 0.031;
+  const Vec3 c(-0.005, 0.0, 0.05);  // 5 cm above the lower tread, its front into the ramp
+  const SphereContact vertical = sphereContact(&step, c, r);
+  EXPECT_LT(vertical.depth, -0.01);  // the surface under the centre: the tread
+  const SphereContact closest = sphereContact(&step, c, r, true);
+  EXPECT_GT(closest.depth, 0.005);
+  EXPECT_LT(closest.frame.col(0).x(), -0.9);  // pushed back from the riser
+  EXPECT_GT(closest.px, 0.0);                 // touched on the ramp
+  // Far above the step, both agree to the first order (flat under the centre, far from the edge).
+  const Vec3 high(-0.5, 0.0, 0.02);
+  EXPECT_NEAR(sphereContact(&step, high, r, true).depth, sphereContact(&step, high, r).depth,
+              1e-12);
+}
+
+// The closest point's adjoint (through p(c), the implicit function theorem) against central
+// differences, on a curved random field and beside the riser of a step.
+TEST(Terrain, ClosestPointContactVjpMatchesFiniteDifferences) {
+  const HeightField fields[] = {
+      randomField(6),
+      grid(40, 20, 0.05, -1.0, -0.5, [](double x, double) { return x > 0.025 ? 0.12 : 0.0; })};
+  std::mt19937 rng(11);
+  std::normal_distribution<double> g(0, 1);
+  const double radius = 0.031, e = 1e-6;
+  int checked = 0;
+  for (int f = 0; f < 2; ++f) {
+    std::uniform_real_distribution<double> ux(f ? -0.06 : -0.5, f ? 0.08 : 0.4), uy(-0.3, 0.3),
+        uz(f ? 0.0 : -0.01, f ? 0.16 : 0.05);
+    for (int k = 0; k < 60; ++k) {
+      const Vec3 c(ux(rng), uy(rng), uz(rng));
+      const SphereContact s = sphereContact(&fields[f], c, radius, true);
+      if (s.depth < -0.02) continue;  // far: nothing to check
+      const double db = g(rng);
+      Mat3 Fb;
+      for (int i = 0; i < 9; ++i) Fb.data()[i] = g(rng);
+      const Vec3 pb(g(rng), g(rng), g(rng));
+      auto loss = [&](const Vec3& x) {
+        const SphereContact q = sphereContact(&fields[f], x, radius, true);
+        return db * q.depth + Fb.cwiseProduct(q.frame).sum() + pb.dot(q.point);
+      };
+      const Vec3 vjp = sphereContactVjp(c, radius, s, db, Fb, pb);
+      for (int i = 0; i < 3; ++i) {
+        Vec3 cp = c, cm = c;
+        cp[i] += e, cm[i] -= e;
+        const double fd = (loss(cp) - loss(cm)) / (2 * e);
+        EXPECT_NEAR(vjp[i], fd, 1e-5 * std::max(1.0, std::abs(fd)))
+            << "field " << f << " point " << k << " axis " << i << " at " << c.transpose();
+      }
+      ++checked;
+    }
+  }
+  EXPECT_GT(checked, 60);
 }
 
 // The backward pass's smoothed terrain: planes are kept inside the grid, a step becomes a ramp
