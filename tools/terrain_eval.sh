@@ -11,6 +11,8 @@
 #   resamples commands, MuJoCo runs nominal conditions; "mujoco": ours runs MuJoCo's protocol too
 #   (nominal conditions, one command per episode, no standing commands, the default pose at the
 #   spawn point with joints + U(-0.1, 0.1) rad), so that only the engine differs.
+#   OURS_SET (environment): more task overrides for our simulator, e.g.
+#   "sim.terrain_contact=closest" (each word one `--set`).
 set -euo pipefail
 policy=$1 episodes=$2 mujoco_episodes=$3 bin=${4:-build/diffloco}
 engines=${ENGINES:-diffloco mujoco}
@@ -27,6 +29,7 @@ case ${PROTOCOL:-task} in
       --set reset.base_ang_vel_noise=0 --set reset.joint_pos_noise=0.1) ;;
   *) echo "PROTOCOL must be task or mujoco, not '$PROTOCOL'" >&2; exit 2 ;;
 esac
+for kv in ${OURS_SET:-}; do protocol+=(--set "$kv"); done
 for t in $types; do
   [[ " $engines " == *" diffloco "* ]] || break
   printf '{"engine": "diffloco", "terrain_type": "%s", "result": ' "$t"
