@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <sstream>
 #include <stdexcept>
+#include <utility>
+#include <vector>
 
 #include "config/archive.h"
 #include "config/yaml_guard.h"
@@ -22,22 +24,27 @@ namespace {
 using config::Check;
 using config::located;
 
+// An enum kept in the archive by its name (sim::toString writes it, `parse` reads it back).
+template <class V, class E, class Parse>
+void enumField(V& v, const char* key, E& value, const char* doc, std::vector<std::string> names,
+               Parse parse) {
+  std::string name = sim::toString(value);
+  v.field(key, name, doc, V::oneOf(std::move(names)));
+  value = parse(name);
+}
+
 // The simulator section: time step, contact model and its solver (sim/options.h).
 template <class V>
 void visitSim(V& v, sim::SimOptions& s) {
   auto& c = s.contact;
   v.field("dt", s.dt, "simulator time step [s]", V::between(1e-5, 0.1));
-  std::string model = sim::toString(c.model);
-  v.field("contact", model,
-          "contact model (docs/simulator.md): hard, smoothed, soft or straight_through",
-          V::oneOf({"hard", "smoothed", "soft", "straight_through"}));
-  c.model = sim::parseContactModel(model);
-  std::string terrainContact = sim::toString(c.terrainContact);
-  v.field("terrain_contact", terrainContact,
-          "where a sphere touches a terrain: vertical (the surface under its centre) or closest "
-          "(the surface point closest to its centre; docs/terrain.md)",
-          V::oneOf({"vertical", "closest"}));
-  c.terrainContact = sim::parseTerrainContact(terrainContact);
+  enumField(v, "contact", c.model,
+            "contact model (docs/simulator.md): hard, smoothed, soft or straight_through",
+            {"hard", "smoothed", "soft", "straight_through"}, sim::parseContactModel);
+  enumField(v, "terrain_contact", c.terrainContact,
+            "where a sphere touches a terrain: vertical (the surface under its centre) or closest "
+            "(the surface point closest to its centre; docs/terrain.md)",
+            {"vertical", "closest"}, sim::parseTerrainContact);
   v.field("friction", c.mu, "friction coefficient of feet and ground", V::atLeast(0));
   v.field("kappa", c.kappa, "smoothed model's sigmoid stiffness [1/m]", V::positive());
   v.field("cutoff", c.cutoff,
@@ -49,12 +56,10 @@ void visitSim(V& v, sim::SimOptions& s) {
   v.field("soft_kf", c.softKf, "soft model's tangential viscous friction [N s/m]", V::atLeast(0));
   v.field("soft_substeps", c.softSubsteps, "soft model, fixed integrator: sub-steps per step",
           V::between(1, 1000));
-  std::string integrator = sim::toString(c.integrator);
-  v.field("integrator", integrator,
-          "soft model's time integration: fixed sub-steps or adaptive (Dormand-Prince 5(4) with a "
-          "PI step-size controller, sim/adaptive.h)",
-          V::oneOf({"fixed", "adaptive"}));
-  c.integrator = sim::parseIntegrator(integrator);
+  enumField(v, "integrator", c.integrator,
+            "soft model's time integration: fixed sub-steps or adaptive (Dormand-Prince 5(4) with "
+            "a PI step-size controller, sim/adaptive.h)",
+            {"fixed", "adaptive"}, sim::parseIntegrator);
   v.field("rtol", c.adaptive.rtol, "adaptive: relative tolerance of the local error",
           V::open(0, 1));
   v.field("atol", c.adaptive.atol, "adaptive: absolute tolerance (units of q and v)",
