@@ -316,9 +316,12 @@ Vec3 sphereContactVjp(const Vec3& centre, double radius, const SphereContact& c,
   pyb += depthBar * n.y();
   // p(c) minimises |P - c|^2: G = (px - c_x + e h_x, py - c_y + e h_y) = 0 with e = h - c_z, so
   // dp/dc = -H^-1 dG/dc, H = dG/dp (symmetric), dG/dc = [[-1, 0, -h_x], [0, -1, -h_y]].
+  // Where the forward stopped short of a minimum (H not positive definite there), its
+  // Gauss-Newton H: a finite derivative rather than a blow-up.
   const double e = s.h - centre.z();
-  const double a = 1 + s.hx * s.hx + e * s.hxx, b = s.hx * s.hy + e * s.hxy,
-               d = 1 + s.hy * s.hy + e * s.hyy;
+  double a = 1 + s.hx * s.hx, b = s.hx * s.hy, d = 1 + s.hy * s.hy;
+  const double ae = a + e * s.hxx, be = b + e * s.hxy, de = d + e * s.hyy;
+  if (ae > 0 && ae * de - be * be > 1e-12 * ae * de) a = ae, b = be, d = de;
   const double det = a * d - b * b;
   const double w0 = (d * pxb - b * pyb) / det, w1 = (a * pyb - b * pxb) / det;
   cb.x() += w0;
