@@ -810,14 +810,15 @@ std::string LocomotionEnv::summary() const {
     const auto& tc = task_.terrain;
     std::string cols;
     for (const auto& t : terrain_.columnType) cols += (cols.empty() ? "" : " ") + t;
-    line(fmt::format("  terrain: {} levels x {} tiles of {:g} m ({} x {} samples, {:g} m grid), "
-                     "columns: {}; {}",
-                     tc.rows, tc.columns, terrain_.tileSize, terrain_.field->nx, terrain_.field->ny,
-                     tc.spacing, cols,
-                     tc.level >= 0 ? fmt::format("every env on level {}", tc.level)
-                     : tc.curriculum.enabled
-                         ? fmt::format("curriculum from levels 0-{}", tc.curriculum.maxInitLevel)
-                         : std::string("levels fixed at their start")));
+    line(
+        fmt::format("  terrain: {} levels x {} tiles of {:g} m ({} x {} samples, {:g} m grid, {} "
+                    "interpolant), columns: {}; {}",
+                    tc.rows, tc.columns, terrain_.tileSize, terrain_.field->nx, terrain_.field->ny,
+                    tc.spacing, sim::toString(terrain_.field->interpolant), cols,
+                    tc.level >= 0 ? fmt::format("every env on level {}", tc.level)
+                    : tc.curriculum.enabled
+                        ? fmt::format("curriculum from levels 0-{}", tc.curriculum.maxInitLevel)
+                        : std::string("levels fixed at their start")));
   } else {
     line("  ground: the plane z = 0");
   }

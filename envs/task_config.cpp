@@ -149,6 +149,11 @@ void visitTerrain(V& v, TerrainConfig& t) {
   v.field("level", t.level,
           "-1: levels from the curriculum; else every env on this level (evaluation)",
           V::between(-1, 999));
+  enumField(v, "interpolant", t.interpolant,
+            "how the height field joins its samples (sim/terrain.h, docs/terrain.md): catmull_rom "
+            "(central-difference slopes; a 7.4 % lip beside each step edge) or monotone (slopes "
+            "limited so that the surface stays between neighbouring samples: no lip)",
+            {"catmull_rom", "monotone"}, sim::parseInterpolant);
   v.field("backward_smoothing", t.backwardSmoothing,
           "> 0: the gradient (the simulator's backward pass and the task's ground heights) sees "
           "the terrain smoothed by a Gaussian of this standard deviation [m] (forward: the "

@@ -284,8 +284,8 @@ std::vector<TermDef> makeObservations() {
       "points in the base's yaw frame (heading along +x, left +y, level); values along world z",
       "m",
       "h: the task's terrain (the plane z = 0: h = 0), sampled at the point itself (its "
-      "Catmull-Rom interpolant, docs/terrain.md; a robot measures the ground there, e.g. from an "
-      "elevation map); positive values: the ground is below z - offset"};
+      "interpolant, terrain.interpolant in docs/terrain.md; a robot measures the ground there, "
+      "e.g. from an elevation map); positive values: the ground is below z - offset"};
   t.push_back({"base_quat",
                "base orientation quaternion (w, x, y, z)",
                {},

@@ -168,6 +168,7 @@ Terrain generateTerrain(const TerrainConfig& c) {
   const int borderN = static_cast<int>(std::ceil(c.border / c.spacing - 1e-9));
   auto hf = std::make_shared<sim::HeightField>();
   hf->spacing = c.spacing;
+  hf->interpolant = c.interpolant;
   hf->nx = 2 * borderN + c.rows * tileN + 1;
   hf->ny = 2 * borderN + c.columns * tileN + 1;
   hf->originX = -borderN * c.spacing;

@@ -79,6 +79,7 @@ struct TerrainConfig {
   TerrainCurriculumConfig curriculum;
   // Envs on a fixed level instead (evaluation on "the hardest level"): -1 none.
   int level = -1;
+  sim::Interpolant interpolant = sim::Interpolant::CatmullRom;  // how the samples are joined
   // > 0: the simulator's backward pass sees the terrain smoothed by a Gaussian of this standard
   // deviation [m] (sim::SimOptions' backwardTerrain: straight-through terrain); 0: the terrain.
   double backwardSmoothing = 0;

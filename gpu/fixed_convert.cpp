@@ -78,6 +78,9 @@ FixedOptions toFixed(const sim::SimOptions& opt) {
   if (c.terrain && c.terrainContact != sim::TerrainContact::Vertical)
     throw std::invalid_argument(
         "fixed-size step: terrain_contact closest is not in (vertical only)");
+  if (c.terrain && c.terrain->interpolant != sim::Interpolant::CatmullRom)
+    throw std::invalid_argument(
+        "fixed-size step: the monotone terrain interpolant is not in (catmull_rom only)");
   f.mu = c.mu;
   f.iterations = c.iterations;
   f.kappa = c.kappa;

@@ -37,9 +37,10 @@ struct MjcfOptions {
   int iterations = 100;              // constraint solver iterations
   int noslipIterations = 0;
   // The ground: null, the plane z = 0; else this height field as an `hfield` geom with the same
-  // samples (MuJoCo joins them by two triangles per cell, where our surface is the Catmull-Rom
-  // patch through them: the two agree at the samples and on planes). The heights themselves go
-  // in after compiling (loadHeightField): the MJCF text names the grid's size and place only.
+  // samples (MuJoCo joins them by two triangles per cell, where our surface is a bicubic patch
+  // through them, sim/terrain.h: the two agree at the samples and on planes). The heights
+  // themselves go in after compiling (loadHeightField): the MJCF text names the grid's size and
+  // place only.
   const sim::HeightField* terrain = nullptr;
 };
 

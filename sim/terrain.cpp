@@ -8,6 +8,17 @@
 
 namespace diffloco::sim {
 
+Interpolant parseInterpolant(const std::string& name) {
+  if (name == "catmull_rom") return Interpolant::CatmullRom;
+  if (name == "monotone") return Interpolant::Monotone;
+  throw std::invalid_argument("unknown height-field interpolant '" + name +
+                              "' (catmull_rom or monotone)");
+}
+
+const char* toString(Interpolant i) {
+  return i == Interpolant::Monotone ? "monotone" : "catmull_rom";
+}
+
 void validateHeightField(const HeightField& hf, const std::string& what) {
   auto fail = [&](const std::string& msg) { throw std::invalid_argument(what + ": " + msg); };
   if (hf.nx < 2 || hf.ny < 2) {
@@ -93,31 +104,49 @@ void locate(double x, double origin, double spacing, int n, int& cell, double& t
   t = g - f;
 }
 
-}  // namespace
-
-SurfacePoint sampleSurface(const HeightField& hf, double x, double y) {
-  int i, j;
-  double u, v;
-  locate(x, hf.originX, hf.spacing, hf.nx, i, u);
-  locate(y, hf.originY, hf.spacing, hf.ny, j, v);
-  const Basis bu(u), bv(v);
-  int ix[4], iy[4];
-  for (int a = 0; a < 4; ++a) {
-    ix[a] = std::clamp(i - 1 + a, 0, hf.nx - 1);
-    iy[a] = std::clamp(j - 1 + a, 0, hf.ny - 1);
+// Cubic Hermite basis at t in [0, 1) and its first and second derivatives: value[k] weighs the
+// value at node k (t = k), slope[k] the slope there.
+struct Hermite {
+  double value[2], slope[2], dValue[2], dSlope[2], ddValue[2], ddSlope[2];
+  explicit Hermite(double t) {
+    const double t2 = t * t, t3 = t2 * t;
+    value[0] = 1 - 3 * t2 + 2 * t3, value[1] = 3 * t2 - 2 * t3;
+    slope[0] = t - 2 * t2 + t3, slope[1] = t3 - t2;
+    dValue[0] = 6 * (t2 - t), dValue[1] = 6 * (t - t2);
+    dSlope[0] = 1 - 4 * t + 3 * t2, dSlope[1] = 3 * t2 - 2 * t;
+    ddValue[0] = 12 * t - 6, ddValue[1] = 6 - 12 * t;
+    ddSlope[0] = 6 * t - 4, ddSlope[1] = 6 * t - 2;
   }
-  // Per row b: the row's cubic in u and its derivatives, then combined along v.
-  SurfacePoint s;
+};
+
+// Fritsch and Butland's slope from the two one-sided differences: their harmonic mean where they
+// agree in sign, else zero. At most twice the smaller and half their sum.
+double monotoneSlope(double a, double b) {
+  return a * b > 0 ? 2 * a * b / (a + b) : 0.0;
+}
+
+// The 4 x 4 samples around cell (i, j): p[b][a] at (i - 1 + a, j - 1 + b), indices clamped.
+void stencil(const HeightField& hf, int i, int j, double p[4][4]) {
+  int ix[4];
+  for (int a = 0; a < 4; ++a) ix[a] = std::clamp(i - 1 + a, 0, hf.nx - 1);
+  for (int b = 0; b < 4; ++b) {
+    const double* row =
+        hf.heights.data() + static_cast<size_t>(std::clamp(j - 1 + b, 0, hf.ny - 1)) * hf.nx;
+    for (int a = 0; a < 4; ++a) p[b][a] = row[ix[a]];
+  }
+}
+
+// Catmull-Rom: per row b the row's cubic in u and its derivatives, then combined along v.
+SurfacePoint catmullRomPatch(const double p[4][4], double u, double v) {
+  const Basis bu(u), bv(v);
   double hv = 0, hu = 0, huu = 0;  // sums of w_b(v) times the row's value, d/du, d2/du2
   double dhv = 0, dhu = 0, ddhv = 0;
   for (int b = 0; b < 4; ++b) {
     double r = 0, ru = 0, ruu = 0;
-    const double* row = hf.heights.data() + static_cast<size_t>(iy[b]) * hf.nx;
     for (int a = 0; a < 4; ++a) {
-      const double p = row[ix[a]];
-      r += bu.w[a] * p;
-      ru += bu.d[a] * p;
-      ruu += bu.dd[a] * p;
+      r += bu.w[a] * p[b][a];
+      ru += bu.d[a] * p[b][a];
+      ruu += bu.dd[a] * p[b][a];
     }
     hv += bv.w[b] * r;
     hu += bv.w[b] * ru;
@@ -126,13 +155,51 @@ SurfacePoint sampleSurface(const HeightField& hf, double x, double y) {
     dhu += bv.d[b] * ru;
     ddhv += bv.dd[b] * r;
   }
+  SurfacePoint s;
+  s.h = hv, s.hx = hu, s.hy = dhv, s.hxx = huu, s.hxy = dhu, s.hyy = ddhv;
+  return s;
+}
+
+// Monotone: bicubic Hermite on the cell's corners (p[1..2][1..2]) with Fritsch-Butland slopes
+// (per cell) and zero cross derivative.
+SurfacePoint monotonePatch(const double p[4][4], double u, double v) {
+  const Hermite bu(u), bv(v);
+  SurfacePoint s;
+  for (int b = 0; b < 2; ++b)
+    for (int a = 0; a < 2; ++a) {
+      const int A = a + 1, B = b + 1;
+      const double h = p[B][A];
+      const double sx = monotoneSlope(h - p[B][A - 1], p[B][A + 1] - h);
+      const double sy = monotoneSlope(h - p[B - 1][A], p[B + 1][A] - h);
+      s.h += bv.value[b] * (bu.value[a] * h + bu.slope[a] * sx) + bv.slope[b] * bu.value[a] * sy;
+      s.hx +=
+          bv.value[b] * (bu.dValue[a] * h + bu.dSlope[a] * sx) + bv.slope[b] * bu.dValue[a] * sy;
+      s.hy += bv.dValue[b] * (bu.value[a] * h + bu.slope[a] * sx) + bv.dSlope[b] * bu.value[a] * sy;
+      s.hxx +=
+          bv.value[b] * (bu.ddValue[a] * h + bu.ddSlope[a] * sx) + bv.slope[b] * bu.ddValue[a] * sy;
+      s.hxy +=
+          bv.dValue[b] * (bu.dValue[a] * h + bu.dSlope[a] * sx) + bv.dSlope[b] * bu.dValue[a] * sy;
+      s.hyy +=
+          bv.ddValue[b] * (bu.value[a] * h + bu.slope[a] * sx) + bv.ddSlope[b] * bu.value[a] * sy;
+    }
+  return s;
+}
+
+}  // namespace
+
+SurfacePoint sampleSurface(const HeightField& hf, double x, double y) {
+  int i, j;
+  double u, v;
+  locate(x, hf.originX, hf.spacing, hf.nx, i, u);
+  locate(y, hf.originY, hf.spacing, hf.ny, j, v);
+  double p[4][4];
+  stencil(hf, i, j, p);
+  SurfacePoint s =
+      hf.interpolant == Interpolant::Monotone ? monotonePatch(p, u, v) : catmullRomPatch(p, u, v);
+  // Derivatives per cell to per metre.
   const double inv = 1.0 / hf.spacing, inv2 = inv * inv;
-  s.h = hv;
-  s.hx = hu * inv;
-  s.hy = dhv * inv;
-  s.hxx = huu * inv2;
-  s.hxy = dhu * inv2;
-  s.hyy = ddhv * inv2;
+  s.hx *= inv, s.hy *= inv;
+  s.hxx *= inv2, s.hxy *= inv2, s.hyy *= inv2;
   return s;
 }
 
@@ -179,6 +246,25 @@ void closestPoint(const HeightField& hf, const Vec3& c, double& px, double& py, 
     if (!moved) break;
   }
 }
+
+// A patch made of samples within [lo, lo + R] lies below lo + height R, and its slopes along x
+// and y are at most slope R per cell.
+//  - catmull_rom: h - lo = sum_ab w_a(u) w_b(v) (p_ab - lo) <= (positive weights) R; per axis the
+//    positive weights sum to at most 9/8 and the negative ones to at least -1/8, so the product's
+//    positive part is at most (9/8)^2 + (1/8)^2. A derivative's weights sum to zero with a
+//    positive part of at most 3/2 (at t = 1/2), times at most 5/4 (the other axis' |weights|).
+//  - monotone: a slope is at most R / 2 (a harmonic mean is at most the arithmetic one, half a
+//    difference across two cells). The value weights are non-negative and sum to 1 and the slope
+//    weights' magnitudes sum to t (1 - t) <= 1/4 per axis: h - lo <= R + R / 8 + R / 8. Along x the
+//    values contribute 6 u (1 - u) |difference| <= 3 R / 2, the x slopes (|1 - 4u + 3u^2| +
+//    |3u^2 - 2u| <= 1) R / 2 and the y slopes 3 / 2 * 1 / 4 * R (a difference of two slopes).
+struct PatchBound {
+  double height, slope;
+  static PatchBound of(const HeightField& hf) {
+    return hf.interpolant == Interpolant::Monotone ? PatchBound{1.25, 2.375}
+                                                   : PatchBound{1.28125, 1.875};
+  }
+};
 
 }  // namespace
 
@@ -234,7 +320,7 @@ double sphereDepthUpperBound(const HeightField& hf, const Vec3& centre, double r
         lo = std::min(lo, p), hi = std::max(hi, p);
       }
     }
-    const double gap = centre.z() - (lo + 1.28125 * (hi - lo));
+    const double gap = centre.z() - (lo + PatchBound::of(hf).height * (hi - lo));
     if (!(gap > 0)) return std::numeric_limits<double>::infinity();
     return std::max(radius - gap, -hf.spacing);
   }
@@ -257,15 +343,12 @@ double sphereDepthUpperBound(const HeightField& hf, const Vec3& centre, double r
   }
   const double lo = std::min(std::min(los[0], los[1]), std::min(los[2], los[3]));
   const double hi = std::max(std::max(his[0], his[1]), std::max(his[2], his[3]));
-  // h - lo = sum_ab w_a(u) w_b(v) (p_ab - lo) <= (positive weights) (hi - lo); per axis the
-  // positive weights sum to at most 9/8 and the negative ones to at least -1/8, so the product's
-  // positive part is at most (9/8)^2 + (1/8)^2. A derivative's weights sum to zero with a
-  // positive part of at most 3/2 (at t = 1/2), times at most 5/4 (the other axis' |weights|).
+  const PatchBound k = PatchBound::of(hf);
   const double range = hi - lo;
-  const double gap = centre.z() - (lo + 1.28125 * range);
+  const double gap = centre.z() - (lo + k.height * range);
   if (!(gap > 0)) return std::numeric_limits<double>::infinity();
   if (range == 0) return radius - gap;  // flat around the centre: n = z
-  const double slope = 1.875 * range / hf.spacing;
+  const double slope = k.slope * range / hf.spacing;
   return radius - gap / std::sqrt(1 + 2 * slope * slope);
 }
 

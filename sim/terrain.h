@@ -1,11 +1,19 @@
 // The ground the feet touch: the plane z = 0, or a height field h(x, y) sampled on a regular grid
-// and interpolated by a bicubic Catmull-Rom patch per cell. Catmull-Rom interpolates the samples
-// (a sample's height is exact, as in MuJoCo's hfield) and reproduces planes exactly; the surface is
-// C1 (height and normal continuous), and its second derivatives, which the backward pass needs for
-// the derivative of the contact frame, exist inside every cell (they jump across cell lines).
-// Like every C1 cubic through a jump, it overshoots next to a step edge: by 2/27 (7.4 %) of the
-// jump, over the cell on either side. Beyond the grid the border samples continue (the index is
-// clamped), which keeps the surface C1 and makes it flat one cell out.
+// and joined by a bicubic patch per cell, one of two interpolants (HeightField::interpolant):
+//  - catmull_rom: the cubic through each 4 x 4 stencil with central-difference slopes. Linear in
+//    the samples; like every C1 interpolant with those slopes it overshoots next to a step edge, by
+//    2/27 (7.4 %) of the jump over the cell on either side (a lip at the top of a stair, a dip at
+//    its foot).
+//  - monotone: bicubic Hermite with each sample's slopes along x and y the harmonic mean of its two
+//    one-sided differences (zero where they differ in sign: at a local extremum or beside a flat
+//    sample; Fritsch and Butland's shape-preserving slopes) and zero cross derivative. Along every
+//    grid line the surface stays between neighbouring samples: a step edge rises monotonically from
+//    one level to the other, with no lip, as MuJoCo's piecewise-linear hfield does.
+// Both interpolate the samples (a sample's height is exact, as in MuJoCo's hfield) and reproduce
+// planes exactly away from the border; the surface is C1 (height and normal continuous), and its
+// second derivatives, which the backward pass needs for the derivative of the contact frame, exist
+// inside every cell (they jump across cell lines). Beyond the grid the border samples continue
+// (the index is clamped), which keeps the surface C1 and makes it flat one cell out.
 //
 // A sphere of radius r centred at c touches it along the normal at c's (x, y):
 //   n = (-h_x, -h_y, 1) / |.|,  depth d = r - (c_z - h) n_z,  contact point x = c - r n,
@@ -26,11 +34,17 @@
 
 namespace diffloco::sim {
 
+// How a height field joins its samples (see the top of this file).
+enum class Interpolant { CatmullRom, Monotone };
+Interpolant parseInterpolant(const std::string& name);  // throws std::invalid_argument
+const char* toString(Interpolant i);                    // "catmull_rom" or "monotone"
+
 struct HeightField {
   double originX = 0, originY = 0;  // world (x, y) of sample (0, 0) [m]
   double spacing = 0.1;             // grid spacing along x and y [m]
   int nx = 0, ny = 0;               // samples along x and y
   std::vector<double> heights;      // nx * ny heights [m], x fastest: heights[iy * nx + ix]
+  Interpolant interpolant = Interpolant::CatmullRom;
 
   double at(int ix, int iy) const { return heights[static_cast<size_t>(iy) * nx + ix]; }
   double sizeX() const { return (nx - 1) * spacing; }
@@ -73,13 +87,13 @@ SphereContact sphereContact(const HeightField* hf, const Vec3& centre, double ra
 
 // An upper bound of sphereContact(&hf, centre, radius).depth from the 4 x 4 samples the patch
 // under the centre is made of (no interpolation, no frame): the patch lies below their minimum
-// plus 1.28125 times their range (the largest sum of its positive weights) and its slopes are at
-// most 1.875 times the range over the spacing, which bounds n_z from below. +infinity where the
-// centre is not above that height. Lets the contact stage pass over spheres far from the ground.
-// With `closest` (sphereContact's closest point) the bound covers every patch within r + one
-// spacing of the centre horizontally and uses the height alone: the closest point lies either in
-// that window (its distance is at least c_z minus the window's highest surface point) or farther
-// than r + spacing (depth below -spacing).
+// plus a multiple of their range (catmull_rom 1.28125, monotone 1.25) and its slopes are at most
+// a multiple of the range over the spacing (1.875, 2.375), which bounds n_z from below.
+// +infinity where the centre is not above that height. Lets the contact stage pass over spheres far
+// from the ground. With `closest` (sphereContact's closest point) the bound covers every patch
+// within r + one spacing of the centre horizontally and uses the height alone: the closest point
+// lies either in that window (its distance is at least c_z minus the window's highest surface
+// point) or farther than r + spacing (depth below -spacing).
 double sphereDepthUpperBound(const HeightField& hf, const Vec3& centre, double radius,
                              bool closest = false);
 

@@ -179,3 +179,23 @@ TEST(TerrainGenerator, BadTerrainSectionsNameFileLineAndKey) {
   const std::string tile = terrainError("  tile_size: 1.03\n  types: {flat: {}}\n");
   EXPECT_NE(tile.find("terrain.spacing: must divide tile_size"), std::string::npos) << tile;
 }
+
+// terrain.interpolant: how the generated field joins its samples (sim::Interpolant), catmull_rom
+// unless set; it reaches the field, round-trips, and a bad name is refused naming the key.
+TEST(TerrainGenerator, InterpolantKey) {
+  TerrainConfig c = small({type("pyramid_stairs")});
+  EXPECT_EQ(generateTerrain(c).field->interpolant, diffloco::sim::Interpolant::CatmullRom);
+  c.interpolant = diffloco::sim::Interpolant::Monotone;
+  EXPECT_EQ(generateTerrain(c).field->interpolant, diffloco::sim::Interpolant::Monotone);
+  const std::string text =
+      "robot: anymal\nobservations: {base_height: {}}\n"
+      "rewards: {base_orientation: {weight: 1.0}}\nterrain:\n"
+      "  interpolant: monotone\n  types: {flat: {}}\n";
+  const TaskConfig t = parseTaskConfig(YAML::Load(text), "rough.yaml");
+  EXPECT_EQ(t.terrain.interpolant, diffloco::sim::Interpolant::Monotone);
+  EXPECT_EQ(parseTaskConfig(YAML::Load(toYaml(t)), "back.yaml").terrain.interpolant,
+            diffloco::sim::Interpolant::Monotone);
+  const std::string e = terrainError("  interpolant: bilinear\n  types: {flat: {}}\n");
+  EXPECT_NE(e.find("terrain.interpolant"), std::string::npos) << e;
+  EXPECT_NE(e.find("bilinear"), std::string::npos) << e;
+}

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <memory>
 #include <vector>
 
 #include "gpu/fixed_convert.h"
@@ -50,6 +51,22 @@ TEST(FixedStep, AnymalFitsTheFixedSizes) {
   other.legSpheres.push_back(other.legSpheres.back());
   other.finalize();
   EXPECT_THROW(toFixed(other), std::invalid_argument);
+}
+
+// What the fixed-size step does not have is refused, not run differently: the closest-point
+// terrain contact and the monotone interpolant.
+TEST(FixedStep, RefusesTerrainOptionsItDoesNotHave) {
+  sim::SimOptions o;
+  auto hf = std::make_shared<sim::HeightField>();
+  hf->nx = hf->ny = 3;
+  hf->heights.assign(9, 0.0);
+  o.contact.terrain = hf;
+  EXPECT_NO_THROW(toFixed(o));
+  o.contact.terrainContact = sim::TerrainContact::Closest;
+  EXPECT_THROW(toFixed(o), std::invalid_argument);
+  o.contact.terrainContact = sim::TerrainContact::Vertical;
+  hf->interpolant = sim::Interpolant::Monotone;
+  EXPECT_THROW(toFixed(o), std::invalid_argument);
 }
 
 // More spheres in contact than the problem holds: the step fails instead of dropping contacts.

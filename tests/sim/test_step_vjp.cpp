@@ -52,11 +52,13 @@ Case makeCase(const std::string& robot, ContactModel cm, bool inContact, unsigne
 
 // ANYmal kneeling: thighs down, shanks folded level, lowered until its lowest sphere (a knee,
 // sim::Model::legSpheres) is 12 mm in (every knee is in); the feet are 10 cm above the ground.
-Case kneelingCase(ContactModel cm, unsigned seed, bool bumps) {
+Case kneelingCase(ContactModel cm, unsigned seed, bool bumps,
+                  Interpolant interpolant = Interpolant::CatmullRom) {
   Case c = makeCase("anymal", cm, true, seed);
   if (bumps) {  // 3 cm bumps at a 5 cm grid: curved ground under every sphere
     auto hf = std::make_shared<HeightField>();
     hf->spacing = 0.05, hf->nx = 61, hf->ny = 41, hf->originX = -1.5, hf->originY = -1;
+    hf->interpolant = interpolant;
     for (int iy = 0; iy < hf->ny; ++iy)
       for (int ix = 0; ix < hf->nx; ++ix)
         hf->heights.push_back(0.03 * std::sin(4.1 * ix * hf->spacing) *
@@ -100,8 +102,10 @@ double relErr(const VecX& a, const VecX& b) {
 }
 
 void checkCase(const std::string& robot, ContactModel cm, bool inContact, double tol,
-               double slide = 0, bool kneel = false, bool bumps = false, bool closest = false) {
-  Case c = kneel ? kneelingCase(cm, 7, bumps) : makeCase(robot, cm, inContact, 7, slide);
+               double slide = 0, bool kneel = false, bool bumps = false, bool closest = false,
+               Interpolant interpolant = Interpolant::CatmullRom) {
+  Case c =
+      kneel ? kneelingCase(cm, 7, bumps, interpolant) : makeCase(robot, cm, inContact, 7, slide);
   if (closest) c.opt.contact.terrainContact = TerrainContact::Closest;
   const Model& m = c.robot.model;
   std::mt19937 rng(3);
@@ -357,4 +361,12 @@ TEST(StepVjp, MatchesFiniteDifferencesKneeling) {
 TEST(StepVjp, MatchesFiniteDifferencesKneelingClosestPoint) {
   for (ContactModel cm : {ContactModel::Smoothed, ContactModel::Soft, ContactModel::Hard})
     checkCase("anymal", cm, true, 1e-5, 0, true, true, true);
+}
+
+// The same on the bumps joined by the monotone interpolant (its limited slopes, zero cross
+// derivative), with the sphere touching under its centre and at its closest point.
+TEST(StepVjp, MatchesFiniteDifferencesKneelingMonotoneSurface) {
+  for (bool closest : {false, true})
+    for (ContactModel cm : {ContactModel::Smoothed, ContactModel::Soft, ContactModel::Hard})
+      checkCase("anymal", cm, true, 1e-5, 0, true, true, closest, Interpolant::Monotone);
 }

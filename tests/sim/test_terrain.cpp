@@ -2,6 +2,7 @@
 // forms and central finite differences.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -23,87 +24,105 @@ HeightField grid(int nx, int ny, double spacing, double x0, double y0,
   return hf;
 }
 
-HeightField randomField(unsigned seed) {
+HeightField randomField(unsigned seed, Interpolant k = Interpolant::CatmullRom) {
   std::mt19937 rng(seed);
   std::uniform_real_distribution<double> u(-0.05, 0.05);
-  return grid(12, 9, 0.1, -0.6, -0.4, [&](double, double) { return u(rng); });
+  HeightField hf = grid(12, 9, 0.1, -0.6, -0.4, [&](double, double) { return u(rng); });
+  hf.interpolant = k;
+  return hf;
 }
+
+HeightField with(HeightField hf, Interpolant k) {
+  hf.interpolant = k;
+  return hf;
+}
+
+const Interpolant kInterpolants[] = {Interpolant::CatmullRom, Interpolant::Monotone};
 
 }  // namespace
 
 TEST(Terrain, InterpolatesSamplesAndReproducesPlanes) {
-  const HeightField r = randomField(1);
-  for (int iy = 0; iy < r.ny; ++iy)
-    for (int ix = 0; ix < r.nx; ++ix)
-      EXPECT_NEAR(sampleSurface(r, r.originX + ix * r.spacing, r.originY + iy * r.spacing).h,
-                  r.at(ix, iy), 1e-15);
-  // A plane: exact height and slope, no curvature, one cell in from the border.
-  const HeightField p = grid(20, 20, 0.05, 1.0, -2.0, [](double x, double y) {
-    return 0.3 + 0.2 * x - 0.1 * y;
-  });
-  std::mt19937 rng(2);
-  std::uniform_real_distribution<double> ux(1.05, 1.9), uy(-1.95, -1.1);
-  for (int k = 0; k < 100; ++k) {
-    const double x = ux(rng), y = uy(rng);
-    const SurfacePoint s = sampleSurface(p, x, y);
-    EXPECT_NEAR(s.h, 0.3 + 0.2 * x - 0.1 * y, 1e-12);
-    EXPECT_NEAR(s.hx, 0.2, 1e-12);
-    EXPECT_NEAR(s.hy, -0.1, 1e-12);
-    EXPECT_NEAR(s.hxx, 0, 1e-10);
-    EXPECT_NEAR(s.hxy, 0, 1e-10);
-    EXPECT_NEAR(s.hyy, 0, 1e-10);
+  for (Interpolant k : kInterpolants) {
+    SCOPED_TRACE(toString(k));
+    const HeightField r = randomField(1, k);
+    for (int iy = 0; iy < r.ny; ++iy)
+      for (int ix = 0; ix < r.nx; ++ix)
+        EXPECT_NEAR(sampleSurface(r, r.originX + ix * r.spacing, r.originY + iy * r.spacing).h,
+                    r.at(ix, iy), 1e-15);
+    // A plane: exact height and slope, no curvature, one cell in from the border.
+    const HeightField p = with(
+        grid(20, 20, 0.05, 1.0, -2.0, [](double x, double y) { return 0.3 + 0.2 * x - 0.1 * y; }),
+        k);
+    std::mt19937 rng(2);
+    std::uniform_real_distribution<double> ux(1.05, 1.9), uy(-1.95, -1.1);
+    for (int k = 0; k < 100; ++k) {
+      const double x = ux(rng), y = uy(rng);
+      const SurfacePoint s = sampleSurface(p, x, y);
+      EXPECT_NEAR(s.h, 0.3 + 0.2 * x - 0.1 * y, 1e-12);
+      EXPECT_NEAR(s.hx, 0.2, 1e-12);
+      EXPECT_NEAR(s.hy, -0.1, 1e-12);
+      EXPECT_NEAR(s.hxx, 0, 1e-10);
+      EXPECT_NEAR(s.hxy, 0, 1e-10);
+      EXPECT_NEAR(s.hyy, 0, 1e-10);
+    }
   }
 }
 
 // First derivatives against differences of the height, second against differences of the first,
 // at random points inside cells (the second derivatives jump across cell lines).
 TEST(Terrain, DerivativesMatchFiniteDifferences) {
-  const HeightField r = randomField(3);
-  std::mt19937 rng(4);
-  std::uniform_real_distribution<double> ux(-0.75, 0.65), uy(-0.55, 0.45);
-  const double e = 1e-6;
-  int checked = 0;
-  for (int k = 0; k < 200; ++k) {
-    const double x = ux(rng), y = uy(rng);
-    auto nearLine = [&](double c, double o) {
-      const double f = (c - o) / r.spacing;
-      return std::abs(f - std::round(f)) < 1e-4;
-    };
-    if (nearLine(x, r.originX) || nearLine(y, r.originY)) continue;
-    ++checked;
-    const SurfacePoint s = sampleSurface(r, x, y);
-    const SurfacePoint px = sampleSurface(r, x + e, y), mx = sampleSurface(r, x - e, y);
-    const SurfacePoint py = sampleSurface(r, x, y + e), my = sampleSurface(r, x, y - e);
-    EXPECT_NEAR(s.hx, (px.h - mx.h) / (2 * e), 1e-7);
-    EXPECT_NEAR(s.hy, (py.h - my.h) / (2 * e), 1e-7);
-    EXPECT_NEAR(s.hxx, (px.hx - mx.hx) / (2 * e), 1e-5);
-    EXPECT_NEAR(s.hxy, (py.hx - my.hx) / (2 * e), 1e-5);
-    EXPECT_NEAR(s.hxy, (px.hy - mx.hy) / (2 * e), 1e-5);
-    EXPECT_NEAR(s.hyy, (py.hy - my.hy) / (2 * e), 1e-5);
+  for (Interpolant k : kInterpolants) {
+    SCOPED_TRACE(toString(k));
+    const HeightField r = randomField(3, k);
+    std::mt19937 rng(4);
+    std::uniform_real_distribution<double> ux(-0.75, 0.65), uy(-0.55, 0.45);
+    const double e = 1e-6;
+    int checked = 0;
+    for (int k = 0; k < 200; ++k) {
+      const double x = ux(rng), y = uy(rng);
+      auto nearLine = [&](double c, double o) {
+        const double f = (c - o) / r.spacing;
+        return std::abs(f - std::round(f)) < 1e-4;
+      };
+      if (nearLine(x, r.originX) || nearLine(y, r.originY)) continue;
+      ++checked;
+      const SurfacePoint s = sampleSurface(r, x, y);
+      const SurfacePoint px = sampleSurface(r, x + e, y), mx = sampleSurface(r, x - e, y);
+      const SurfacePoint py = sampleSurface(r, x, y + e), my = sampleSurface(r, x, y - e);
+      EXPECT_NEAR(s.hx, (px.h - mx.h) / (2 * e), 1e-7);
+      EXPECT_NEAR(s.hy, (py.h - my.h) / (2 * e), 1e-7);
+      EXPECT_NEAR(s.hxx, (px.hx - mx.hx) / (2 * e), 1e-5);
+      EXPECT_NEAR(s.hxy, (py.hx - my.hx) / (2 * e), 1e-5);
+      EXPECT_NEAR(s.hxy, (px.hy - mx.hy) / (2 * e), 1e-5);
+      EXPECT_NEAR(s.hyy, (py.hy - my.hy) / (2 * e), 1e-5);
+    }
+    EXPECT_GT(checked, 150);
   }
-  EXPECT_GT(checked, 150);
 }
 
 // Height and gradient are continuous across cell lines and the grid's border; two cells out the
 // surface is flat at the border's heights.
 TEST(Terrain, SurfaceIsC1AcrossCellLinesAndBeyondTheGrid) {
-  const HeightField r = randomField(5);
-  const double e = 1e-9;
-  for (int ix = -1; ix <= r.nx; ++ix) {
-    const double x = r.originX + ix * r.spacing;
-    for (double y : {-0.33, 0.07, 0.41, 0.6}) {
-      const SurfacePoint a = sampleSurface(r, x - e, y), b = sampleSurface(r, x + e, y);
-      EXPECT_NEAR(a.h, b.h, 1e-9) << "x line " << ix;
-      EXPECT_NEAR(a.hx, b.hx, 1e-6) << "x line " << ix;
-      EXPECT_NEAR(a.hy, b.hy, 1e-6) << "x line " << ix;
+  for (Interpolant k : kInterpolants) {
+    SCOPED_TRACE(toString(k));
+    const HeightField r = randomField(5, k);
+    const double e = 1e-9;
+    for (int ix = -1; ix <= r.nx; ++ix) {
+      const double x = r.originX + ix * r.spacing;
+      for (double y : {-0.33, 0.07, 0.41, 0.6}) {
+        const SurfacePoint a = sampleSurface(r, x - e, y), b = sampleSurface(r, x + e, y);
+        EXPECT_NEAR(a.h, b.h, 1e-9) << "x line " << ix;
+        EXPECT_NEAR(a.hx, b.hx, 1e-6) << "x line " << ix;
+        EXPECT_NEAR(a.hy, b.hy, 1e-6) << "x line " << ix;
+      }
     }
+    const SurfacePoint far = sampleSurface(r, r.originX + r.sizeX() + 0.5, r.originY - 3.0);
+    EXPECT_EQ(far.h, r.at(r.nx - 1, 0));
+    EXPECT_EQ(far.hx, 0.0);
+    EXPECT_EQ(far.hy, 0.0);
+    // Non-finite and huge coordinates are held outside the grid, never an out-of-range index.
+    EXPECT_EQ(sampleSurface(r, std::nan(""), 1e300).h, r.at(0, r.ny - 1));
   }
-  const SurfacePoint far = sampleSurface(r, r.originX + r.sizeX() + 0.5, r.originY - 3.0);
-  EXPECT_EQ(far.h, r.at(r.nx - 1, 0));
-  EXPECT_EQ(far.hx, 0.0);
-  EXPECT_EQ(far.hy, 0.0);
-  // Non-finite and huge coordinates are held outside the grid, never an out-of-range index.
-  EXPECT_EQ(sampleSurface(r, std::nan(""), 1e300).h, r.at(0, r.ny - 1));
 }
 
 // A step of height 1 between samples k and k + 1: monotone on the edge's cell, and the overshoot
@@ -124,6 +143,57 @@ TEST(Terrain, StepEdgeOvershootIsTwoTwentySevenths) {
   // The extremes, at a third of a cell from the edge's cell.
   EXPECT_NEAR(sampleSurface(s, 0.4 + 0.2 / 3, 0.15).h, -2.0 / 27, 1e-12);
   EXPECT_NEAR(sampleSurface(s, 0.6 + 0.1 / 3, 0.15).h, 1 + 2.0 / 27, 1e-12);
+}
+
+// The monotone interpolant across the same step: the edge's cell rises monotonically from one
+// level to the other and the cells beside it stay flat (no lip, no dip), the normal continuous;
+// on pyramid stairs (steps along x and y, corners included) and on random ground every point lies
+// within its cell's 4 x 4 samples (the bound sphereDepthUpperBound's monotone constants improve
+// on).
+TEST(Terrain, MonotoneStepEdgeHasNoLip) {
+  const HeightField s =
+      with(grid(12, 4, 0.1, 0, 0, [](double x, double) { return x > 0.55 ? 1.0 : 0.0; }),
+           Interpolant::Monotone);
+  double prev = -1;
+  for (int k = 0; k <= 3000; ++k) {
+    const double x = 0.3 + 0.6 * k / 3000.0;
+    const SurfacePoint p = sampleSurface(s, x, 0.15);
+    EXPECT_GE(p.h, prev - 1e-15) << x;  // round-off: the value weights sum to 1 to 1 ulp
+    EXPECT_GE(p.h, -1e-15) << x;
+    EXPECT_LE(p.h, 1.0 + 1e-15) << x;
+    if (x < 0.5 || x > 0.6) EXPECT_NEAR(p.h, std::round(p.h), 1e-15) << x;
+    prev = p.h;
+  }
+  EXPECT_NEAR(sampleSurface(s, 0.55, 0.15).h, 0.5, 1e-15);
+  EXPECT_NEAR(sampleSurface(s, 0.55, 0.15).hx, 1.5 / 0.1, 1e-12);  // smoothstep's mid slope
+  const HeightField stairs =
+      with(grid(40, 40, 0.05, -1, -1,
+                [](double x, double y) {
+                  return 0.12 * std::floor(std::max(std::abs(x), std::abs(y)) / 0.3);
+                }),
+           Interpolant::Monotone);
+  std::mt19937 rng(9);
+  std::uniform_real_distribution<double> u(-1.1, 1.1);
+  for (const HeightField& hf : {stairs, randomField(4, Interpolant::Monotone)})
+    for (int k = 0; k < 20000; ++k) {
+      const double x = u(rng), y = u(rng);
+      const int i = static_cast<int>(std::floor((x - hf.originX) / hf.spacing));
+      const int j = static_cast<int>(std::floor((y - hf.originY) / hf.spacing));
+      double lo = 1e9, hi = -1e9;
+      for (int b = j - 1; b <= j + 2; ++b)
+        for (int a = i - 1; a <= i + 2; ++a) {
+          const double p = hf.at(std::clamp(a, 0, hf.nx - 1), std::clamp(b, 0, hf.ny - 1));
+          lo = std::min(lo, p), hi = std::max(hi, p);
+        }
+      const double h = sampleSurface(hf, x, y).h;
+      ASSERT_GE(h, lo - 1e-12) << x << " " << y;
+      ASSERT_LE(h, hi + 1e-12) << x << " " << y;
+    }
+}
+
+TEST(Terrain, InterpolantNames) {
+  for (Interpolant k : kInterpolants) EXPECT_EQ(parseInterpolant(toString(k)), k);
+  EXPECT_THROW(parseInterpolant("bilinear"), std::invalid_argument);
 }
 
 TEST(Terrain, BadHeightFieldsNameTheProblem) {
@@ -177,19 +247,22 @@ TEST(Terrain, SphereDepthUpperBoundNeverUnderestimates) {
       grid(16, 11, 0.05, -0.4, -0.25,
            [](double x, double y) { return 0.1 * std::floor(3 * x) + 0.02 * std::sin(20 * y); })};
   int bounded = 0;
-  for (const HeightField& hf : fields)
-    for (int k = 0; k < 20000; ++k) {
-      const Vec3 c(ux(rng), uy(rng), uz(rng));
-      const double r = ur(rng);
-      for (bool closest : {false, true}) {
-        const double bound = sphereDepthUpperBound(hf, c, r, closest);
-        const double depth = sphereContact(&hf, c, r, closest).depth;
-        ASSERT_GE(bound, depth - 1e-12)
-            << "at " << c.transpose() << ", r " << r << ", closest " << closest;
-        bounded += !closest && std::isfinite(bound);
+  for (Interpolant kind : kInterpolants)
+    for (const HeightField& field : fields) {
+      const HeightField hf = with(field, kind);
+      for (int k = 0; k < 20000; ++k) {
+        const Vec3 c(ux(rng), uy(rng), uz(rng));
+        const double r = ur(rng);
+        for (bool closest : {false, true}) {
+          const double bound = sphereDepthUpperBound(hf, c, r, closest);
+          const double depth = sphereContact(&hf, c, r, closest).depth;
+          ASSERT_GE(bound, depth - 1e-12) << toString(kind) << " at " << c.transpose() << ", r "
+                                          << r << ", closest " << closest;
+          bounded += !closest && std::isfinite(bound);
+        }
       }
     }
-  EXPECT_GT(bounded, 40000);  // most centres above their patch get a finite bound
+  EXPECT_GT(bounded, 80000);  // most centres above their patch get a finite bound
   const HeightField flat = grid(10, 10, 0.1, -0.5, -0.5, [](double, double) { return 0.03; });
   EXPECT_DOUBLE_EQ(sphereDepthUpperBound(flat, Vec3(0.11, 0.07, 0.25), 0.04), 0.04 - 0.22);
   EXPECT_EQ(sphereDepthUpperBound(flat, Vec3(0.11, 0.07, 0.02), 0.04),
@@ -223,28 +296,32 @@ TEST(Terrain, SphereOnATiltedPlane) {
 // The adjoint of (depth, frame, point) with respect to the centre, on a curved random field, for
 // random adjoints, against central differences of the forward.
 TEST(Terrain, SphereContactVjpMatchesFiniteDifferences) {
-  const HeightField r = randomField(6);
-  std::mt19937 rng(7);
-  std::normal_distribution<double> g(0, 1);
-  std::uniform_real_distribution<double> ux(-0.5, 0.4), uy(-0.3, 0.3);
-  const double radius = 0.03, e = 1e-6;
-  for (int k = 0; k < 50; ++k) {
-    const Vec3 c(ux(rng), uy(rng), 0.02 + 0.02 * g(rng));
-    const double db = g(rng);
-    Mat3 Fb;
-    for (int i = 0; i < 9; ++i) Fb.data()[i] = g(rng);
-    const Vec3 pb(g(rng), g(rng), g(rng));
-    auto loss = [&](const Vec3& x) {
-      const SphereContact s = sphereContact(&r, x, radius);
-      return db * s.depth + Fb.cwiseProduct(s.frame).sum() + pb.dot(s.point);
-    };
-    const SphereContact s = sphereContact(&r, c, radius);
-    const Vec3 vjp = sphereContactVjp(c, radius, s, db, Fb, pb);
-    for (int i = 0; i < 3; ++i) {
-      Vec3 cp = c, cm = c;
-      cp[i] += e, cm[i] -= e;
-      const double fd = (loss(cp) - loss(cm)) / (2 * e);
-      EXPECT_NEAR(vjp[i], fd, 1e-6 * std::max(1.0, std::abs(fd))) << "point " << k << " axis " << i;
+  for (Interpolant kind : kInterpolants) {
+    SCOPED_TRACE(toString(kind));
+    const HeightField r = randomField(6, kind);
+    std::mt19937 rng(7);
+    std::normal_distribution<double> g(0, 1);
+    std::uniform_real_distribution<double> ux(-0.5, 0.4), uy(-0.3, 0.3);
+    const double radius = 0.03, e = 1e-6;
+    for (int k = 0; k < 50; ++k) {
+      const Vec3 c(ux(rng), uy(rng), 0.02 + 0.02 * g(rng));
+      const double db = g(rng);
+      Mat3 Fb;
+      for (int i = 0; i < 9; ++i) Fb.data()[i] = g(rng);
+      const Vec3 pb(g(rng), g(rng), g(rng));
+      auto loss = [&](const Vec3& x) {
+        const SphereContact s = sphereContact(&r, x, radius);
+        return db * s.depth + Fb.cwiseProduct(s.frame).sum() + pb.dot(s.point);
+      };
+      const SphereContact s = sphereContact(&r, c, radius);
+      const Vec3 vjp = sphereContactVjp(c, radius, s, db, Fb, pb);
+      for (int i = 0; i < 3; ++i) {
+        Vec3 cp = c, cm = c;
+        cp[i] += e, cm[i] -= e;
+        const double fd = (loss(cp) - loss(cm)) / (2 * e);
+        EXPECT_NEAR(vjp[i], fd, 1e-6 * std::max(1.0, std::abs(fd)))
+            << "point " << k << " axis " << i;
+      }
     }
   }
 }
@@ -272,40 +349,44 @@ TEST(Terrain, ClosestPointMeetsARiserAtFirstTouch) {
 // The closest point's adjoint (through p(c), the implicit function theorem) against central
 // differences, on a curved random field and beside the riser of a step.
 TEST(Terrain, ClosestPointContactVjpMatchesFiniteDifferences) {
-  const HeightField fields[] = {
-      randomField(6),
-      grid(40, 20, 0.05, -1.0, -0.5, [](double x, double) { return x > 0.025 ? 0.12 : 0.0; })};
-  std::mt19937 rng(11);
-  std::normal_distribution<double> g(0, 1);
-  const double radius = 0.031, e = 1e-6;
-  int checked = 0;
-  for (int f = 0; f < 2; ++f) {
-    std::uniform_real_distribution<double> ux(f ? -0.06 : -0.5, f ? 0.08 : 0.4), uy(-0.3, 0.3),
-        uz(f ? 0.0 : -0.01, f ? 0.16 : 0.05);
-    for (int k = 0; k < 60; ++k) {
-      const Vec3 c(ux(rng), uy(rng), uz(rng));
-      const SphereContact s = sphereContact(&fields[f], c, radius, true);
-      if (s.depth < -0.02) continue;  // far: nothing to check
-      const double db = g(rng);
-      Mat3 Fb;
-      for (int i = 0; i < 9; ++i) Fb.data()[i] = g(rng);
-      const Vec3 pb(g(rng), g(rng), g(rng));
-      auto loss = [&](const Vec3& x) {
-        const SphereContact q = sphereContact(&fields[f], x, radius, true);
-        return db * q.depth + Fb.cwiseProduct(q.frame).sum() + pb.dot(q.point);
-      };
-      const Vec3 vjp = sphereContactVjp(c, radius, s, db, Fb, pb);
-      for (int i = 0; i < 3; ++i) {
-        Vec3 cp = c, cm = c;
-        cp[i] += e, cm[i] -= e;
-        const double fd = (loss(cp) - loss(cm)) / (2 * e);
-        EXPECT_NEAR(vjp[i], fd, 1e-5 * std::max(1.0, std::abs(fd)))
-            << "field " << f << " point " << k << " axis " << i << " at " << c.transpose();
+  for (Interpolant kind : kInterpolants) {
+    SCOPED_TRACE(toString(kind));
+    const HeightField fields[] = {
+        randomField(6, kind), with(grid(40, 20, 0.05, -1.0, -0.5,
+                                        [](double x, double) { return x > 0.025 ? 0.12 : 0.0; }),
+                                   kind)};
+    std::mt19937 rng(11);
+    std::normal_distribution<double> g(0, 1);
+    const double radius = 0.031, e = 1e-6;
+    int checked = 0;
+    for (int f = 0; f < 2; ++f) {
+      std::uniform_real_distribution<double> ux(f ? -0.06 : -0.5, f ? 0.08 : 0.4), uy(-0.3, 0.3),
+          uz(f ? 0.0 : -0.01, f ? 0.16 : 0.05);
+      for (int k = 0; k < 60; ++k) {
+        const Vec3 c(ux(rng), uy(rng), uz(rng));
+        const SphereContact s = sphereContact(&fields[f], c, radius, true);
+        if (s.depth < -0.02) continue;  // far: nothing to check
+        const double db = g(rng);
+        Mat3 Fb;
+        for (int i = 0; i < 9; ++i) Fb.data()[i] = g(rng);
+        const Vec3 pb(g(rng), g(rng), g(rng));
+        auto loss = [&](const Vec3& x) {
+          const SphereContact q = sphereContact(&fields[f], x, radius, true);
+          return db * q.depth + Fb.cwiseProduct(q.frame).sum() + pb.dot(q.point);
+        };
+        const Vec3 vjp = sphereContactVjp(c, radius, s, db, Fb, pb);
+        for (int i = 0; i < 3; ++i) {
+          Vec3 cp = c, cm = c;
+          cp[i] += e, cm[i] -= e;
+          const double fd = (loss(cp) - loss(cm)) / (2 * e);
+          EXPECT_NEAR(vjp[i], fd, 1e-5 * std::max(1.0, std::abs(fd)))
+              << "field " << f << " point " << k << " axis " << i << " at " << c.transpose();
+        }
+        ++checked;
       }
-      ++checked;
     }
+    EXPECT_GT(checked, 60);
   }
-  EXPECT_GT(checked, 60);
 }
 
 // The backward pass's smoothed terrain: planes are kept inside the grid, a step becomes a ramp
