@@ -136,30 +136,6 @@ void stencil(const HeightField& hf, int i, int j, double p[4][4]) {
   }
 }
 
-// Catmull-Rom: per row b the row's cubic in u and its derivatives, then combined along v.
-SurfacePoint catmullRomPatch(const double p[4][4], double u, double v) {
-  const Basis bu(u), bv(v);
-  double hv = 0, hu = 0, huu = 0;  // sums of w_b(v) times the row's value, d/du, d2/du2
-  double dhv = 0, dhu = 0, ddhv = 0;
-  for (int b = 0; b < 4; ++b) {
-    double r = 0, ru = 0, ruu = 0;
-    for (int a = 0; a < 4; ++a) {
-      r += bu.w[a] * p[b][a];
-      ru += bu.d[a] * p[b][a];
-      ruu += bu.dd[a] * p[b][a];
-    }
-    hv += bv.w[b] * r;
-    hu += bv.w[b] * ru;
-    huu += bv.w[b] * ruu;
-    dhv += bv.d[b] * r;
-    dhu += bv.d[b] * ru;
-    ddhv += bv.dd[b] * r;
-  }
-  SurfacePoint s;
-  s.h = hv, s.hx = hu, s.hy = dhv, s.hxx = huu, s.hxy = dhu, s.hyy = ddhv;
-  return s;
-}
-
 // Monotone: bicubic Hermite on the cell's corners (p[1..2][1..2]) with Fritsch-Butland slopes
 // (per cell) and zero cross derivative.
 SurfacePoint monotonePatch(const double p[4][4], double u, double v) {
@@ -192,12 +168,36 @@ SurfacePoint sampleSurface(const HeightField& hf, double x, double y) {
   double u, v;
   locate(x, hf.originX, hf.spacing, hf.nx, i, u);
   locate(y, hf.originY, hf.spacing, hf.ny, j, v);
-  double p[4][4];
-  stencil(hf, i, j, p);
-  SurfacePoint s =
-      hf.interpolant == Interpolant::Monotone ? monotonePatch(p, u, v) : catmullRomPatch(p, u, v);
-  // Derivatives per cell to per metre.
   const double inv = 1.0 / hf.spacing, inv2 = inv * inv;
+  SurfacePoint s;
+  if (hf.interpolant == Interpolant::Monotone) {
+    double p[4][4];
+    stencil(hf, i, j, p);
+    s = monotonePatch(p, u, v);
+  } else {
+    // Catmull-Rom: per row b the row's cubic in u and its derivatives, then combined along v.
+    const Basis bu(u), bv(v);
+    int ix[4];
+    for (int a = 0; a < 4; ++a) ix[a] = std::clamp(i - 1 + a, 0, hf.nx - 1);
+    for (int b = 0; b < 4; ++b) {
+      const double* row =
+          hf.heights.data() + static_cast<size_t>(std::clamp(j - 1 + b, 0, hf.ny - 1)) * hf.nx;
+      double r = 0, ru = 0, ruu = 0;
+      for (int a = 0; a < 4; ++a) {
+        const double q = row[ix[a]];
+        r += bu.w[a] * q;
+        ru += bu.d[a] * q;
+        ruu += bu.dd[a] * q;
+      }
+      s.h += bv.w[b] * r;
+      s.hx += bv.w[b] * ru;
+      s.hxx += bv.w[b] * ruu;
+      s.hy += bv.d[b] * r;
+      s.hxy += bv.d[b] * ru;
+      s.hyy += bv.dd[b] * r;
+    }
+  }
+  // Derivatives per cell to per metre.
   s.hx *= inv, s.hy *= inv;
   s.hxx *= inv2, s.hxy *= inv2, s.hyy *= inv2;
   return s;
