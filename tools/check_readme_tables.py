@@ -21,7 +21,9 @@ TABLES = [
       "0", "pretrained/velocity_anymal.pt"]),
     ("the rough-terrain policy per terrain (ours and MuJoCo)",
      [sys.executable, "tools/terrain_tables.py", "readme",
-      "docs/data/terrain/velocity_anymal_rough_terrain_eval.jsonl"]),
+      "docs/data/terrain/velocity_anymal_rough_terrain_eval.jsonl",
+      "closest contact, monotone surface="
+      "docs/data/terrain/velocity_anymal_rough_terrain_eval_closest_monotone.jsonl"]),
 ]
 
 

@@ -2,8 +2,12 @@
 """docs/terrain.md's result tables from the evaluation files in docs/data/terrain/.
 
 usage: tools/terrain_tables.py terrain EVAL.jsonl          per-terrain table of one policy
-       tools/terrain_tables.py readme EVAL.jsonl           the README's table (terrains as columns)
+       tools/terrain_tables.py readme EVAL.jsonl [LABEL=EVAL2.jsonl]  the README's table (terrains
+                                                       as columns; EVAL2 adds ours' falls as LABEL)
        tools/terrain_tables.py seeds LABEL=EVAL.jsonl ...   falls and lin. RMS per seed (ours)
+       tools/terrain_tables.py engines LABEL=EVAL.jsonl ...  falls and lin. RMS per file (ours),
+                                                              then MuJoCo's from the files that
+                                                              have its rows
        tools/terrain_tables.py robustness LABEL=FILE.jsonl ...  robustness table, one column pair
                                                               per file (MuJoCo, ours)
        tools/terrain_tables.py training LABEL=METRICS.csv ...   when each training run walked
@@ -58,7 +62,7 @@ SHORT = {"none": "plane", "rough": "rough, +-8 cm", "pyramid_slope": "slope down
          "pyramid_stairs_inverted": "stairs up, 12 cm", "obstacles": "obstacles, 10 cm"}
 
 
-def readme(path):
+def readme(path, *more):
     e = by(path, "terrain_type")
     types = list(e)
     print("| | " + " | ".join(SHORT.get(t, t) for t in types) + " |")
@@ -70,6 +74,11 @@ def readme(path):
           + " |")
     print("| yaw RMS [rad/s] | "
           + " | ".join(f'{e[t]["diffloco"]["yaw_rate_rms"]:.3f}' for t in types) + " |")
+    for label, other in labelled(more):
+        o = by(other, "terrain_type")
+        n = o[types[0]]["diffloco"]["episodes"]
+        print(f"| falls / {n} (ours, {label}) | "
+              + " | ".join(str(o[t]["diffloco"]["falls"]) for t in types) + " |")
     if all("mujoco" in e[t] for t in types):
         mj_n = e[types[0]]["mujoco"]["episodes"]
         print(f"| falls / {mj_n} (MuJoCo) | "
@@ -90,6 +99,22 @@ def seeds(args):
             r = f.get(t, {}).get("diffloco")
             cells.append(f'{r["falls"]} / {r["episodes"]}, {r["lin_vel_rms"]:.3f}' if r else "")
         print(f"| {NAMES.get(t, t)} | " + " | ".join(cells) + " |")
+
+
+def engines(args):
+    files = [(label, by(path, "terrain_type")) for label, path in labelled(args)]
+    print("| ground (hardest level) | " + " | ".join(f"ours, {l}: falls, lin. RMS" for l, _ in files)
+          + " | MuJoCo: falls, lin. RMS |")
+    print("|---" * (len(files) + 2) + "|")
+    for t in files[0][1]:
+        cells, mj = [], ""
+        for _, f in files:
+            r = f.get(t, {}).get("diffloco")
+            cells.append(f'{r["falls"]} / {r["episodes"]}, {r["lin_vel_rms"]:.3f}' if r else "")
+            m = f.get(t, {}).get("mujoco")
+            if m:
+                mj = f'{m["falls"]} / {m["episodes"]}, {m["lin_vel_rms"]:.3f}'
+        print(f"| {NAMES.get(t, t)} | " + " | ".join(cells) + f" | {mj} |")
 
 
 def robustness(args):
@@ -176,15 +201,17 @@ def training(args):
 
 
 def main():
-    modes = ("terrain", "readme", "seeds", "robustness", "training", "commands")
+    modes = ("terrain", "readme", "seeds", "engines", "robustness", "training", "commands")
     if len(sys.argv) < 3 or sys.argv[1] not in modes:
         sys.exit(__doc__)
     if sys.argv[1] == "terrain":
         terrain(sys.argv[2])
     elif sys.argv[1] == "readme":
-        readme(sys.argv[2])
+        readme(*sys.argv[2:])
     elif sys.argv[1] == "seeds":
         seeds(sys.argv[2:])
+    elif sys.argv[1] == "engines":
+        engines(sys.argv[2:])
     elif sys.argv[1] == "training":
         training(sys.argv[2:])
     elif sys.argv[1] == "commands":
