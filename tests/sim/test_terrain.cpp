@@ -7,6 +7,7 @@
 #include <functional>
 #include <limits>
 #include <random>
+#include <string>
 
 #include "sim/terrain.h"
 
@@ -38,6 +39,30 @@ HeightField with(HeightField hf, Interpolant k) {
 }
 
 const Interpolant kInterpolants[] = {Interpolant::CatmullRom, Interpolant::Monotone};
+
+// sphereContactVjp at centre c against central differences of the forward, for random adjoints
+// of the depth, the frame and the point.
+void expectContactVjpMatchesFd(const HeightField& hf, const Vec3& c, double radius, bool closest,
+                               double tol, std::mt19937& rng, const std::string& where) {
+  std::normal_distribution<double> g(0, 1);
+  const double db = g(rng);
+  Mat3 Fb;
+  for (int i = 0; i < 9; ++i) Fb.data()[i] = g(rng);
+  const Vec3 pb(g(rng), g(rng), g(rng));
+  auto loss = [&](const Vec3& x) {
+    const SphereContact q = sphereContact(&hf, x, radius, closest);
+    return db * q.depth + Fb.cwiseProduct(q.frame).sum() + pb.dot(q.point);
+  };
+  const Vec3 vjp = sphereContactVjp(c, radius, sphereContact(&hf, c, radius, closest), db, Fb, pb);
+  const double e = 1e-6;
+  for (int i = 0; i < 3; ++i) {
+    Vec3 cp = c, cm = c;
+    cp[i] += e, cm[i] -= e;
+    const double fd = (loss(cp) - loss(cm)) / (2 * e);
+    EXPECT_NEAR(vjp[i], fd, tol * std::max(1.0, std::abs(fd)))
+        << where << ", axis " << i << " at " << c.transpose();
+  }
+}
 
 }  // namespace
 
@@ -302,26 +327,9 @@ TEST(Terrain, SphereContactVjpMatchesFiniteDifferences) {
     std::mt19937 rng(7);
     std::normal_distribution<double> g(0, 1);
     std::uniform_real_distribution<double> ux(-0.5, 0.4), uy(-0.3, 0.3);
-    const double radius = 0.03, e = 1e-6;
     for (int k = 0; k < 50; ++k) {
       const Vec3 c(ux(rng), uy(rng), 0.02 + 0.02 * g(rng));
-      const double db = g(rng);
-      Mat3 Fb;
-      for (int i = 0; i < 9; ++i) Fb.data()[i] = g(rng);
-      const Vec3 pb(g(rng), g(rng), g(rng));
-      auto loss = [&](const Vec3& x) {
-        const SphereContact s = sphereContact(&r, x, radius);
-        return db * s.depth + Fb.cwiseProduct(s.frame).sum() + pb.dot(s.point);
-      };
-      const SphereContact s = sphereContact(&r, c, radius);
-      const Vec3 vjp = sphereContactVjp(c, radius, s, db, Fb, pb);
-      for (int i = 0; i < 3; ++i) {
-        Vec3 cp = c, cm = c;
-        cp[i] += e, cm[i] -= e;
-        const double fd = (loss(cp) - loss(cm)) / (2 * e);
-        EXPECT_NEAR(vjp[i], fd, 1e-6 * std::max(1.0, std::abs(fd)))
-            << "point " << k << " axis " << i;
-      }
+      expectContactVjpMatchesFd(r, c, 0.03, false, 1e-6, rng, "point " + std::to_string(k));
     }
   }
 }
@@ -356,32 +364,16 @@ TEST(Terrain, ClosestPointContactVjpMatchesFiniteDifferences) {
                                         [](double x, double) { return x > 0.025 ? 0.12 : 0.0; }),
                                    kind)};
     std::mt19937 rng(11);
-    std::normal_distribution<double> g(0, 1);
-    const double radius = 0.031, e = 1e-6;
+    const double radius = 0.031;
     int checked = 0;
     for (int f = 0; f < 2; ++f) {
       std::uniform_real_distribution<double> ux(f ? -0.06 : -0.5, f ? 0.08 : 0.4), uy(-0.3, 0.3),
           uz(f ? 0.0 : -0.01, f ? 0.16 : 0.05);
       for (int k = 0; k < 60; ++k) {
         const Vec3 c(ux(rng), uy(rng), uz(rng));
-        const SphereContact s = sphereContact(&fields[f], c, radius, true);
-        if (s.depth < -0.02) continue;  // far: nothing to check
-        const double db = g(rng);
-        Mat3 Fb;
-        for (int i = 0; i < 9; ++i) Fb.data()[i] = g(rng);
-        const Vec3 pb(g(rng), g(rng), g(rng));
-        auto loss = [&](const Vec3& x) {
-          const SphereContact q = sphereContact(&fields[f], x, radius, true);
-          return db * q.depth + Fb.cwiseProduct(q.frame).sum() + pb.dot(q.point);
-        };
-        const Vec3 vjp = sphereContactVjp(c, radius, s, db, Fb, pb);
-        for (int i = 0; i < 3; ++i) {
-          Vec3 cp = c, cm = c;
-          cp[i] += e, cm[i] -= e;
-          const double fd = (loss(cp) - loss(cm)) / (2 * e);
-          EXPECT_NEAR(vjp[i], fd, 1e-5 * std::max(1.0, std::abs(fd)))
-              << "field " << f << " point " << k << " axis " << i << " at " << c.transpose();
-        }
+        if (sphereContact(&fields[f], c, radius, true).depth < -0.02) continue;  // far
+        expectContactVjpMatchesFd(fields[f], c, radius, true, 1e-5, rng,
+                                  "field " + std::to_string(f) + " point " + std::to_string(k));
         ++checked;
       }
     }
