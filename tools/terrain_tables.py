@@ -48,6 +48,10 @@ def mujoco(r):
             f'{r["episodes_beyond_joint_limits"]} ({r["joint_limit_excess_max"]:.2f})')
 
 
+def falls_rms(r):
+    return f'{r["falls"]} / {r["episodes"]}, {r["lin_vel_rms"]:.3f}' if r else ""
+
+
 def terrain(path):
     print("| ground (hardest level) | ours, hard contact: falls, lin., yaw | MuJoCo: falls, lin., "
           "yaw, beyond limits |")
@@ -96,8 +100,7 @@ def seeds(args):
     for t in files[0][1]:
         cells = []
         for _, f in files:
-            r = f.get(t, {}).get("diffloco")
-            cells.append(f'{r["falls"]} / {r["episodes"]}, {r["lin_vel_rms"]:.3f}' if r else "")
+            cells.append(falls_rms(f.get(t, {}).get("diffloco")))
         print(f"| {NAMES.get(t, t)} | " + " | ".join(cells) + " |")
 
 
@@ -109,11 +112,8 @@ def engines(args):
     for t in files[0][1]:
         cells, mj = [], ""
         for _, f in files:
-            r = f.get(t, {}).get("diffloco")
-            cells.append(f'{r["falls"]} / {r["episodes"]}, {r["lin_vel_rms"]:.3f}' if r else "")
-            m = f.get(t, {}).get("mujoco")
-            if m:
-                mj = f'{m["falls"]} / {m["episodes"]}, {m["lin_vel_rms"]:.3f}'
+            cells.append(falls_rms(f.get(t, {}).get("diffloco")))
+            mj = falls_rms(f.get(t, {}).get("mujoco")) or mj
         print(f"| {NAMES.get(t, t)} | " + " | ".join(cells) + f" | {mj} |")
 
 
@@ -134,7 +134,7 @@ def robustness(args):
             if mujoco:
                 cells.append(f'{m["falls"]} / {m["episodes"]}, {m["lin_vel_rms"]:.3f}, '
                              f'{m["episodes_beyond_joint_limits"]}' if m else "")
-            cells.append(f'{o["falls"]} / {o["episodes"]}, {o["lin_vel_rms"]:.3f}' if o else "")
+            cells.append(falls_rms(o))
         print(f"| {c} | " + " | ".join(cells) + " |")
 
 
@@ -160,7 +160,7 @@ def commands(args):
         for _, f in files:
             for t in types:
                 r = f.get(c, {}).get(t)
-                cells.append(f'{r["falls"]} / {r["episodes"]}, {r["lin_vel_rms"]:.3f}' if r else "")
+                cells.append(falls_rms(r))
         print(f"| {COMMANDS.get(c, c)} | " + " | ".join(cells) + " |")
 
 

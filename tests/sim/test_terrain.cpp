@@ -25,17 +25,15 @@ HeightField grid(int nx, int ny, double spacing, double x0, double y0,
   return hf;
 }
 
-HeightField randomField(unsigned seed, Interpolant k = Interpolant::CatmullRom) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<double> u(-0.05, 0.05);
-  HeightField hf = grid(12, 9, 0.1, -0.6, -0.4, [&](double, double) { return u(rng); });
+HeightField with(HeightField hf, Interpolant k) {
   hf.interpolant = k;
   return hf;
 }
 
-HeightField with(HeightField hf, Interpolant k) {
-  hf.interpolant = k;
-  return hf;
+HeightField randomField(unsigned seed, Interpolant k = Interpolant::CatmullRom) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> u(-0.05, 0.05);
+  return with(grid(12, 9, 0.1, -0.6, -0.4, [&](double, double) { return u(rng); }), k);
 }
 
 const Interpolant kInterpolants[] = {Interpolant::CatmullRom, Interpolant::Monotone};
