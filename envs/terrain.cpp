@@ -207,6 +207,7 @@ Terrain generateTerrain(const TerrainConfig& c) {
                       row * tileN + ix] = h[static_cast<size_t>(iy) * tileN + ix];
     }
   sim::validateHeightField(*hf, "generated terrain");
+  hf->finalize();
   t.field = hf;
   return t;
 }

@@ -80,6 +80,7 @@ std::shared_ptr<const sim::HeightField> flatHeightField(const sim::VecX& q) {
   hf->originX = q[0] - 4.0;
   hf->originY = q[1] - 4.0;
   hf->heights.assign(hf->nx * hf->ny, 0.0);
+  hf->finalize();
   return hf;
 }
 

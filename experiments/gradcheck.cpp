@@ -56,6 +56,7 @@ std::shared_ptr<const sim::HeightField> makeTerrain(const std::string& name) {
       hf->heights[iy * hf->nx + ix] = h;
     }
   sim::validateHeightField(*hf, "gradcheck terrain");
+  hf->finalize();
   return hf;
 }
 

@@ -44,7 +44,10 @@ void validateHeightField(const HeightField& hf, const std::string& what) {
 
 HeightField smoothHeightField(const HeightField& hf, double sigma) {
   HeightField out = hf;
-  if (!(sigma > 0)) return out;
+  if (!(sigma > 0)) {
+    out.finalize();
+    return out;
+  }
   const int r = std::max(1, static_cast<int>(std::ceil(3 * sigma / hf.spacing)));
   std::vector<double> w(2 * r + 1);
   double total = 0;
@@ -67,6 +70,7 @@ HeightField smoothHeightField(const HeightField& hf, double sigma) {
         s += w[k + r] * tmp[static_cast<size_t>(std::clamp(iy + k, 0, hf.ny - 1)) * hf.nx + ix];
       out.heights[static_cast<size_t>(iy) * hf.nx + ix] = s;
     }
+  out.finalize();
   return out;
 }
 
@@ -210,7 +214,9 @@ namespace {
 // (positive definite always), each step halved until f decreases; where f stalls at round-off a
 // step that halves the gradient is still taken, so that the minimum holds to round-off (the
 // adjoint's implicit derivative assumes it). One or two steps on smooth ground.
-void closestPoint(const HeightField& hf, const Vec3& c, double& px, double& py, SurfacePoint& s) {
+// `outside`: whether c is above the surface under it (where the search starts).
+void closestPoint(const HeightField& hf, const Vec3& c, double& px, double& py, SurfacePoint& s,
+                  bool& outside) {
   auto dist2 = [&](double x, double y, const SurfacePoint& q) {
     return (x - c.x()) * (x - c.x()) + (y - c.y()) * (y - c.y()) + (q.h - c.z()) * (q.h - c.z());
   };
@@ -221,6 +227,7 @@ void closestPoint(const HeightField& hf, const Vec3& c, double& px, double& py, 
   };
   px = c.x(), py = c.y();
   s = sampleSurface(hf, px, py);
+  outside = c.z() >= s.h;
   double f = dist2(px, py, s), g0, g1;
   double gnorm = gradient(px, py, s, g0, g1);
   for (int k = 0; k < 50 && gnorm > 0; ++k) {
@@ -266,7 +273,53 @@ struct PatchBound {
   }
 };
 
+// A double as a float no lower (no higher): the bound stays a bound after the rounding.
+float floatAbove(double x) {
+  if (!(x <= std::numeric_limits<float>::max())) return std::numeric_limits<float>::infinity();
+  if (x < std::numeric_limits<float>::lowest()) return std::numeric_limits<float>::lowest();
+  const float f = static_cast<float>(x);
+  return f < x ? std::nextafter(f, std::numeric_limits<float>::infinity()) : f;
+}
+float floatBelow(double x) {  // x in [0, 1]
+  const float f = static_cast<float>(x);
+  return f > x ? std::nextafter(f, 0.0f) : f;
+}
+
 }  // namespace
+
+void HeightField::finalize() {
+  validateHeightField(*this);
+  const PatchBound k = PatchBound::of(*this);
+  const int cx = nx + 4, cy = ny + 4;
+  cellBounds.resize(static_cast<size_t>(cx) * cy);
+  // Per row of cells: each sample column's range over the stencil's rows j - 1 .. j + 2, then
+  // each cell's over its columns i - 1 .. i + 2 (indices clamped, as the interpolant's).
+  std::vector<double> colLo(nx), colHi(nx);
+  for (int cj = 0; cj < cy; ++cj) {
+    const int j = cj - 2;
+    for (int ix = 0; ix < nx; ++ix) {
+      double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+      for (int b = j - 1; b <= j + 2; ++b) {
+        const double p = at(ix, std::clamp(b, 0, ny - 1));
+        lo = std::min(lo, p), hi = std::max(hi, p);
+      }
+      colLo[ix] = lo, colHi[ix] = hi;
+    }
+    for (int ci = 0; ci < cx; ++ci) {
+      const int i = ci - 2;
+      double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+      for (int a = i - 1; a <= i + 2; ++a) {
+        const int c = std::clamp(a, 0, nx - 1);
+        lo = std::min(lo, colLo[c]), hi = std::max(hi, colHi[c]);
+      }
+      const double range = hi - lo, slope = k.slope * range / spacing;
+      CellBound& cb = cellBounds[static_cast<size_t>(cj) * cx + ci];
+      cb.top = floatAbove(lo + k.height * range);
+      cb.minNormalZ = range == 0 ? 1.0f : floatBelow(1 / std::sqrt(1 + 2 * slope * slope));
+    }
+  }
+  boundsInterpolant = interpolant;
+}
 
 SphereContact sphereContact(const HeightField* hf, const Vec3& centre, double radius,
                             bool closest) {
@@ -279,8 +332,9 @@ SphereContact sphereContact(const HeightField* hf, const Vec3& centre, double ra
     return c;
   }
   c.closest = closest;
+  bool outside = true;
   if (closest) {
-    closestPoint(*hf, centre, c.px, c.py, c.surface);
+    closestPoint(*hf, centre, c.px, c.py, c.surface, outside);
   } else {
     c.px = centre.x(), c.py = centre.y();
     c.surface = sampleSurface(*hf, c.px, c.py);
@@ -288,8 +342,16 @@ SphereContact sphereContact(const HeightField* hf, const Vec3& centre, double ra
   const SurfacePoint& s = c.surface;
   const double gn = std::sqrt(1 + s.hx * s.hx + s.hy * s.hy);
   const Vec3 n(-s.hx / gn, -s.hy / gn, 1 / gn);
-  c.depth = closest ? radius - (centre - Vec3(c.px, c.py, s.h)).dot(n)
-                    : radius - (centre.z() - s.h) * n.z();
+  if (closest) {
+    // At the search's minimum c - p is along +-n. The ground's own inside/outside (c against the
+    // surface under it) gives the distance's sign; a minimum on a face turned the other way (the
+    // back of a rise seen from beyond its edge) gets it through `side`.
+    const double along = (centre - Vec3(c.px, c.py, s.h)).dot(n);
+    c.side = (along >= 0) == outside ? 1.0 : -1.0;
+    c.depth = radius - c.side * along;
+  } else {
+    c.depth = radius - (centre.z() - s.h) * n.z();
+  }
   c.point = centre - radius * n;
   // t1: the world x axis without its normal part. |u|^2 = 1 - n_x^2 > 0, as n_z > 0.
   const Vec3 u = Vec3::UnitX() - n.x() * n;
@@ -302,6 +364,8 @@ SphereContact sphereContact(const HeightField* hf, const Vec3& centre, double ra
 
 double sphereDepthUpperBound(const HeightField& hf, const Vec3& centre, double radius,
                              bool closest) {
+  const CellBound* cells = hf.finalized() ? hf.cellBounds.data() : nullptr;
+  const size_t cellRow = static_cast<size_t>(hf.nx) + 4;
   if (closest) {
     // Every patch within r + spacing horizontally: its samples' range bounds its heights.
     const double reach = radius + hf.spacing;
@@ -311,16 +375,25 @@ double sphereDepthUpperBound(const HeightField& hf, const Vec3& centre, double r
     locate(centre.x() + reach, hf.originX, hf.spacing, hf.nx, i1, t);
     locate(centre.y() - reach, hf.originY, hf.spacing, hf.ny, j0, t);
     locate(centre.y() + reach, hf.originY, hf.spacing, hf.ny, j1, t);
-    double lo = std::numeric_limits<double>::infinity(), hi = -lo;
-    for (int j = j0 - 1; j <= j1 + 2; ++j) {
-      const double* row =
-          hf.heights.data() + static_cast<size_t>(std::clamp(j, 0, hf.ny - 1)) * hf.nx;
-      for (int i = i0 - 1; i <= i1 + 2; ++i) {
-        const double p = row[std::clamp(i, 0, hf.nx - 1)];
-        lo = std::min(lo, p), hi = std::max(hi, p);
+    double top = -std::numeric_limits<double>::infinity();
+    if (cells) {  // the highest of the cells' own bounds (within the window's, as each is)
+      for (int j = j0; j <= j1; ++j) {
+        const CellBound* row = cells + (j + 2) * cellRow + 2;
+        for (int i = i0; i <= i1; ++i) top = std::max(top, static_cast<double>(row[i].top));
       }
+    } else {
+      double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+      for (int j = j0 - 1; j <= j1 + 2; ++j) {
+        const double* row =
+            hf.heights.data() + static_cast<size_t>(std::clamp(j, 0, hf.ny - 1)) * hf.nx;
+        for (int i = i0 - 1; i <= i1 + 2; ++i) {
+          const double p = row[std::clamp(i, 0, hf.nx - 1)];
+          lo = std::min(lo, p), hi = std::max(hi, p);
+        }
+      }
+      top = lo + PatchBound::of(hf).height * (hi - lo);
     }
-    const double gap = centre.z() - (lo + PatchBound::of(hf).height * (hi - lo));
+    const double gap = centre.z() - top;
     if (!(gap > 0)) return std::numeric_limits<double>::infinity();
     return std::max(radius - gap, -hf.spacing);
   }
@@ -328,6 +401,12 @@ double sphereDepthUpperBound(const HeightField& hf, const Vec3& centre, double r
   double u, v;
   locate(centre.x(), hf.originX, hf.spacing, hf.nx, i, u);
   locate(centre.y(), hf.originY, hf.spacing, hf.ny, j, v);
+  if (cells) {
+    const CellBound& b = cells[(j + 2) * cellRow + i + 2];
+    const double gap = centre.z() - b.top;
+    if (!(gap > 0)) return std::numeric_limits<double>::infinity();
+    return radius - gap * b.minNormalZ;
+  }
   int ix[4];
   const double* rows[4];
   for (int a = 0; a < 4; ++a) {
@@ -362,8 +441,9 @@ Vec3 sphereContactVjp(const Vec3& centre, double radius, const SphereContact& c,
   const Vec3& t2b = frameBar.col(2);
   double hb = 0;
   if (c.closest) {
-    // depth = r - (c - P) . n, P = (px, py, h)
+    // depth = r - side (c - P) . n, P = (px, py, h)
     const Vec3 P(c.px, c.py, s.h);
+    depthBar *= c.side;
     cb -= depthBar * n;
     nb -= depthBar * (centre - P);
     hb = depthBar * n.z();

@@ -22,9 +22,11 @@
 // orthogonal to n (Gram-Schmidt) and t2 = n x t1: on the plane z = 0 it is (z, x, y).
 // With `closest` the sphere touches the surface at the point p closest to c instead (exact on any
 // surface, risers included): p minimises |(x, y, h(x, y)) - c|^2, found by Newton steps from c's
-// (x, y); n is the surface normal at p (parallel to c - p there) and d = r - (c - p) . n. The
-// adjoint differentiates p(c) through that minimum (implicit function theorem: the Hessian of the
-// squared distance, the interpolant's second derivatives).
+// (x, y); n is the surface normal at p (parallel to c - p there) and d = r - (c - p) . n, its
+// sign taken from whether c is above the surface under it (a local minimum on the back of a rise
+// seen from beyond its edge has c - p along -n). The adjoint differentiates p(c) through that
+// minimum (implicit function theorem: the Hessian of the squared distance, the interpolant's
+// second derivatives).
 #pragma once
 
 #include <string>
@@ -39,16 +41,36 @@ enum class Interpolant { CatmullRom, Monotone };
 Interpolant parseInterpolant(const std::string& name);  // throws std::invalid_argument
 const char* toString(Interpolant i);                    // "catmull_rom" or "monotone"
 
+// What the depth bound (sphereDepthUpperBound) needs from one cell's 4 x 4 samples: an upper bound
+// of its patch's height and a lower bound of the patch normal's z, in floats rounded outwards
+// (8 bytes a cell, as many as a sample).
+struct CellBound {
+  float top = 0, minNormalZ = 1;
+};
+
 struct HeightField {
   double originX = 0, originY = 0;  // world (x, y) of sample (0, 0) [m]
   double spacing = 0.1;             // grid spacing along x and y [m]
   int nx = 0, ny = 0;               // samples along x and y
   std::vector<double> heights;      // nx * ny heights [m], x fastest: heights[iy * nx + ix]
   Interpolant interpolant = Interpolant::CatmullRom;
+  // Derived by finalize() for `boundsInterpolant`: cell (i, j)'s bound at
+  // cellBounds[(j + 2) * (nx + 4) + i + 2], i in [-2, nx + 1] and j in [-2, ny + 1] (the cells
+  // a coordinate is located in: two beyond each side, where the clamped stencil is flat).
+  std::vector<CellBound> cellBounds;
+  Interpolant boundsInterpolant = Interpolant::CatmullRom;
 
   double at(int ix, int iy) const { return heights[static_cast<size_t>(iy) * nx + ix]; }
   double sizeX() const { return (nx - 1) * spacing; }
   double sizeY() const { return (ny - 1) * spacing; }
+  // Computes cellBounds from the samples and the interpolant (validateHeightField first; throws as
+  // it does). Call it once they are set, as Model::finalize: without it, or once the interpolant
+  // has changed, the depth bound reads the 16 samples each time instead.
+  void finalize();
+  bool finalized() const {
+    return boundsInterpolant == interpolant &&
+           cellBounds.size() == static_cast<size_t>(nx + 4) * static_cast<size_t>(ny + 4);
+  }
 };
 
 // Throws std::invalid_argument naming what is wrong (`what` prefixes the message): sizes below 2
@@ -57,7 +79,8 @@ struct HeightField {
 void validateHeightField(const HeightField& hf, const std::string& what = "height field");
 
 // The field's heights convolved with a Gaussian of standard deviation `sigma` [m] along x and
-// y (separable, the border samples continued outwards): a rounded copy of steps and edges.
+// y (separable, the border samples continued outwards): a rounded copy of steps and edges,
+// finalized.
 HeightField smoothHeightField(const HeightField& hf, double sigma);
 
 // Height and its first and second derivatives with respect to world x and y.
@@ -80,6 +103,10 @@ struct SphereContact {
   SurfacePoint surface;        // the height field at (px, py)
   double px = 0, py = 0;       // where the surface is touched: c's (x, y), or the closest point's
   bool closest = false;        // which of the two (the adjoint differs)
+  // closest: +1, or -1 where the closest point's normal faces away from a centre outside the
+  // ground (or towards one inside it): depth = r - side (c - p) . n, so that a centre outside
+  // never gets a depth above r and one inside never one below it.
+  double side = 1;
 };
 
 SphereContact sphereContact(const HeightField* hf, const Vec3& centre, double radius,
@@ -93,7 +120,8 @@ SphereContact sphereContact(const HeightField* hf, const Vec3& centre, double ra
 // from the ground. With `closest` (sphereContact's closest point) the bound covers every patch
 // within r + one spacing of the centre horizontally and uses the height alone: the closest point
 // lies either in that window (its distance is at least c_z minus the window's highest surface
-// point) or farther than r + spacing (depth below -spacing).
+// point) or farther than r + spacing (depth below -spacing). A finalized field reads each cell's
+// bound (HeightField::cellBounds) rather than its samples.
 double sphereDepthUpperBound(const HeightField& hf, const Vec3& centre, double radius,
                              bool closest = false);
 

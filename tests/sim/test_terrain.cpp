@@ -271,25 +271,101 @@ TEST(Terrain, SphereDepthUpperBoundNeverUnderestimates) {
            [](double x, double y) { return 0.1 * std::floor(3 * x) + 0.02 * std::sin(20 * y); })};
   int bounded = 0;
   for (Interpolant kind : kInterpolants)
-    for (const HeightField& field : fields) {
-      const HeightField hf = with(field, kind);
-      for (int k = 0; k < 20000; ++k) {
-        const Vec3 c(ux(rng), uy(rng), uz(rng));
-        const double r = ur(rng);
-        for (bool closest : {false, true}) {
-          const double bound = sphereDepthUpperBound(hf, c, r, closest);
-          const double depth = sphereContact(&hf, c, r, closest).depth;
-          ASSERT_GE(bound, depth - 1e-12) << toString(kind) << " at " << c.transpose() << ", r "
-                                          << r << ", closest " << closest;
-          bounded += !closest && std::isfinite(bound);
+    for (const HeightField& field : fields)
+      for (bool finalized : {false, true}) {
+        HeightField hf = with(field, kind);
+        if (finalized) hf.finalize();
+        for (int k = 0; k < 10000; ++k) {
+          const Vec3 c(ux(rng), uy(rng), uz(rng));
+          const double r = ur(rng);
+          for (bool closest : {false, true}) {
+            const double bound = sphereDepthUpperBound(hf, c, r, closest);
+            const double depth = sphereContact(&hf, c, r, closest).depth;
+            ASSERT_GE(bound, depth - 1e-12)
+                << toString(kind) << " at " << c.transpose() << ", r " << r << ", closest "
+                << closest << ", finalized " << finalized;
+            bounded += !closest && std::isfinite(bound);
+          }
         }
       }
-    }
   EXPECT_GT(bounded, 80000);  // most centres above their patch get a finite bound
   const HeightField flat = grid(10, 10, 0.1, -0.5, -0.5, [](double, double) { return 0.03; });
   EXPECT_DOUBLE_EQ(sphereDepthUpperBound(flat, Vec3(0.11, 0.07, 0.25), 0.04), 0.04 - 0.22);
   EXPECT_EQ(sphereDepthUpperBound(flat, Vec3(0.11, 0.07, 0.02), 0.04),
             std::numeric_limits<double>::infinity());
+}
+
+// Beyond a cliff's edge the closest-point search can end on the back of the Catmull-Rom lip, a
+// minimum whose normal faces away from the centre: the depth stays r - |c - p| (a centre outside
+// the ground is never deeper than r), and its adjoint matches central differences there.
+TEST(Terrain, ClosestPointOnAFaceTurnedAwayKeepsTheDistanceSign) {
+  const HeightField cliff =
+      grid(40, 10, 0.05, -1.0, -0.25, [](double x, double) { return x < 0 ? 0.48 : 0.0; });
+  std::mt19937 rng(12);
+  int turned = 0;
+  for (int a = 0; a <= 50; ++a)
+    for (int b = 0; b <= 50; ++b) {
+      const Vec3 c(-0.05 + 0.5 * a / 50, 0.01, 0.05 + 0.5 * b / 50);
+      const double r = 0.04;
+      const SphereContact sc = sphereContact(&cliff, c, r, true);
+      const Vec3 p(sc.px, sc.py, sc.surface.h);
+      const bool outside = c.z() >= sampleSurface(cliff, c.x(), c.y()).h;
+      ASSERT_NEAR(sc.depth, outside ? r - (c - p).norm() : r + (c - p).norm(), 1e-6)
+          << c.transpose();
+      if (sc.side < 0) {
+        if (turned++ % 20 == 0)
+          expectContactVjpMatchesFd(cliff, c, r, true, 1e-6, rng, "turned away");
+      }
+    }
+  EXPECT_GT(turned, 0);
+}
+
+// A finalized field's cell bounds give the samples' bound, rounded outwards to float (vertical),
+// or a tighter one (closest: each cell's own range rather than the window's); a field whose
+// interpolant changed after finalize() reads its samples again; a smoothed copy is finalized.
+TEST(Terrain, CellBoundsGiveTheSamplesBound) {
+  std::mt19937 rng(8);
+  std::uniform_real_distribution<double> ux(-1.0, 1.0), uy(-0.7, 0.7), uz(-0.05, 0.6),
+      ur(0.01, 0.08);
+  for (Interpolant kind : kInterpolants) {
+    const HeightField samples = with(
+        grid(16, 11, 0.1, -0.8, -0.5,
+             [](double x, double y) { return 0.1 * std::floor(3 * x) + 0.02 * std::sin(20 * y); }),
+        kind);
+    HeightField cells = samples;
+    cells.finalize();
+    ASSERT_TRUE(cells.finalized());
+    int finite = 0, tighter = 0;
+    for (int k = 0; k < 20000; ++k) {
+      const Vec3 c(ux(rng), uy(rng), uz(rng));
+      const double r = ur(rng);
+      const double a = sphereDepthUpperBound(samples, c, r), b = sphereDepthUpperBound(cells, c, r);
+      ASSERT_EQ(std::isfinite(a), std::isfinite(b)) << c.transpose();
+      if (std::isfinite(a)) {
+        ASSERT_NEAR(b, a, 1e-6) << c.transpose();
+        ASSERT_GE(b, a - 1e-12) << c.transpose();  // rounded outwards
+        ++finite;
+      }
+      const double ac = sphereDepthUpperBound(samples, c, r, true),
+                   bc = sphereDepthUpperBound(cells, c, r, true);
+      ASSERT_LE(bc, ac + 1e-6) << c.transpose();
+      tighter += bc < ac - 1e-3;
+    }
+    EXPECT_GT(finite, 5000);
+    EXPECT_GT(tighter, 100) << tighter;
+  }
+  HeightField changed = randomField(3);
+  changed.finalize();
+  changed.interpolant = Interpolant::Monotone;
+  EXPECT_FALSE(changed.finalized());
+  const Vec3 c(0.05, 0.02, 0.09);
+  EXPECT_EQ(sphereDepthUpperBound(changed, c, 0.03),
+            sphereDepthUpperBound(randomField(3, Interpolant::Monotone), c, 0.03));
+  EXPECT_TRUE(smoothHeightField(randomField(3), 0.05).finalized());
+  EXPECT_TRUE(smoothHeightField(randomField(3), 0).finalized());
+  HeightField bad = randomField(3);
+  bad.heights[5] = std::nan("");
+  EXPECT_THROW(bad.finalize(), std::invalid_argument);
 }
 
 // On a tilted plane the depth is the radius minus the centre's distance to the plane, the normal
