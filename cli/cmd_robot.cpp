@@ -38,6 +38,12 @@ Runner addRobotCommand(CLI::App& app) {
   init->add_option("urdf", a->urdf, "the robot's URDF")->required()->check(CLI::ExistingFile);
   init->add_option("-o,--output", a->output, "the YAML to write")->capture_default_str();
   init->add_flag("--force", a->force, "overwrite an existing output file");
+  init->add_option("--kp", a->stand.kp,
+                   "PD stiffness to propose and stand the robot with [N m/rad] (default 8 N m/rad "
+                   "per kg)")
+      ->check(CLI::Range(0.0, 1e6));
+  init->add_option("--kd", a->stand.kd, "PD damping [N m s/rad] (default kp / 20)")
+      ->check(CLI::Range(0.0, 1e6));
   auto* check = cmd->add_subcommand("check",
                                     "Print mass, inertia, joints, standing height, a "
                                     "standing test in hard contact and every warning");
@@ -68,7 +74,7 @@ Runner addRobotCommand(CLI::App& app) {
         return 1;
       }
       std::vector<std::string> log;
-      const std::string yaml = proposeRobotYaml(a->urdf, a->output, &log);
+      const std::string yaml = proposeRobotYaml(a->urdf, a->output, &log, a->stand);
       for (const auto& l : log) std::printf("%s\n", l.c_str());
       io::writeFileAtomic(a->output, yaml);
       spdlog::info("robot init: wrote {}; check it with `diffloco robot check {}`", a->output,

@@ -95,7 +95,7 @@ StandResult standingTest(const Robot& robot, StandOptions options) {
 }
 
 std::string proposeRobotYaml(const std::string& urdfPath, const std::string& yamlPath,
-                             std::vector<std::string>* log) {
+                             std::vector<std::string>* log, StandOptions gains) {
   sim::UrdfReport report;
   sim::Model model = sim::loadUrdf(urdfPath, {}, &report);
   auto say = [&](const std::string& s) {
@@ -163,7 +163,7 @@ std::string proposeRobotYaml(const std::string& urdfPath, const std::string& yam
         continue;
       }
       const double h = standingHeight(model, pose);
-      const StandResult r = stand(model, pose, h, effort, {});
+      const StandResult r = stand(model, pose, h, effort, gains);
       say("pose: hip " + num(s * a) + " rad, knee " + num(-2 * s * a) +
           " rad (sign flipped for a knee axis opposite to the hip's): standing height " +
           num(h, 4) + " m, settled at " + num(r.finalHeight, 4) + " m, tilt " +
@@ -207,9 +207,13 @@ std::string proposeRobotYaml(const std::string& urdfPath, const std::string& yam
   // drive is the settle simulation's (it holds this robot up), the targets fractions of the
   // standing height (ANYmal's velocity task: 0.76, the walk quadruped's: 0.95).
   const double mass = model.totalMass();
+  const bool givenKp = gains.kp > 0, givenKd = gains.kd > 0;
   y << "# What the tasks take from this robot where they set nothing themselves (envs::"
        "inlineRobotDefaults).\n# Proposed: review before training. The drive holds the robot up "
-       "in the settle simulation.\n";
+       "in the settle simulation:\n# kp "
+    << (givenKp ? "as given (robot init --kp)" : "8 N m/rad per kg of the robot's mass") << ", kd "
+    << (givenKd ? "as given (robot init --kd)" : "kp / 20")
+    << ", the effort limit the URDF's smallest.\n";
   y << "task_defaults:\n";
   y << "  sim: {dt: 0.005}\n";
   y << "  actuator: {kp: " << num(bestStand.options.kp, 4) << ", kd: " << num(bestStand.options.kd, 4)

@@ -33,6 +33,14 @@ rc=0
 [ "$rc" -eq 1 ] || fail "init over an existing file exited with $rc, expected 1"
 grep -q "exists (use --force" "$dir/init2.log" || fail "no message about the existing file"
 
+# Gains from the command line: the proposed drive, and the settle simulation's.
+rc=0
+"$bin" robot init "$data/go_like.urdf" -o "$dir/go_kp.yaml" --kp 60 --kd 1.5 >"$dir/init3.log" 2>&1 ||
+  rc=$?
+[ "$rc" -eq 0 ] || fail "robot init --kp 60 --kd 1.5 exited with $rc"
+grep -q "^  actuator: {kp: 60, kd: 1.5," "$dir/go_kp.yaml" || fail "the given gains are not the drive"
+grep -q "(kp 60, kd 1.5," "$dir/go_kp.yaml" || fail "the settle simulation did not use the given gains"
+
 rc=0
 "$bin" robot check "$dir/go.yaml" >"$dir/check.log" 2>&1 || rc=$?
 cat "$dir/check.log"

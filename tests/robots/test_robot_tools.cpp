@@ -29,6 +29,28 @@ TEST(RobotTools, ShippedRobotsStand) {
   }
 }
 
+// Gains from the command line (robot init --kp/--kd) are the proposed drive and the settle
+// simulation's; the YAML says where they came from.
+TEST(RobotTools, ProposedDriveTakesGivenGains) {
+  const fs::path dir = fs::temp_directory_path() / ("diffloco_gains_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const std::string yaml = (dir / "mini.yaml").string();
+  StandOptions gains;
+  gains.kp = 40, gains.kd = 1;
+  const std::string text =
+      proposeRobotYaml(std::string(DIFFLOCO_TEST_DATA) + "/mini_like.urdf", yaml, nullptr, gains);
+  std::ofstream(yaml) << text;
+  const Robot r = loadRobot(yaml);
+  EXPECT_EQ(r.actuator.kp, 40);
+  EXPECT_EQ(r.actuator.kd, 1);
+  EXPECT_NE(text.find("kp as given (robot init --kp)"), std::string::npos) << text;
+  const std::string byMass =
+      proposeRobotYaml(std::string(DIFFLOCO_TEST_DATA) + "/mini_like.urdf", yaml);
+  EXPECT_NE(byMass.find("kp 8 N m/rad per kg of the robot's mass, kd kp / 20"), std::string::npos)
+      << byMass;
+  fs::remove_all(dir);
+}
+
 TEST(RobotTools, ProposedYamlLoadsAndStands) {
   const fs::path dir = fs::temp_directory_path() / ("diffloco_init_" + std::to_string(::getpid()));
   fs::create_directories(dir);
