@@ -132,6 +132,19 @@ int runBench(bool json, double seconds) {
           out["step_us_" + tag] / out["step_us_" + tag + "_feet_only"];
     }
   }
+  {
+    // What finalize() buys: the same hard step with the leg spheres' depth bound read from the
+    // 16 samples around each sphere rather than from its cell (sim::HeightField::cellBounds).
+    auto samplesOnly = std::make_shared<sim::HeightField>(*terrain);
+    samplesOnly->cellBounds.clear();
+    sim::SimOptions opt = s.robot.simOptions(sim::ContactModel::Hard);
+    opt.contact.iterations = 10;
+    opt.contact.terrain = samplesOnly;
+    out["step_us_hard_terrain_bound_from_samples"] = timeMicros(
+        [&] { sim::step(model, opt, data, s.q, s.v, s.robot.defaultJointPos, qn, vn); }, seconds);
+    out["bound_from_samples_over_cells_step_hard"] =
+        out["step_us_hard_terrain_bound_from_samples"] / out["step_us_hard_terrain"];
+  }
   for (const char* cm : {"hard", "smoothed", "soft"}) {
     out[std::string("terrain_over_flat_step_") + cm] =
         out[std::string("step_us_") + cm + "_terrain"] / out[std::string("step_us_") + cm];
