@@ -39,7 +39,7 @@ for r in "${robots[@]}"; do
     drive=$(sed -n 's/.*actuator: {\(kp: [0-9.]*, kd: [0-9.]*\).*/\1/p' "$out/$name.yaml")
     echo "$name ($urdf): $mass kg; $drive; $(grep -m1 'standing test' "$log" || true)"
     echo "  $(grep -m1 'standing earns' "$out/$name.task.log" || true)"
-    echo "  $(grep -m1 -E '^(stepping pays|warning: standing pays)' "$out/$name.task.log" | cut -c1-100)"
+    echo "  $(grep -m1 -E '^(stepping pays|warning: standing pays)' "$out/$name.task.log")"
   else
     echo "$name ($urdf): $(grep -m1 -E 'error|Error' "$log" | sed 's/^\[[^]]*\] //' || tail -1 "$log")"
   fi
