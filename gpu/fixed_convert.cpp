@@ -85,7 +85,7 @@ FixedOptions toFixed(const sim::SimOptions& opt) {
   f.iterations = c.iterations;
   f.kappa = c.kappa;
   f.cutoff = c.cutoff;
-  // sim/contact.cpp's entryDepth; the soft model's separated spheres add no force.
+  // sim/contact.cpp's entryDepth (the fixed integrator's).
   switch (c.model) {
     case sim::ContactModel::Smoothed:
       f.footEntry = -c.cutoff;

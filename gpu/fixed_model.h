@@ -56,8 +56,7 @@ struct FixedOptions {
   int iterations;
   double kappa, cutoff;
   // A foot or a leg sphere enters the contact problem from these depths (sim/contact.cpp's
-  // entryDepth; toFixed sets them). The soft model's penalty skips separated spheres, so here
-  // they stay out of its list: 0 for both.
+  // entryDepth; toFixed sets them; 0 for both in the soft model's fixed sub-steps).
   double footEntry, legEntry;
   double softKp, softKd, softKf;
   int softSubsteps;

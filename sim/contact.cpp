@@ -11,10 +11,11 @@ namespace diffloco::sim {
 
 namespace {
 
-// The depth from which a sphere enters the contact problem: hard and straight_through at contact;
-// smoothed from -cutoff, a leg sphere only once its sigmoid weight sigmoid(kappa d) reaches 1e-6
-// (farther out it would only add rows of weight zero); soft never leaves it (its adaptive
-// integration reads the rows by sphere, the penalty skips separated ones itself).
+// The depth from which a sphere enters the contact problem: hard, straight_through and soft's
+// fixed sub-steps at contact (the penalty is zero apart); smoothed from -cutoff, a leg sphere only
+// once its sigmoid weight sigmoid(kappa d) reaches 1e-6 (farther out it would only add rows of
+// weight zero); soft's adaptive integration never leaves it (it reads every sphere's rows, in
+// order, for the normal velocities of its contact events).
 double entryDepth(const ContactOptions& opt, bool leg) {
   switch (opt.model) {
     case ContactModel::Hard:
@@ -23,6 +24,7 @@ double entryDepth(const ContactOptions& opt, bool leg) {
     case ContactModel::Smoothed:
       return leg ? -std::min(opt.cutoff, std::log(1e6) / opt.kappa) : -opt.cutoff;
     case ContactModel::Soft:
+      if (opt.integrator == Integrator::Fixed) return 0.0;
       break;
   }
   return -std::numeric_limits<double>::infinity();
@@ -58,9 +60,9 @@ void footGeometry(const Model& model, const ContactOptions& opt, Data& data) {
 void selectContacts(const Model& model, const ContactOptions& opt, Data& data) {
   data.active.clear();
   const double footEntry = entryDepth(opt, false), legEntry = entryDepth(opt, true);
+  const bool keepAll = opt.model == ContactModel::Soft && opt.integrator == Integrator::Adaptive;
   for (int j = 0; j < model.nspheres(); ++j)
-    if (opt.model == ContactModel::Soft ||
-        data.depth[j] >= (j < model.nfeet() ? footEntry : legEntry))
+    if (keepAll || data.depth[j] >= (j < model.nfeet() ? footEntry : legEntry))
       data.active.push_back(j);
 }
 

@@ -15,7 +15,8 @@ namespace diffloco::sim {
 void footGeometry(const Model& model, const ContactOptions& opt, Data& data);
 
 // Which spheres enter the contact problem: hard and straight_through (forward) -> depth >= 0;
-// smoothed -> depth >= -cutoff; soft -> every sphere (the penalty skips separated ones itself).
+// smoothed -> depth >= -cutoff; soft -> depth >= 0 with fixed sub-steps, every sphere in order
+// with the adaptive integrator (its contact events need every sphere's normal velocity).
 // Leg spheres (Model::legSpheres) in the smoothed model only once sigmoid(kappa depth) >= 1e-6.
 void selectContacts(const Model& model, const ContactOptions& opt, Data& data);
 

@@ -78,7 +78,9 @@ TEST(Contact, TenIterationsConvergeStandingOnFourFeet) {
 // The contact stage passes over leg spheres far from a height field by a bound
 // (sphereDepthUpperBound, from the samples or a finalized field's cell bounds): the spheres it
 // takes, and their depths, are the ones the exact geometry selects (vertical and closest), on
-// stairs and rough ground with the robot crouched low enough that knees touch.
+// stairs and rough ground with the robot crouched low enough that knees touch. The soft model's
+// fixed sub-steps take the spheres in contact, as the hard model does; its adaptive integrator
+// takes every sphere, in order.
 TEST(Contact, LegSpheresPassedOverAreThoseTheExactGeometryLeavesOut) {
   const Robot robot = loadRobot("anymal");
   const Model& m = robot.model;
@@ -100,7 +102,7 @@ TEST(Contact, LegSpheresPassedOverAreThoseTheExactGeometryLeavesOut) {
   int legTaken = 0, legPassed = 0;
   for (const auto& field : fields)
     for (bool closest : {false, true})
-      for (ContactModel model : {ContactModel::Hard, ContactModel::Smoothed})
+      for (ContactModel model : {ContactModel::Hard, ContactModel::Smoothed, ContactModel::Soft})
         for (int k = 0; k < 200; ++k) {
           ContactOptions opt;
           opt.model = model;
@@ -113,12 +115,13 @@ TEST(Contact, LegSpheresPassedOverAreThoseTheExactGeometryLeavesOut) {
           footGeometry(m, opt, data);
           selectContacts(m, opt, data);
           std::vector<int> exact;
-          const double legEntry = model == ContactModel::Hard ? 0.0 : -std::log(1e6) / opt.kappa;
+          const bool smoothed = model == ContactModel::Smoothed;
+          const double legEntry = smoothed ? -std::log(1e6) / opt.kappa : 0.0;
           for (int j = 0; j < m.nspheres(); ++j) {
             const double d =
                 sphereContact(hf.get(), data.footCentre[j], m.sphere(j).radius, closest).depth;
             const bool leg = j >= m.nfeet();
-            const double entry = leg ? legEntry : model == ContactModel::Hard ? 0.0 : -opt.cutoff;
+            const double entry = leg ? legEntry : smoothed ? -opt.cutoff : 0.0;
             if (d >= entry) {
               exact.push_back(j);
               EXPECT_EQ(data.depth[j], d);
@@ -128,6 +131,13 @@ TEST(Contact, LegSpheresPassedOverAreThoseTheExactGeometryLeavesOut) {
             if (leg) (d >= entry ? legTaken : legPassed) += 1;
           }
           ASSERT_EQ(data.active, exact) << "state " << k;
+          if (model == ContactModel::Soft) {
+            opt.integrator = Integrator::Adaptive;
+            footGeometry(m, opt, data);
+            selectContacts(m, opt, data);
+            ASSERT_EQ(static_cast<int>(data.active.size()), m.nspheres());
+            for (int j = 0; j < m.nspheres(); ++j) ASSERT_EQ(data.active[j], j);
+          }
         }
   EXPECT_GT(legTaken, 100);
   EXPECT_GT(legPassed, 2000);
