@@ -14,7 +14,7 @@
 //                        shanks: sim::Model::legSpheres), in every contact model and in MuJoCo
 //   default_joint_pos    joint name -> angle [rad], every joint
 //   default_base_height  base-origin height [m] standing level in the default pose
-//   torque_limit         N m, every joint
+//   torque_limit         N m, a cap on every joint (each joint also keeps its URDF limit)
 //   strict               optional (false): a non-physical link inertia is an error, not repaired
 //   base_link            optional: the URDF's floating base, checked
 //   task_defaults        optional: a partial task (configs/tasks/) holding this robot's numbers:

@@ -110,9 +110,13 @@ std::string proposeRobotYaml(const std::string& urdfPath, const std::string& yam
                              "<sphere> collision to each foot link");
   model = sim::selectFeet(model, feet);
 
-  double effort = 1e300;
-  for (const auto& j : model.joints) effort = std::min(effort, j.effort);
-  if (!(effort < 1e9))
+  // The largest limit caps every joint, each joint keeping its own limit below it (the drive
+  // takes the smaller of the two, sim/actuator.h): the smallest would hold a knee to a hip
+  // abductor's torque (Laikago: 20 N m on knees rated 55).
+  double effort = 0;
+  for (const auto& j : model.joints)
+    if (j.effort < 1e9) effort = std::max(effort, j.effort);
+  if (!(effort > 0))
     throw std::runtime_error(urdfPath +
                              ": no joint has an effort limit (<limit effort=...>): the "
                              "torque limit cannot be proposed");
@@ -201,7 +205,8 @@ std::string proposeRobotYaml(const std::string& urdfPath, const std::string& yam
     y << (j ? ", " : "") << model.joints[j].name << ": " << num(best[j], 6);
   y << "}\n# base-origin height [m], base level, default pose, lowest foot-sphere point at z = 0\n";
   y << "default_base_height: " << num(bestHeight, 6) << "\n";
-  y << "# N m, every joint: the smallest <limit effort> of the URDF\n";
+  y << "# N m, a cap on every joint: the largest <limit effort> of the URDF (each joint keeps its "
+       "own below it)\n";
   y << "torque_limit: " << num(effort, 6) << "\n";
   // What the tasks take from the robot where they set nothing: a starting point to review. The
   // drive is the settle simulation's (it holds this robot up), the targets fractions of the
@@ -213,7 +218,7 @@ std::string proposeRobotYaml(const std::string& urdfPath, const std::string& yam
        "in the settle simulation:\n# kp "
     << (givenKp ? "as given (robot init --kp)" : "8 N m/rad per kg of the robot's mass") << ", kd "
     << (givenKd ? "as given (robot init --kd)" : "kp / 20")
-    << ", the effort limit the URDF's smallest.\n";
+    << ", the effort limit the torque_limit.\n";
   y << "task_defaults:\n";
   y << "  sim: {dt: 0.005}\n";
   y << "  actuator: {kp: " << num(bestStand.options.kp, 4) << ", kd: " << num(bestStand.options.kd, 4)

@@ -47,7 +47,8 @@ StandResult standingTest(const Robot& robot, StandOptions options = {});
 // A proposed robot YAML for `urdfPath` (written next to `yamlPath`, which sets the relative URDF
 // path): joint order (the URDF's tree order), feet (the spheres at the leg ends), a default pose (a
 // bent-knee stance within the joint limits, chosen by a settle simulation), its standing height,
-// the torque limit (the smallest URDF effort among the joints), and the drive the settle
+// the torque limit (the largest URDF effort among the joints: a cap, each joint keeping its own
+// limit below it), and the drive the settle
 // simulation stood it with: `gains`' kp and kd where given (> 0), else standGains'. `log` receives
 // what was tried.
 std::string proposeRobotYaml(const std::string& urdfPath, const std::string& yamlPath,

@@ -24,7 +24,7 @@ cat "$dir/init.log"
 for key in urdf joint_order feet default_joint_pos default_base_height torque_limit; do
   grep -q "^$key: " "$dir/go.yaml" || fail "the proposed YAML has no '$key'"
 done
-grep -q "^torque_limit: 23.7$" "$dir/go.yaml" || fail "torque_limit is not the smallest URDF effort 23.7"
+grep -q "^torque_limit: 35.55$" "$dir/go.yaml" || fail "torque_limit is not the largest URDF effort 35.55"
 grep -q "^feet: \[FR_foot, FL_foot, RR_foot, RL_foot\]$" "$dir/go.yaml" || fail "feet not found"
 grep -q "stands" "$dir/init.log" || fail "init did not report a standing pose"
 

@@ -62,7 +62,12 @@ TEST(RobotTools, ProposedYamlLoadsAndStands) {
   const Robot r = loadRobot(yaml, &rr);
   EXPECT_EQ(r.model.nj(), 12);
   EXPECT_EQ(r.model.nfeet(), 4);
-  EXPECT_EQ(r.torqueLimit, 18);  // the smallest <limit effort> (abduction and hip 18, knee 26)
+  // The largest <limit effort> caps every joint (abduction and hip 18, knee 26); each joint keeps
+  // its own below it.
+  EXPECT_EQ(r.torqueLimit, 26);
+  int at18 = 0;
+  for (const auto& j : r.model.joints) at18 += j.effort == 18;
+  EXPECT_EQ(at18, 8);
   EXPECT_NEAR(standingHeight(r.model, r.defaultJointPos), r.defaultBaseHeight, 1e-6);
   const StandResult s = standingTest(r);
   EXPECT_TRUE(s.stood);
@@ -70,7 +75,7 @@ TEST(RobotTools, ProposedYamlLoadsAndStands) {
   EXPECT_NEAR(r.actuator.kp, s.options.kp, 1e-3 * s.options.kp);
   EXPECT_NEAR(r.actuator.kd, s.options.kd, 1e-3 * s.options.kd);
   EXPECT_NEAR(r.armature, s.options.armature, 1e-3 * s.options.armature);
-  EXPECT_EQ(r.actuator.effort, 18);
+  EXPECT_EQ(r.actuator.effort, 26);
   EXPECT_EQ(r.dt, 0.005);
   // The velocity task's foot-height reference, scaled from ANYmal's (0.1 m at 0.5885 m standing):
   // a foot left on the ground earns 70 % of the term at the swing's peak.
