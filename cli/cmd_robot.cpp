@@ -34,7 +34,8 @@ Runner addRobotCommand(CLI::App& app) {
   auto a = std::make_shared<RobotArgs>();
   auto* init = cmd->add_subcommand("init",
                                    "Propose a robot YAML for a URDF (joint order, feet, "
-                                   "standing pose and height, torque limit)");
+                                   "standing pose and height, torque limit; for mesh feet, a "
+                                   "URDF with fitted foot spheres beside it)");
   init->add_option("urdf", a->urdf, "the robot's URDF")->required()->check(CLI::ExistingFile);
   init->add_option("-o,--output", a->output, "the YAML to write")->capture_default_str();
   init->add_flag("--force", a->force, "overwrite an existing output file");
@@ -74,8 +75,18 @@ Runner addRobotCommand(CLI::App& app) {
         return 1;
       }
       std::vector<std::string> log;
-      const std::string yaml = proposeRobotYaml(a->urdf, a->output, &log, a->stand);
+      std::string sphereFeet;
+      const std::string yaml = proposeRobotYaml(a->urdf, a->output, &log, a->stand, &sphereFeet);
       for (const auto& l : log) std::printf("%s\n", l.c_str());
+      if (!sphereFeet.empty()) {
+        const std::string path = sphereFeetUrdfPath(a->output);
+        if (!a->force && std::filesystem::exists(path)) {
+          spdlog::error("robot init: {} exists (use --force to overwrite)", path);
+          return 1;
+        }
+        io::writeFileAtomic(path, sphereFeet);
+        spdlog::info("robot init: wrote {} (the URDF with the fitted foot spheres)", path);
+      }
       io::writeFileAtomic(a->output, yaml);
       spdlog::info("robot init: wrote {}; check it with `diffloco robot check {}`", a->output,
                    a->output);

@@ -8,6 +8,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "robots/mesh_feet.h"
 #include "sim/data.h"
 #include "sim/kinematics.h"
 #include "sim/model_edit.h"
@@ -94,8 +95,14 @@ StandResult standingTest(const Robot& robot, StandOptions options) {
                options);
 }
 
+std::string sphereFeetUrdfPath(const std::string& yamlPath) {
+  const fs::path y(yamlPath);
+  return (y.parent_path() / (y.stem().string() + "_sphere_feet.urdf")).string();
+}
+
 std::string proposeRobotYaml(const std::string& urdfPath, const std::string& yamlPath,
-                             std::vector<std::string>* log, StandOptions gains) {
+                             std::vector<std::string>* log, StandOptions gains,
+                             std::string* sphereFeetUrdf) {
   sim::UrdfReport report;
   sim::Model model = sim::loadUrdf(urdfPath, {}, &report);
   auto say = [&](const std::string& s) {
@@ -103,11 +110,35 @@ std::string proposeRobotYaml(const std::string& urdfPath, const std::string& yam
   };
   for (const auto& w : report.warnings) say("warning: " + w);
   for (const auto& n : report.notes) say("note: " + n);
-  const std::vector<std::string> feet = sim::findFeet(model);
-  if (feet.empty())
-    throw std::runtime_error(urdfPath +
-                             ": no collision sphere at the end of any leg: add a "
-                             "<sphere> collision to each foot link");
+  std::vector<std::string> feet = sim::findFeet(model);
+  // Mesh feet: a sphere per foot fitted to its mesh, in a copy of the URDF the YAML names.
+  std::string yamlUrdf = urdfPath, fittedFrom;
+  if (feet.empty()) {
+    const std::vector<MeshFootSphere> meshFeet = proposeMeshFootSpheres(urdfPath);
+    if (meshFeet.empty())
+      throw std::runtime_error(urdfPath +
+                               ": no collision sphere and no mesh at the end of any leg: add a "
+                               "<sphere> collision to each foot link");
+    if (!sphereFeetUrdf)
+      throw std::runtime_error(urdfPath +
+                               ": the feet are meshes; robot init writes the URDF "
+                               "with fitted foot spheres beside the YAML");
+    *sphereFeetUrdf = urdfWithFootSpheres(urdfPath, meshFeet);
+    yamlUrdf = sphereFeetUrdfPath(yamlPath);
+    sim::UrdfReport again;  // the same warnings and notes as above
+    model = sim::parseUrdf(*sphereFeetUrdf, yamlUrdf, {}, &again);
+    feet = sim::findFeet(model);
+    for (const auto& f : meshFeet)
+      say("foot sphere on " + f.link + ": radius " + num(f.radius, 4) + " m at (" +
+          num(f.centre.x(), 4) + ", " + num(f.centre.y(), 4) + ", " + num(f.centre.z(), 4) +
+          ") in the link frame, fitted to " + f.mesh);
+    fittedFrom =
+        fs::relative(fs::absolute(urdfPath), fs::absolute(yamlPath).parent_path()).string();
+    if (static_cast<int>(feet.size()) != static_cast<int>(meshFeet.size()))
+      throw std::runtime_error(urdfPath + ": " + std::to_string(meshFeet.size()) +
+                               " foot spheres fitted, but " + std::to_string(feet.size()) +
+                               " found at the ends of the legs");
+  }
   model = sim::selectFeet(model, feet);
 
   // The largest limit caps every joint, each joint keeping its own limit below it (the drive
@@ -186,9 +217,13 @@ std::string proposeRobotYaml(const std::string& urdfPath, const std::string& yam
 
   std::ostringstream y;
   const std::string rel =
-      fs::relative(fs::absolute(urdfPath), fs::absolute(yamlPath).parent_path()).string();
+      fs::relative(fs::absolute(yamlUrdf), fs::absolute(yamlPath).parent_path()).string();
   y << "# Proposed by `diffloco robot init` for " << model.name << " (" << num(model.totalMass(), 4)
     << " kg). Review it, then run `diffloco robot check` on this file.\n";
+  if (!fittedFrom.empty())
+    y << "# " << fittedFrom
+      << " with a collision sphere added to each foot link (its feet are meshes): the sphere\n"
+         "# centred on the mesh's bounding box that reaches its lowest point\n";
   y << "urdf: " << rel << "\n";
   y << "base_link: " << model.bodies[0].name << "\n";
   y << "# the policy's joint order (here the URDF's tree order; any order with parents first)\n";

@@ -51,8 +51,17 @@ StandResult standingTest(const Robot& robot, StandOptions options = {});
 // limit below it), and the drive the settle
 // simulation stood it with: `gains`' kp and kd where given (> 0), else standGains'. `log` receives
 // what was tried.
+// A URDF whose legs end in meshes rather than spheres gets a sphere per foot fitted to its mesh
+// (robots/mesh_feet.h): the URDF with those spheres goes to `sphereFeetUrdf` (to be written at
+// sphereFeetUrdfPath(yamlPath), which the YAML names); without `sphereFeetUrdf` such a file is an
+// error.
 std::string proposeRobotYaml(const std::string& urdfPath, const std::string& yamlPath,
-                             std::vector<std::string>* log = nullptr, StandOptions gains = {});
+                             std::vector<std::string>* log = nullptr, StandOptions gains = {},
+                             std::string* sphereFeetUrdf = nullptr);
+
+// Where robot init writes the URDF with fitted foot spheres: beside the YAML, its stem +
+// "_sphere_feet.urdf".
+std::string sphereFeetUrdfPath(const std::string& yamlPath);
 
 // The summary `diffloco robot check` prints: mass, bodies and inertia, joints with limits, feet,
 // standing height, the standing test, every warning and note.

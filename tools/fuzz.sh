@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Fuzzes the readers with libFuzzer + ASan + UBSan (clang; CMake option DIFFLOCO_FUZZ): URDF,
-# robot YAML, actuator joint log CSV, sysid trajectory CSV, torch archive check (zip), task YAML,
+# robot YAML, actuator joint log CSV, sysid trajectory CSV, torch archive check (zip), STL mesh
+# (robot init's mesh feet), task YAML,
 # training config with --set, policy file (policy.pt), exported policy metadata, checkpoint
 # (--resume) (tests/fuzz/). Corpora are seeded from
 # configs/ and pretrained/ and kept in build-fuzz/corpus/<target> between runs; crashes land in
@@ -10,7 +11,7 @@
 #   tools/fuzz.sh --runs 20000    a fixed number of inputs with a fixed seed (deterministic: CI)
 #   tools/fuzz.sh --targets "fuzz_urdf fuzz_task_yaml" ...   only these
 # The last five link LibTorch: their instrumented build compiles the torch layers again with
-# clang (~10 min on 2 cores), so CI runs the five torch-free targets (--targets).
+# clang (~10 min on 2 cores), so CI runs the six torch-free targets (--targets).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 limit=(-max_total_time=60)
@@ -25,7 +26,7 @@ done
 build=build-fuzz
 CC=clang CXX=clang++ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DDIFFLOCO_FUZZ=ON -DDIFFLOCO_TESTS=OFF -DDIFFLOCO_NATIVE=OFF -DDIFFLOCO_PYTHON=OFF >/dev/null
-targets=(fuzz_urdf fuzz_robot_yaml fuzz_joint_log fuzz_sysid_csv fuzz_zip_archive fuzz_task_yaml
+targets=(fuzz_urdf fuzz_robot_yaml fuzz_joint_log fuzz_sysid_csv fuzz_zip_archive fuzz_stl fuzz_task_yaml
          fuzz_train_config fuzz_policy_file fuzz_policy_metadata fuzz_checkpoint)
 if [ -n "${only+x}" ]; then targets=("${only[@]}"); fi
 cmake --build "$build" -j 2 --target "${targets[@]}"
@@ -55,6 +56,24 @@ for name, z64 in (("plain.pt", False), ("zip64.pt", True)):
             info.compress_type = method
             with z.open(info, "w", force_zip64=z64) as f:
                 f.write(data)
+PY
+# A tetrahedron, binary and ASCII.
+mkdir -p "$build/corpus/fuzz_stl"
+python3 - "$build/corpus/fuzz_stl" <<'PY'
+import struct, sys
+tris = [((0, 0, 0), (1, 0, 0), (0, 1, 0)), ((0, 0, 0), (0, 1, 0), (0, 0, 1)),
+        ((0, 0, 0), (0, 0, 1), (1, 0, 0)), ((1, 0, 0), (0, 1, 0), (0, 0, 1))]
+with open(f"{sys.argv[1]}/binary.stl", "wb") as f:
+    f.write(b" " * 80 + struct.pack("<I", len(tris)))
+    for t in tris:
+        f.write(struct.pack("<12fH", 0, 0, 0, *[c for v in t for c in v], 0))
+with open(f"{sys.argv[1]}/ascii.stl", "w") as f:
+    f.write("solid t\n")
+    for t in tris:
+        f.write("facet normal 0 0 0\nouter loop\n")
+        f.write("".join(f"vertex {v[0]} {v[1]} {v[2]}\n" for v in t))
+        f.write("endloop\nendfacet\n")
+    f.write("endsolid t\n")
 PY
 mkdir -p "$build/corpus/fuzz_joint_log" "$build/corpus/fuzz_sysid_csv"
 # A log the reader accepts needs at least 100 samples.
