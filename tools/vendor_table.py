@@ -6,7 +6,10 @@ eval EXPORTED.pt --engine mujoco --dt 0.005 --episodes 100 --seed 1 --json`) and
 vendor_<name>_metrics.csv (every 10th row of the run's metrics.csv), and the verdict of `robot
 check --task velocity` from vendor_robots.txt (tools/vendor_robots.sh).
 
-usage: tools/vendor_table.py NAME[=LABEL] ...   (run from the repository root)
+A seed other than 0 is named NAME:SEED; its files are vendor_<name>_seed<SEED>_eval.json,
+_mujoco.json and _metrics.csv (the same commands with --seed SEED for training), the YAML the same.
+
+usage: tools/vendor_table.py NAME[:SEED][=LABEL] ...   (run from the repository root)
 """
 import csv
 import json
@@ -40,10 +43,13 @@ def tracked_by(metrics, width=250):
 
 
 def stepping_verdict(name):
-    """'pays' or 'warns': robot check --task velocity's verdict in vendor_robots.txt."""
+    """'pays' or 'warns': robot check --task velocity's verdict in vendor_robots.txt ('-' for a
+    name it does not list)."""
     with open(f"{DATA}/vendor_robots.txt") as f:
         lines = f.read().splitlines()
-    start = next(i for i, l in enumerate(lines) if l.startswith(name + " ("))
+    start = next((i for i, l in enumerate(lines) if l.startswith(name + " (")), None)
+    if start is None:  # a variant of a robot (another YAML) not in the summary
+        return "-"
     for line in lines[start + 1:start + 3]:
         if "stepping pays" in line:
             return "stepping pays"
@@ -53,20 +59,22 @@ def stepping_verdict(name):
 
 
 def main(names):
-    print("| robot | mass | drive (kp, kd) | robot check --task velocity | lin. kernel >= 0.8 by | ours, hard contact: "
+    print("| robot | mass | drive (kp, kd, effort cap) | robot check --task velocity | lin. kernel >= 0.8 by | ours, hard contact: "
           "falls, lin. RMS, yaw RMS | MuJoCo: falls, lin. RMS, yaw RMS, beyond limits | wall |")
     print("|---|---|---|---|---|---|---|---|")
     for arg in names:
-        name, _, label = arg.partition("=")
-        with open(f"{DATA}/vendor_{name}_eval.json") as f:
+        spec, _, label = arg.partition("=")
+        name, _, seed = spec.partition(":")
+        run = f"{DATA}/vendor_{name}" + (f"_seed{seed}" if seed and seed != "0" else "")
+        with open(f"{run}_eval.json") as f:
             ours = json.load(f)
-        with open(f"{DATA}/vendor_{name}_mujoco.json") as f:
+        with open(f"{run}_mujoco.json") as f:
             mj = json.load(f)
         with open(f"{DATA}/vendor_{name}.yaml") as f:
             yaml = f.read()
         mass = yaml.split(" kg)")[0].rsplit("(", 1)[1]
-        drive = yaml.split("actuator: {")[1].split(", effort")[0]
-        by, wall = tracked_by(f"{DATA}/vendor_{name}_metrics.csv")
+        drive = yaml.split("actuator: {")[1].split(", armature")[0]
+        by, wall = tracked_by(f"{run}_metrics.csv")
         print(f'| {label or name} | {mass} kg | {drive} | {stepping_verdict(name)} | '
               f'{by if by else "not reached"} | '
               f'{ours["falls"]} / {ours["episodes"]}, {ours["lin_vel_rms"]:.3f}, '
