@@ -4,7 +4,8 @@
 # URDFs of example-robot-data (Pinocchio's robot collection, a PyPI wheel; pinned below), each
 # file untouched, each proposal written as robot init writes it.
 # usage: tools/vendor_robots.sh OUT_DIR [DIFFLOCO] > summary.txt
-#   OUT_DIR/wheel caches the wheel (pip downloads it once); OUT_DIR/<robot>.yaml is the proposal,
+#   OUT_DIR/wheel caches the wheel (pip downloads it once); OUT_DIR/<robot>.yaml is the proposal
+#   (with OUT_DIR/<robot>_sphere_feet.urdf, the URDF it names, for a robot with mesh feet),
 #   OUT_DIR/<robot>.log what robot init and robot check printed. Train one with
 #   `diffloco train configs/velocity_anymal_shac.yaml --set task.robot=OUT_DIR/<robot>.yaml`.
 set -euo pipefail
@@ -38,6 +39,8 @@ for r in "${robots[@]}"; do
     mass=$(sed -n 's/.*for .* (\([0-9.]*\) kg).*/\1/p' "$out/$name.yaml" | head -1)
     drive=$(sed -n 's/.*actuator: {\(kp: [0-9.]*, kd: [0-9.]*\).*/\1/p' "$out/$name.yaml")
     echo "$name ($urdf): $mass kg; $drive; $(grep -m1 'standing test' "$log" || true)"
+    # mesh feet: the spheres robot init fitted (their mesh's path shortened to the wheel's)
+    grep '^foot sphere on' "$log" | sed 's|fitted to .*/robots/|fitted to |; s|^|  |' || true
     echo "  $(grep -m1 'standing earns' "$out/$name.task.log" || true)"
     echo "  $(grep -m1 -E '^(stepping pays|warning: standing pays)' "$out/$name.task.log")"
   else

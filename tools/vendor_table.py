@@ -50,7 +50,9 @@ def stepping_verdict(name):
     start = next((i for i, l in enumerate(lines) if l.startswith(name + " (")), None)
     if start is None:  # a variant of a robot (another YAML) not in the summary
         return "-"
-    for line in lines[start + 1:start + 3]:
+    for line in lines[start + 1:]:
+        if not line.startswith("  "):  # the next robot
+            break
         if "stepping pays" in line:
             return "stepping pays"
         if "standing pays too well" in line:
