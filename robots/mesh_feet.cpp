@@ -2,11 +2,11 @@
 
 #include <tinyxml2.h>
 
-#include <Eigen/Geometry>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 
@@ -47,15 +47,8 @@ Vec3 triple(const std::string& path, const tinyxml2::XMLElement* e, const char* 
   return v;
 }
 
-// URDF's rpy: R = Rz(yaw) Ry(pitch) Rx(roll).
-Mat3 rpyMatrix(const Vec3& rpy) {
-  return (Eigen::AngleAxisd(rpy[2], Vec3::UnitZ()) * Eigen::AngleAxisd(rpy[1], Vec3::UnitY()) *
-          Eigen::AngleAxisd(rpy[0], Vec3::UnitX()))
-      .toRotationMatrix();
-}
-
 Mat3 originRotation(const std::string& path, const tinyxml2::XMLElement* parent) {
-  return rpyMatrix(triple(path, parent->FirstChildElement("origin"), "rpy", Vec3::Zero()));
+  return sim::rpyToMatrix(triple(path, parent->FirstChildElement("origin"), "rpy", Vec3::Zero()));
 }
 
 std::string resolveMesh(const std::string& urdfPath, const std::string& link,
@@ -104,7 +97,7 @@ std::vector<MeshFootSphere> proposeMeshFootSpheres(const std::string& urdfPath) 
     Mat3 R;
   };
   std::map<std::string, Joint> jointOfChild;
-  std::map<std::string, bool> isParent;
+  std::set<std::string> parents;
   for (auto* j = d.robot->FirstChildElement("joint"); j; j = j->NextSiblingElement("joint")) {
     const auto *pe = j->FirstChildElement("parent"), *ce = j->FirstChildElement("child");
     const char *p = pe ? pe->Attribute("link") : nullptr, *c = ce ? ce->Attribute("link") : nullptr;
@@ -112,12 +105,12 @@ std::vector<MeshFootSphere> proposeMeshFootSpheres(const std::string& urdfPath) 
     const char* type = j->Attribute("type");
     const std::string t = type ? type : "";
     jointOfChild[c] = {p, t != "fixed" && t != "floating", originRotation(urdfPath, j)};
-    isParent[p] = true;
+    parents.insert(p);
   }
   std::vector<MeshFootSphere> feet;
   for (auto* l = d.robot->FirstChildElement("link"); l; l = l->NextSiblingElement("link")) {
     const char* nameAttr = l->Attribute("name");
-    if (!nameAttr || isParent.count(nameAttr)) continue;
+    if (!nameAttr || parents.count(nameAttr)) continue;
     const std::string name = nameAttr;
     const tinyxml2::XMLElement *mesh = nullptr, *meshCollision = nullptr;
     bool sphere = false;
@@ -133,7 +126,7 @@ std::vector<MeshFootSphere> proposeMeshFootSpheres(const std::string& urdfPath) 
     Mat3 R = Mat3::Identity();
     std::string at = name;
     for (size_t guard = 0; jointOfChild.count(at) && guard <= jointOfChild.size(); ++guard) {
-      const Joint& j = jointOfChild[at];
+      const Joint& j = jointOfChild.at(at);
       moving += j.moves;
       R = j.R * R;
       at = j.parent;
@@ -152,7 +145,7 @@ std::vector<MeshFootSphere> proposeMeshFootSpheres(const std::string& urdfPath) 
                                "a <sphere> collision to each foot link");
     const Vec3 scale = triple(urdfPath, mesh, "scale", Vec3::Ones());
     const auto* origin = meshCollision->FirstChildElement("origin");
-    const Mat3 Rc = rpyMatrix(triple(urdfPath, origin, "rpy", Vec3::Zero()));
+    const Mat3 Rc = originRotation(urdfPath, meshCollision);
     const Vec3 pc = triple(urdfPath, origin, "xyz", Vec3::Zero());
     std::vector<Vec3> v;
     for (const auto& x : io::readStlVertices(path))

@@ -134,7 +134,7 @@ std::string proposeRobotYaml(const std::string& urdfPath, const std::string& yam
           ") in the link frame, fitted to " + f.mesh);
     fittedFrom =
         fs::relative(fs::absolute(urdfPath), fs::absolute(yamlPath).parent_path()).string();
-    if (static_cast<int>(feet.size()) != static_cast<int>(meshFeet.size()))
+    if (feet.size() != meshFeet.size())
       throw std::runtime_error(urdfPath + ": " + std::to_string(meshFeet.size()) +
                                " foot spheres fitted, but " + std::to_string(feet.size()) +
                                " found at the ends of the legs");

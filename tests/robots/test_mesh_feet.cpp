@@ -93,6 +93,24 @@ TEST(MeshFeet, SpheresFittedToTheMeshes) {
   }
 }
 
+// The collision's <origin rpy> turns the mesh before the fit: pitched by +90 degrees, the
+// octahedron's offset (0, 0, 0.005) becomes (0.005, 0, 0) in the link frame.
+TEST(MeshFeet, CollisionOriginTurnsTheMesh) {
+  Fixture fx("package://mini_like_description/meshes/foot.stl");
+  const std::string urdf = io::readFile(fx.urdf.string());
+  const std::string pitched =
+      std::regex_replace(urdf, std::regex("rpy=\"0 0 0\" xyz=\"0 0 -0.195\""),
+                         "rpy=\"0 1.5707963267948966 0\" xyz=\"0 0 -0.195\"");
+  ASSERT_NE(pitched, urdf);
+  std::ofstream(fx.urdf) << pitched;
+  const auto feet = proposeMeshFootSpheres(fx.urdf.string());
+  ASSERT_EQ(feet.size(), 4u);
+  for (const auto& f : feet) {
+    EXPECT_NEAR(f.radius, 0.02, 1e-7);
+    EXPECT_NEAR((f.centre - sim::Vec3(0.005, 0, -0.195)).norm(), 0, 1e-7) << f.centre.transpose();
+  }
+}
+
 TEST(MeshFeet, ProposedYamlStandsAsTheSphereFootedOne) {
   Fixture fx("package://mini_like_description/meshes/foot.stl");
   const std::string yaml = (fx.dir / "mini.yaml").string();
