@@ -10,6 +10,8 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <tuple>
+#include <utility>
 
 #include "experiments/bench_envs.h"
 #include "experiments/bench_training.h"
@@ -32,21 +34,37 @@ using Clock = std::chrono::steady_clock;
 // Runs f() in batches of `inner` calls until `seconds` / 5 have passed, 5 repeats; returns the best
 // microseconds per call. Calls that take milliseconds (a batch step) need a small `inner`, or the
 // first batch alone overruns `seconds` many times.
+// One repeat: f() in batches of `inner` calls for at least `seconds`; microseconds per call.
+template <class F>
+double repeatMicros(F& f, double seconds, int inner) {
+  long calls = 0;
+  const auto t0 = Clock::now();
+  double el = 0;
+  do {
+    for (int i = 0; i < inner; ++i) f();
+    calls += inner;
+    el = std::chrono::duration<double>(Clock::now() - t0).count();
+  } while (el < seconds);
+  return el * 1e6 / calls;
+}
+
 template <class F>
 double timeMicros(F&& f, double seconds, int inner = 100) {
   double best = 1e300;
-  for (int rep = 0; rep < 5; ++rep) {
-    long calls = 0;
-    const auto t0 = Clock::now();
-    double el = 0;
-    do {
-      for (int i = 0; i < inner; ++i) f();
-      calls += inner;
-      el = std::chrono::duration<double>(Clock::now() - t0).count();
-    } while (el < seconds / 5);
-    best = std::min(best, el * 1e6 / calls);
-  }
+  for (int rep = 0; rep < 5; ++rep) best = std::min(best, repeatMicros(f, seconds / 5, inner));
   return best;
+}
+
+// timeMicros of f and of g with their repeats alternated (f, g, f, g, ...), so that a ratio of
+// the two compares them on the same machine state; {best of f, best of g}.
+template <class F, class G>
+std::pair<double, double> timeMicrosAlternated(F&& f, G&& g, double seconds, int inner = 100) {
+  double bestF = 1e300, bestG = 1e300;
+  for (int rep = 0; rep < 5; ++rep) {
+    bestF = std::min(bestF, repeatMicros(f, seconds / 5, inner));
+    bestG = std::min(bestG, repeatMicros(g, seconds / 5, inner));
+  }
+  return {bestF, bestG};
 }
 
 // The bench scenario: anymal standing on four feet, settled with the hard model, 10 iterations.
@@ -93,26 +111,34 @@ int runBench(bool json, double seconds) {
   sim::Data data(model);
   sim::VecX qn(model.nq()), vn(model.nv());
 
-  // On the plane, then on a height field (flat, so that the state and contacts are the same: the
-  // cost of sampling the surface, the contact frames and their adjoint is what differs).
+  // On the plane and on a height field (flat, so that the state and contacts are the same: the
+  // cost of sampling the surface, the contact frames and their adjoint is what differs), their
+  // repeats alternated.
   const auto terrain = flatHeightField(s.q);
-  for (bool onTerrain : {false, true})
-    for (auto cm : {sim::ContactModel::Hard, sim::ContactModel::Smoothed, sim::ContactModel::Soft}) {
-      sim::SimOptions opt = s.robot.simOptions(cm);
-      opt.contact.iterations = 10;
-      opt.contact.softSubsteps = 1;  // per sub-step cost; a soft env step costs substeps x this
-      if (onTerrain) opt.contact.terrain = terrain;
-      const std::string tag = std::string(sim::toString(cm)) + (onTerrain ? "_terrain" : "");
-      out["step_us_" + tag] = timeMicros(
-          [&] { sim::step(model, opt, data, s.q, s.v, s.robot.defaultJointPos, qn, vn); }, seconds);
-      // The backward pass recomputes the forward step, so vjp_us includes one step.
-      sim::StepAdjoint adj(model);
-      const sim::VecX gq = sim::VecX::Ones(model.nq()), gv = sim::VecX::Ones(model.nv());
-      out["vjp_us_" + tag] = timeMicros(
-          [&] { sim::stepVjp(model, opt, data, s.q, s.v, s.robot.defaultJointPos, gq, gv, adj); },
-          seconds);
-      out["vjp_over_step_" + tag] = out["vjp_us_" + tag] / out["step_us_" + tag];
-    }
+  for (auto cm : {sim::ContactModel::Hard, sim::ContactModel::Smoothed, sim::ContactModel::Soft}) {
+    sim::SimOptions plane = s.robot.simOptions(cm);
+    plane.contact.iterations = 10;
+    plane.contact.softSubsteps = 1;  // per sub-step cost; a soft env step costs substeps x this
+    sim::SimOptions ground = plane;
+    ground.contact.terrain = terrain;
+    const std::string tag = sim::toString(cm), tagT = tag + "_terrain";
+    auto stepOn = [&](const sim::SimOptions& opt) {
+      return [&] { sim::step(model, opt, data, s.q, s.v, s.robot.defaultJointPos, qn, vn); };
+    };
+    std::tie(out["step_us_" + tag], out["step_us_" + tagT]) =
+        timeMicrosAlternated(stepOn(plane), stepOn(ground), seconds);
+    // The backward pass recomputes the forward step, so vjp_us includes one step.
+    sim::StepAdjoint adj(model);
+    const sim::VecX gq = sim::VecX::Ones(model.nq()), gv = sim::VecX::Ones(model.nv());
+    auto vjpOn = [&](const sim::SimOptions& opt) {
+      return
+          [&] { sim::stepVjp(model, opt, data, s.q, s.v, s.robot.defaultJointPos, gq, gv, adj); };
+    };
+    std::tie(out["vjp_us_" + tag], out["vjp_us_" + tagT]) =
+        timeMicrosAlternated(vjpOn(plane), vjpOn(ground), seconds);
+    for (const std::string& t : {tag, tagT})
+      out["vjp_over_step_" + t] = out["vjp_us_" + t] / out["step_us_" + t];
+  }
   if (!model.legSpheres.empty()) {
     // What the leg spheres (knees, shanks: sim::Model::legSpheres) cost where they are checked
     // against a height field but touch nothing: the same step with the feet alone.
@@ -175,7 +201,7 @@ int runBench(bool json, double seconds) {
 
   // Environments (LibTorch): sampling throughput and one SHAC window.
   benchEnvs(out, seconds);
-  // Whole SHAC iterations of the two shipped configs.
+  // Whole SHAC iterations of the three shipped SHAC configs.
   benchTraining(out, seconds);
   benchCriticStep(out, seconds);
 
@@ -188,7 +214,7 @@ int runBench(bool json, double seconds) {
       out["step_us_smoothed_terrain"] / out["mujoco_step_us"];
   // Absolute times move +-30 % between machines of one kind; the ratio to MuJoCo's step measured
   // in the same run is what compares across them.
-  for (const char* task : {"walk", "velocity"})
+  for (const char* task : {"walk", "velocity", "velocity_rough"})
     out[std::string("shac_iteration_") + task + "_over_mujoco_step"] =
         out[std::string("shac_iteration_s_") + task] * 1e6 / out["mujoco_step_us"];
 #endif

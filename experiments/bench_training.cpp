@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <utility>
 #include <vector>
 
 #include "algorithms/algorithm.h"
@@ -28,10 +30,12 @@ double median(std::vector<double> v) {
 
 void benchTraining(std::map<std::string, double>& out, double seconds) {
   const int torchThreads = at::get_num_threads();
-  for (const char* task : {"walk", "velocity"}) {
-    const std::string file =
-        configDir() +
-        (task == std::string("walk") ? "/walk_quadruped_shac.yaml" : "/velocity_anymal_shac.yaml");
+  const std::pair<const char*, const char*> configs[] = {
+      {"walk", "/walk_quadruped_shac.yaml"},
+      {"velocity", "/velocity_anymal_shac.yaml"},
+      {"velocity_rough", "/velocity_anymal_rough_shac.yaml"}};
+  for (const auto& [task, name] : configs) {
+    const std::string file = configDir() + name;
     const train::TrainConfig cfg = train::loadTrainConfig(file);
     envs::setTorchThreads(cfg.run.torchThreads);  // as the trainer sets them
     envs::EnvOptions eo;
@@ -46,17 +50,17 @@ void benchTraining(std::map<std::string, double>& out, double seconds) {
     algorithms::Shac shac(env, cfg.shac, cfg.policy, 1);
     std::vector<double> total, rollout, backward, critic;
     for (int i = 0; i < 2; ++i) shac.iterate();  // warm-up: allocations, the pool's threads
-    const auto t0 = std::chrono::steady_clock::now();
-    do {
+    // A count, not a time: every build times the same iterations (the robots' contacts, and so an
+    // iteration's cost, change from one iteration to the next).
+    const int iterations = std::max(3, static_cast<int>(std::lround(10 * seconds)));
+    for (int i = 0; i < iterations; ++i) {
       const auto ti = std::chrono::steady_clock::now();
       const algorithms::IterationStats s = shac.iterate();
       total.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - ti).count());
       rollout.push_back(s.collectionS);
       backward.push_back(s.scalars.at("Perf/actor_backward_time"));
       critic.push_back(s.scalars.at("Perf/critic_time"));
-    } while (total.size() < 3 ||
-             std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() <
-                 seconds);
+    }
     const std::string k = std::string("shac_iteration_") + task;
     out["shac_iteration_s_" + std::string(task)] = median(total);
     out[k + "_rollout_s"] = median(rollout);

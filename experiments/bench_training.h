@@ -7,12 +7,15 @@
 namespace diffloco::experiments {
 
 // Adds to `out`, for each shipped SHAC config (walk = configs/walk_quadruped_shac.yaml, velocity =
-// configs/velocity_anymal_shac.yaml), built as `diffloco train` builds it (its envs, horizon,
-// networks, simulator and torch threads; the environment and algorithm only, no run folder):
+// configs/velocity_anymal_shac.yaml, velocity_rough = configs/velocity_anymal_rough_shac.yaml,
+// its first iterations on the terrain curriculum), built as `diffloco train` builds it (its envs,
+// horizon, networks, simulator and torch threads; the environment and algorithm only, no run
+// folder):
 //   shac_iteration_s_<task>                    median wall time of one SHAC iteration (rollout,
 //                                              actor backward, critic fit on its second thread)
 //   shac_iteration_<task>_rollout_s, _actor_backward_s, _critic_s   its parts (medians)
-// after two warm-up iterations, over at least 3 iterations and `seconds` of iterations.
+// after two warm-up iterations, over max(3, 10 x `seconds`) iterations (a count, so that every
+// build times the same iterations).
 void benchTraining(std::map<std::string, double>& out, double seconds);
 
 // One minibatch step of SHAC's critic fit, loss and gradient only (64 per walk iteration), for
