@@ -88,9 +88,11 @@ torch::Tensor legSpherePositions(SimLink& link, const torch::Tensor& q);
 // world points x, y [..] (double, any equal shapes), differentiable in x and y (the interpolant's
 // slopes). With `slopes` (a field on the same grid, e.g. a smoothed copy: straight-through
 // terrain) the derivative is that field's slope instead. The fields must outlive the graph.
+// With `link` the points are sampled on its pool.
 torch::Tensor groundHeight(const std::shared_ptr<const sim::HeightField>& field,
                            const torch::Tensor& x, const torch::Tensor& y,
-                           const std::shared_ptr<const sim::HeightField>& slopes = nullptr);
+                           const std::shared_ptr<const sim::HeightField>& slopes = nullptr,
+                           SimLink* link = nullptr);
 
 // Torch's intra-op threads and, when the BLAS is OpenBLAS, its own pool (at::set_num_threads does
 // not reach it, and its idle threads spin): the simulator's pool and torch share the same cores,

@@ -162,7 +162,8 @@ namespace {
 Tensor heightAboveGround(const TaskConstants& k, const Tensor& centres, const Tensor& radius) {
   const Tensor h = centres.select(2, 2) - radius;
   if (!k.terrain || centres.size(1) == 0) return h;
-  return h - groundHeight(k.terrain, centres.select(2, 0), centres.select(2, 1), k.terrainSlopes);
+  return h - groundHeight(k.terrain, centres.select(2, 0), centres.select(2, 1), k.terrainSlopes,
+                          k.link);
 }
 
 }  // namespace
@@ -247,7 +248,8 @@ Tensor heightScan(TermContext& c, const TermParams& p) {
   const Tensor lx = torch::tensor(px, torch::kDouble), ly = torch::tensor(py, torch::kDouble);
   const Tensor wx = c.q.select(1, 0).unsqueeze(1) + cy * lx - sy * ly;
   const Tensor wy = c.q.select(1, 1).unsqueeze(1) + sy * lx + cy * ly;
-  const Tensor h = groundHeight(c.constants().terrain, wx, wy, c.constants().terrainSlopes);
+  const Tensor h =
+      groundHeight(c.constants().terrain, wx, wy, c.constants().terrainSlopes, c.constants().link);
   return (s.height.unsqueeze(1) - p("offset") - h).clamp(-p("clip"), p("clip"));
 }
 

@@ -18,9 +18,10 @@ struct FixedSphereContact {
   FixedSurface surface;  // the height field at the centre's (x, y), zero on the plane (for the VJP)
 };
 
-// Cell index and local coordinate of a world coordinate, held two cells outside the grid at most.
-DL_HD void locateCell(double x, double origin, double spacing, int n, int& cell, double& t) {
-  double g = (x - origin) / spacing;
+// Cell index and local coordinate of a world coordinate (inv = 1 / spacing), held two cells outside
+// the grid at most.
+DL_HD void locateCell(double x, double origin, double inv, int n, int& cell, double& t) {
+  double g = (x - origin) * inv;
   if (!(g > -2.0)) g = -2.0;
   if (!(g < n + 1.0)) g = n + 1.0;
   const double f = floor(g);
@@ -53,8 +54,9 @@ DL_HD int clampIndex(int i, int n) { return i < 0 ? 0 : i > n - 1 ? n - 1 : i; }
 DL_HD FixedSurface sampleSurface(const HeightFieldView& hf, double x, double y) {
   int i, j;
   double u, v;
-  locateCell(x, hf.originX, hf.spacing, hf.nx, i, u);
-  locateCell(y, hf.originY, hf.spacing, hf.ny, j, v);
+  const double inv = 1.0 / hf.spacing, inv2 = inv * inv;
+  locateCell(x, hf.originX, inv, hf.nx, i, u);
+  locateCell(y, hf.originY, inv, hf.ny, j, v);
   const CatmullRom bu(u), bv(v);
   double hv = 0, hu = 0, huu = 0, dhv = 0, dhu = 0, ddhv = 0;
   for (int b = 0; b < 4; ++b) {
@@ -73,7 +75,6 @@ DL_HD FixedSurface sampleSurface(const HeightFieldView& hf, double x, double y) 
     dhu += bv.d[b] * ru;
     ddhv += bv.dd[b] * r;
   }
-  const double inv = 1.0 / hf.spacing, inv2 = inv * inv;
   return FixedSurface{hv, hu * inv, dhv * inv, huu * inv2, dhu * inv2, ddhv * inv2};
 }
 
@@ -83,8 +84,9 @@ DL_HD FixedSurface sampleSurface(const HeightFieldView& hf, double x, double y) 
 DL_HD double depthUpperBound(const HeightFieldView& hf, const V3& centre, double radius) {
   int i, j;
   double u, v;
-  locateCell(centre[0], hf.originX, hf.spacing, hf.nx, i, u);
-  locateCell(centre[1], hf.originY, hf.spacing, hf.ny, j, v);
+  const double inv = 1.0 / hf.spacing;
+  locateCell(centre[0], hf.originX, inv, hf.nx, i, u);
+  locateCell(centre[1], hf.originY, inv, hf.ny, j, v);
   int ix[4];
   const double* rows[4];
   for (int a = 0; a < 4; ++a) {
@@ -118,13 +120,13 @@ DL_HD FixedSphereContact sphereContact(const HeightFieldView& hf, const V3& cent
   }
   const FixedSurface s = sampleSurface(hf, centre[0], centre[1]);
   c.surface = s;
-  const double gn = sqrt(1 + s.hx * s.hx + s.hy * s.hy);
-  const V3 n = v3(-s.hx / gn, -s.hy / gn, 1 / gn);
+  const double nz = 1 / sqrt(1 + s.hx * s.hx + s.hy * s.hy);
+  const V3 n = v3(-s.hx * nz, -s.hy * nz, nz);
   c.depth = radius - (centre[2] - s.h) * n[2];
   c.point = centre - radius * n;
   const V3 u = v3(1 - n[0] * n[0], -n[0] * n[1], -n[0] * n[2]);  // e_x without its normal part
-  const double un = sqrt(dot(u, u));
-  const V3 t1 = v3(u[0] / un, u[1] / un, u[2] / un);
+  const double un = 1 / sqrt(dot(u, u));
+  const V3 t1 = v3(u[0] * un, u[1] * un, u[2] * un);
   const V3 t2 = cross(n, t1);
   for (int r = 0; r < 3; ++r) {
     c.frame(r, 0) = n[r];

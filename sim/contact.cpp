@@ -80,7 +80,8 @@ void contactJacobians(const Model& model, const ContactOptions& opt, Data& data)
     } else {
       const SphereContact& c = data.footContact[j];
       pointJacobian(model, data, ft.body, c.point, Jw);
-      data.Jc.middleRows<3>(3 * a).noalias() = c.frame.transpose() * Jw;
+      // Coefficient-wise: 3 x 3 by 3 x nv is too small for Eigen's GEMM.
+      data.Jc.middleRows<3>(3 * a).noalias() = c.frame.transpose().lazyProduct(Jw);
     }
   }
 }

@@ -167,11 +167,11 @@ void contactGeometryVjp(const Model& model, const ContactOptions& opt, const Dat
       // the frame, point and depth back to the centre through the height field (sim/terrain.h).
       const SphereContact& c = data.footContact[j];
       const auto Jb = Jbar.middleRows<3>(3 * a);
-      Jw.noalias() = c.frame * Jb;
+      Jw.noalias() = c.frame.lazyProduct(Jb);  // coefficient-wise: too small for GEMM
       Vec3 xbar = Vec3::Zero();
       pointJacobianVjp(model, data, ft.body, c.point, Jw, bar, xbar);
       pointJacobian(model, data, ft.body, c.point, Jp);
-      const Mat3 frameBar = Jp * Jb.transpose();
+      const Mat3 frameBar = Jp.lazyProduct(Jb.transpose());
       cbar = sphereContactVjp(data.footCentre[j], ft.radius, c, depthBar[a], frameBar, xbar);
     }
     // centre = R_b offset + p_b.

@@ -97,10 +97,11 @@ struct Basis {
   }
 };
 
-// Cell index and local coordinate of a world coordinate; far-away or non-finite coordinates are
-// held two cells outside the grid, where the surface is flat (no integer overflow, no NaN index).
-void locate(double x, double origin, double spacing, int n, int& cell, double& t) {
-  double g = (x - origin) / spacing;
+// Cell index and local coordinate of a world coordinate (`inv` = 1 / spacing: one division per
+// sample rather than one per axis); far-away or non-finite coordinates are held two cells outside
+// the grid, where the surface is flat (no integer overflow, no NaN index).
+void locate(double x, double origin, double inv, int n, int& cell, double& t) {
+  double g = (x - origin) * inv;
   if (!(g > -2.0)) g = -2.0;
   if (!(g < n + 1.0)) g = n + 1.0;
   const double f = std::floor(g);
@@ -170,9 +171,9 @@ SurfacePoint monotonePatch(const double p[4][4], double u, double v) {
 SurfacePoint sampleSurface(const HeightField& hf, double x, double y) {
   int i, j;
   double u, v;
-  locate(x, hf.originX, hf.spacing, hf.nx, i, u);
-  locate(y, hf.originY, hf.spacing, hf.ny, j, v);
   const double inv = 1.0 / hf.spacing, inv2 = inv * inv;
+  locate(x, hf.originX, inv, hf.nx, i, u);
+  locate(y, hf.originY, inv, hf.ny, j, v);
   SurfacePoint s;
   if (hf.interpolant == Interpolant::Monotone) {
     double p[4][4];
@@ -204,6 +205,44 @@ SurfacePoint sampleSurface(const HeightField& hf, double x, double y) {
   // Derivatives per cell to per metre.
   s.hx *= inv, s.hy *= inv;
   s.hxx *= inv2, s.hxy *= inv2, s.hyy *= inv2;
+  return s;
+}
+
+HeightAndSlope sampleHeightAndSlope(const HeightField& value, const HeightField& slopes, double x,
+                                    double y) {
+  const bool shared = value.nx == slopes.nx && value.ny == slopes.ny &&
+                      value.spacing == slopes.spacing && value.originX == slopes.originX &&
+                      value.originY == slopes.originY;
+  if (!shared || value.interpolant != Interpolant::CatmullRom ||
+      slopes.interpolant != Interpolant::CatmullRom) {
+    const SurfacePoint d = sampleSurface(slopes, x, y);
+    return {&value == &slopes ? d.h : sampleSurface(value, x, y).h, d.hx, d.hy};
+  }
+  int i, j;
+  double u, v;
+  const double inv = 1.0 / value.spacing;
+  locate(x, value.originX, inv, value.nx, i, u);
+  locate(y, value.originY, inv, value.ny, j, v);
+  const Basis bu(u), bv(v);
+  int ix[4];
+  for (int a = 0; a < 4; ++a) ix[a] = std::clamp(i - 1 + a, 0, value.nx - 1);
+  // sampleSurface's sums without the curvature's, for two fields at once.
+  HeightAndSlope s;
+  for (int b = 0; b < 4; ++b) {
+    const size_t row = static_cast<size_t>(std::clamp(j - 1 + b, 0, value.ny - 1)) * value.nx;
+    const double* rv = value.heights.data() + row;
+    const double* rs = slopes.heights.data() + row;
+    double r = 0, q = 0, qu = 0;
+    for (int a = 0; a < 4; ++a) {
+      r += bu.w[a] * rv[ix[a]];
+      q += bu.w[a] * rs[ix[a]];
+      qu += bu.d[a] * rs[ix[a]];
+    }
+    s.h += bv.w[b] * r;
+    s.hx += bv.w[b] * qu;
+    s.hy += bv.d[b] * q;
+  }
+  s.hx *= inv, s.hy *= inv;
   return s;
 }
 
@@ -340,8 +379,8 @@ SphereContact sphereContact(const HeightField* hf, const Vec3& centre, double ra
     c.surface = sampleSurface(*hf, c.px, c.py);
   }
   const SurfacePoint& s = c.surface;
-  const double gn = std::sqrt(1 + s.hx * s.hx + s.hy * s.hy);
-  const Vec3 n(-s.hx / gn, -s.hy / gn, 1 / gn);
+  const double nz = 1 / std::sqrt(1 + s.hx * s.hx + s.hy * s.hy);
+  const Vec3 n(-s.hx * nz, -s.hy * nz, nz);
   if (closest) {
     // At the search's minimum c - p is along +-n. The ground's own inside/outside (c against the
     // surface under it) gives the distance's sign; a minimum on a face turned the other way (the
@@ -355,7 +394,7 @@ SphereContact sphereContact(const HeightField* hf, const Vec3& centre, double ra
   c.point = centre - radius * n;
   // t1: the world x axis without its normal part. |u|^2 = 1 - n_x^2 > 0, as n_z > 0.
   const Vec3 u = Vec3::UnitX() - n.x() * n;
-  const Vec3 t1 = u / u.norm();
+  const Vec3 t1 = u * (1 / u.norm());
   c.frame.col(0) = n;
   c.frame.col(1) = t1;
   c.frame.col(2) = n.cross(t1);
@@ -366,15 +405,16 @@ double sphereDepthUpperBound(const HeightField& hf, const Vec3& centre, double r
                              bool closest) {
   const CellBound* cells = hf.finalized() ? hf.cellBounds.data() : nullptr;
   const size_t cellRow = static_cast<size_t>(hf.nx) + 4;
+  const double inv = 1.0 / hf.spacing;
   if (closest) {
     // Every patch within r + spacing horizontally: its samples' range bounds its heights.
     const double reach = radius + hf.spacing;
     int i0, i1, j0, j1;
     double t;
-    locate(centre.x() - reach, hf.originX, hf.spacing, hf.nx, i0, t);
-    locate(centre.x() + reach, hf.originX, hf.spacing, hf.nx, i1, t);
-    locate(centre.y() - reach, hf.originY, hf.spacing, hf.ny, j0, t);
-    locate(centre.y() + reach, hf.originY, hf.spacing, hf.ny, j1, t);
+    locate(centre.x() - reach, hf.originX, inv, hf.nx, i0, t);
+    locate(centre.x() + reach, hf.originX, inv, hf.nx, i1, t);
+    locate(centre.y() - reach, hf.originY, inv, hf.ny, j0, t);
+    locate(centre.y() + reach, hf.originY, inv, hf.ny, j1, t);
     double top = -std::numeric_limits<double>::infinity();
     if (cells) {  // the highest of the cells' own bounds (within the window's, as each is)
       for (int j = j0; j <= j1; ++j) {
@@ -399,8 +439,8 @@ double sphereDepthUpperBound(const HeightField& hf, const Vec3& centre, double r
   }
   int i, j;
   double u, v;
-  locate(centre.x(), hf.originX, hf.spacing, hf.nx, i, u);
-  locate(centre.y(), hf.originY, hf.spacing, hf.ny, j, v);
+  locate(centre.x(), hf.originX, inv, hf.nx, i, u);
+  locate(centre.y(), hf.originY, inv, hf.ny, j, v);
   if (cells) {
     const CellBound& b = cells[(j + 2) * cellRow + i + 2];
     const double gap = centre.z() - b.top;

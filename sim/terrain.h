@@ -95,6 +95,16 @@ inline double groundHeight(const HeightField* hf, double x, double y) {
   return hf ? sampleSurface(*hf, x, y).h : 0.0;
 }
 
+// The height h of `value` and the slopes (hx, hy) of `slopes` at (x, y), without the curvature:
+// what height observations and rewards differentiate (`slopes` may be `value` itself or its
+// smoothed copy). sampleSurface's h, hx, hy to round-off; one stencil pass when both fields share
+// their grid and use Catmull-Rom.
+struct HeightAndSlope {
+  double h = 0, hx = 0, hy = 0;
+};
+HeightAndSlope sampleHeightAndSlope(const HeightField& value, const HeightField& slopes, double x,
+                                    double y);
+
 // A sphere against the ground (see the top of this file).
 struct SphereContact {
   double depth = 0;            // > 0 when penetrating

@@ -470,3 +470,26 @@ TEST(Terrain, SmoothingKeepsPlanesAndRoundsSteps) {
   for (int ix = 1; ix < 40; ++ix) EXPECT_GE(ss.at(ix, 5), ss.at(ix - 1, 5));
   EXPECT_EQ(smoothHeightField(s, 0).heights, s.heights);
 }
+
+TEST(Terrain, HeightAndSlopeAreTheSurfacesValueAndTheOtherFieldsSlopes) {
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<double> x(-1.0, 1.0), y(-0.7, 0.7);  // in, on and off the grid
+  const HeightField a = randomField(1), b = smoothHeightField(a, 0.1),
+                    m = with(a, Interpolant::Monotone);
+  HeightField shifted = b;
+  shifted.originX += 0.03;  // another grid: sampled apart
+  const HeightField* fields[] = {&a, &b, &shifted};
+  auto same = [](double got, double want) { return std::abs(got - want) <= 1e-14; };
+  for (int k = 0; k < 200; ++k) {
+    const double px = x(rng), py = y(rng);
+    for (const HeightField* slopes : fields) {
+      const HeightAndSlope s = sampleHeightAndSlope(a, *slopes, px, py);
+      const SurfacePoint v = sampleSurface(a, px, py), d = sampleSurface(*slopes, px, py);
+      EXPECT_TRUE(same(s.h, v.h) && same(s.hx, d.hx) && same(s.hy, d.hy))
+          << px << " " << py << ": " << s.h - v.h << " " << s.hx - d.hx << " " << s.hy - d.hy;
+    }
+    const HeightAndSlope s = sampleHeightAndSlope(m, m, px, py);
+    const SurfacePoint v = sampleSurface(m, px, py);
+    EXPECT_TRUE(same(s.h, v.h) && same(s.hx, v.hx) && same(s.hy, v.hy)) << px << " " << py;
+  }
+}
