@@ -199,6 +199,30 @@ TEST(SimFunction, GroundHeightMatchesTheSurfaceAndFiniteDifferences) {
   EXPECT_EQ(groundHeight(nullptr, x, y).abs().max().item<double>(), 0.0);
 }
 
+// On a link's pool (points in chunks over its threads) the heights and slopes are the serial ones.
+TEST(SimFunction, GroundHeightOnThePoolIsTheSerialOne) {
+  Fixture f;
+  SimLink link(f.robot.model, f.opt, 2, 2);
+  auto hf = std::make_shared<sim::HeightField>();
+  hf->nx = 30, hf->ny = 20, hf->spacing = 0.1, hf->originX = -1, hf->originY = -1;
+  for (int k = 0; k < hf->nx * hf->ny; ++k) hf->heights.push_back(0.05 * std::sin(0.7 * k));
+  auto smooth = std::make_shared<const sim::HeightField>(sim::smoothHeightField(*hf, 0.15));
+  torch::manual_seed(6);
+  const Tensor x = torch::rand({64, 187}, kF64) * 2.5 - 0.8,
+               y = torch::rand({64, 187}, kF64) * 1.6 - 0.8;
+  const Tensor w = torch::randn({64, 187}, kF64);
+  std::vector<Tensor> h, gx, gy;
+  for (SimLink* l : {static_cast<SimLink*>(nullptr), &link}) {
+    const Tensor xa = x.clone().requires_grad_(), ya = y.clone().requires_grad_();
+    h.push_back(groundHeight(hf, xa, ya, smooth, l));
+    const auto g = torch::autograd::grad({(h.back() * w).sum()}, {xa, ya});
+    gx.push_back(g[0]), gy.push_back(g[1]);
+  }
+  EXPECT_TRUE(torch::equal(h[0], h[1]));
+  EXPECT_TRUE(torch::equal(gx[0], gx[1]));
+  EXPECT_TRUE(torch::equal(gy[0], gy[1]));
+}
+
 // Straight-through terrain: the heights are the field's, their derivative the smoothed copy's
 // slope (finite differences of the smoothed field's heights); a grid that differs is an error.
 TEST(SimFunction, GroundHeightTakesItsSlopesFromTheSlopesField) {
