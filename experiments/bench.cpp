@@ -31,9 +31,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Runs f() in batches of `inner` calls until `seconds` / 5 have passed, 5 repeats; returns the best
-// microseconds per call. Calls that take milliseconds (a batch step) need a small `inner`, or the
-// first batch alone overruns `seconds` many times.
 // One repeat: f() in batches of `inner` calls for at least `seconds`; microseconds per call.
 template <class F>
 double repeatMicros(F& f, double seconds, int inner) {
@@ -48,6 +45,9 @@ double repeatMicros(F& f, double seconds, int inner) {
   return el * 1e6 / calls;
 }
 
+// Runs f() in batches of `inner` calls until `seconds` / 5 have passed, 5 repeats; returns the best
+// microseconds per call. Calls that take milliseconds (a batch step) need a small `inner`, or the
+// first batch alone overruns `seconds` many times.
 template <class F>
 double timeMicros(F&& f, double seconds, int inner = 100) {
   double best = 1e300;
