@@ -120,13 +120,14 @@ DL_HD FixedSphereContact sphereContact(const HeightFieldView& hf, const V3& cent
   }
   const FixedSurface s = sampleSurface(hf, centre[0], centre[1]);
   c.surface = s;
-  const double nz = 1 / sqrt(1 + s.hx * s.hx + s.hy * s.hy);
+  // As sim::sphereContact: |e_x - n_x n|^2 = (1 + h_y^2) / (1 + h_x^2 + h_y^2).
+  const double rootG = sqrt(1 + s.hx * s.hx + s.hy * s.hy), rootT = sqrt(1 + s.hy * s.hy);
+  const double nz = 1 / rootG, tScale = rootG / rootT;
   const V3 n = v3(-s.hx * nz, -s.hy * nz, nz);
   c.depth = radius - (centre[2] - s.h) * n[2];
   c.point = centre - radius * n;
   const V3 u = v3(1 - n[0] * n[0], -n[0] * n[1], -n[0] * n[2]);  // e_x without its normal part
-  const double un = 1 / sqrt(dot(u, u));
-  const V3 t1 = v3(u[0] * un, u[1] * un, u[2] * un);
+  const V3 t1 = v3(u[0] * tScale, u[1] * tScale, u[2] * tScale);
   const V3 t2 = cross(n, t1);
   for (int r = 0; r < 3; ++r) {
     c.frame(r, 0) = n[r];

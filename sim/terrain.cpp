@@ -379,7 +379,11 @@ SphereContact sphereContact(const HeightField* hf, const Vec3& centre, double ra
     c.surface = sampleSurface(*hf, c.px, c.py);
   }
   const SurfacePoint& s = c.surface;
-  const double nz = 1 / std::sqrt(1 + s.hx * s.hx + s.hy * s.hy);
+  // n = (-h_x, -h_y, 1) / sqrt(g), g = 1 + h_x^2 + h_y^2, and t1 below has |e_x - n_x n|^2 =
+  // 1 - n_x^2 = (1 + h_y^2) / g: two square roots that do not wait for each other.
+  const double rootG = std::sqrt(1 + s.hx * s.hx + s.hy * s.hy);
+  const double rootT = std::sqrt(1 + s.hy * s.hy);
+  const double nz = 1 / rootG, tScale = rootG / rootT;
   const Vec3 n(-s.hx * nz, -s.hy * nz, nz);
   if (closest) {
     // At the search's minimum c - p is along +-n. The ground's own inside/outside (c against the
@@ -392,61 +396,61 @@ SphereContact sphereContact(const HeightField* hf, const Vec3& centre, double ra
     c.depth = radius - (centre.z() - s.h) * n.z();
   }
   c.point = centre - radius * n;
-  // t1: the world x axis without its normal part. |u|^2 = 1 - n_x^2 > 0, as n_z > 0.
-  const Vec3 u = Vec3::UnitX() - n.x() * n;
-  const Vec3 t1 = u * (1 / u.norm());
+  // t1: the world x axis without its normal part, normalised.
+  const Vec3 t1 = Vec3(1 - n.x() * n.x(), -n.x() * n.y(), -n.x() * n.z()) * tScale;
   c.frame.col(0) = n;
   c.frame.col(1) = t1;
   c.frame.col(2) = n.cross(t1);
   return c;
 }
 
-double sphereDepthUpperBound(const HeightField& hf, const Vec3& centre, double radius,
-                             bool closest) {
+namespace {
+
+// sphereDepthUpperBound with `closest`: the window of cells within r + one spacing.
+[[gnu::noinline]] double closestDepthUpperBound(const HeightField& hf, const Vec3& centre,
+                                                double radius) {
   const CellBound* cells = hf.finalized() ? hf.cellBounds.data() : nullptr;
   const size_t cellRow = static_cast<size_t>(hf.nx) + 4;
   const double inv = 1.0 / hf.spacing;
-  if (closest) {
-    // Every patch within r + spacing horizontally: its samples' range bounds its heights.
-    const double reach = radius + hf.spacing;
-    int i0, i1, j0, j1;
-    double t;
-    locate(centre.x() - reach, hf.originX, inv, hf.nx, i0, t);
-    locate(centre.x() + reach, hf.originX, inv, hf.nx, i1, t);
-    locate(centre.y() - reach, hf.originY, inv, hf.ny, j0, t);
-    locate(centre.y() + reach, hf.originY, inv, hf.ny, j1, t);
-    double top = -std::numeric_limits<double>::infinity();
-    if (cells) {  // the highest of the cells' own bounds (within the window's, as each is)
-      for (int j = j0; j <= j1; ++j) {
-        const CellBound* row = cells + (j + 2) * cellRow + 2;
-        for (int i = i0; i <= i1; ++i) top = std::max(top, static_cast<double>(row[i].top));
-      }
-    } else {
-      double lo = std::numeric_limits<double>::infinity(), hi = -lo;
-      for (int j = j0 - 1; j <= j1 + 2; ++j) {
-        const double* row =
-            hf.heights.data() + static_cast<size_t>(std::clamp(j, 0, hf.ny - 1)) * hf.nx;
-        for (int i = i0 - 1; i <= i1 + 2; ++i) {
-          const double p = row[std::clamp(i, 0, hf.nx - 1)];
-          lo = std::min(lo, p), hi = std::max(hi, p);
-        }
-      }
-      top = lo + PatchBound::of(hf).height * (hi - lo);
+  // Every patch within r + spacing horizontally: its samples' range bounds its heights.
+  const double reach = radius + hf.spacing;
+  int i0, i1, j0, j1;
+  double t;
+  locate(centre.x() - reach, hf.originX, inv, hf.nx, i0, t);
+  locate(centre.x() + reach, hf.originX, inv, hf.nx, i1, t);
+  locate(centre.y() - reach, hf.originY, inv, hf.ny, j0, t);
+  locate(centre.y() + reach, hf.originY, inv, hf.ny, j1, t);
+  double top = -std::numeric_limits<double>::infinity();
+  if (cells) {  // the highest of the cells' own bounds (within the window's, as each is)
+    for (int j = j0; j <= j1; ++j) {
+      const CellBound* row = cells + (j + 2) * cellRow + 2;
+      for (int i = i0; i <= i1; ++i) top = std::max(top, static_cast<double>(row[i].top));
     }
-    const double gap = centre.z() - top;
-    if (!(gap > 0)) return std::numeric_limits<double>::infinity();
-    return std::max(radius - gap, -hf.spacing);
+  } else {
+    double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+    for (int j = j0 - 1; j <= j1 + 2; ++j) {
+      const double* row =
+          hf.heights.data() + static_cast<size_t>(std::clamp(j, 0, hf.ny - 1)) * hf.nx;
+      for (int i = i0 - 1; i <= i1 + 2; ++i) {
+        const double p = row[std::clamp(i, 0, hf.nx - 1)];
+        lo = std::min(lo, p), hi = std::max(hi, p);
+      }
+    }
+    top = lo + PatchBound::of(hf).height * (hi - lo);
   }
+  const double gap = centre.z() - top;
+  if (!(gap > 0)) return std::numeric_limits<double>::infinity();
+  return std::max(radius - gap, -hf.spacing);
+}
+
+// sphereDepthUpperBound of a field that is not finalized: the 16 samples under the centre.
+[[gnu::noinline]] double depthUpperBoundFromSamples(const HeightField& hf, const Vec3& centre,
+                                                    double radius) {
+  const double inv = 1.0 / hf.spacing;
   int i, j;
   double u, v;
   locate(centre.x(), hf.originX, inv, hf.nx, i, u);
   locate(centre.y(), hf.originY, inv, hf.ny, j, v);
-  if (cells) {
-    const CellBound& b = cells[(j + 2) * cellRow + i + 2];
-    const double gap = centre.z() - b.top;
-    if (!(gap > 0)) return std::numeric_limits<double>::infinity();
-    return radius - gap * b.minNormalZ;
-  }
   int ix[4];
   const double* rows[4];
   for (int a = 0; a < 4; ++a) {
@@ -469,6 +473,14 @@ double sphereDepthUpperBound(const HeightField& hf, const Vec3& centre, double r
   if (range == 0) return radius - gap;  // flat around the centre: n = z
   const double slope = k.slope * range / hf.spacing;
   return radius - gap / std::sqrt(1 + 2 * slope * slope);
+}
+
+}  // namespace
+
+double sphereDepthUpperBoundOffCells(const HeightField& hf, const Vec3& centre, double radius,
+                                     bool closest) {
+  return closest ? closestDepthUpperBound(hf, centre, radius)
+                 : depthUpperBoundFromSamples(hf, centre, radius);
 }
 
 Vec3 sphereContactVjp(const Vec3& centre, double radius, const SphereContact& c, double depthBar,
