@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
@@ -108,6 +109,25 @@ TEST(MeshFeet, CollisionOriginTurnsTheMesh) {
   for (const auto& f : feet) {
     EXPECT_NEAR(f.radius, 0.02, 1e-7);
     EXPECT_NEAR((f.centre - sim::Vec3(0.005, 0, -0.195)).norm(), 0, 1e-7) << f.centre.transpose();
+  }
+}
+
+// "Down" is world -z carried through the joints' origins: with every knee's origin pitched by 45
+// degrees the octahedron (0.02 along each of its own axes) reaches 0.02 cos 45 down, not 0.02;
+// its centre in the link frame stays where it was.
+TEST(MeshFeet, JointOriginsTurnDown) {
+  Fixture fx("package://mini_like_description/meshes/foot.stl");
+  const std::string urdf = io::readFile(fx.urdf.string());
+  const std::string pitched = std::regex_replace(
+      urdf, std::regex("(<joint name=\"\\w+_knee\" type=\"revolute\">\\s*<origin) rpy=\"0 0 0\""),
+      "$1 rpy=\"0 0.7853981633974483 0\"");
+  ASSERT_EQ(pitched.size(), urdf.size() + 4 * std::string("0.7853981633974483").size() - 4);
+  std::ofstream(fx.urdf) << pitched;
+  const auto feet = proposeMeshFootSpheres(fx.urdf.string());
+  ASSERT_EQ(feet.size(), 4u);
+  for (const auto& f : feet) {
+    EXPECT_NEAR(f.radius, 0.02 * std::sqrt(0.5), 1e-7) << f.link;
+    EXPECT_NEAR((f.centre - sim::Vec3(0, 0, -0.19)).norm(), 0, 1e-7) << f.centre.transpose();
   }
 }
 
