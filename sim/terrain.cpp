@@ -97,18 +97,6 @@ struct Basis {
   }
 };
 
-// Cell index and local coordinate of a world coordinate (`inv` = 1 / spacing: one division per
-// sample rather than one per axis); far-away or non-finite coordinates are held two cells outside
-// the grid, where the surface is flat (no integer overflow, no NaN index).
-void locate(double x, double origin, double inv, int n, int& cell, double& t) {
-  double g = (x - origin) * inv;
-  if (!(g > -2.0)) g = -2.0;
-  if (!(g < n + 1.0)) g = n + 1.0;
-  const double f = std::floor(g);
-  cell = static_cast<int>(f);
-  t = g - f;
-}
-
 // Cubic Hermite basis at t in [0, 1) and its first and second derivatives: value[k] weighs the
 // value at node k (t = k), slope[k] the slope there.
 struct Hermite {
@@ -172,8 +160,8 @@ SurfacePoint sampleSurface(const HeightField& hf, double x, double y) {
   int i, j;
   double u, v;
   const double inv = 1.0 / hf.spacing, inv2 = inv * inv;
-  locate(x, hf.originX, inv, hf.nx, i, u);
-  locate(y, hf.originY, inv, hf.ny, j, v);
+  locateInGrid(x, hf.originX, inv, hf.nx, i, u);
+  locateInGrid(y, hf.originY, inv, hf.ny, j, v);
   SurfacePoint s;
   if (hf.interpolant == Interpolant::Monotone) {
     double p[4][4];
@@ -221,8 +209,8 @@ HeightAndSlope sampleHeightAndSlope(const HeightField& value, const HeightField&
   int i, j;
   double u, v;
   const double inv = 1.0 / value.spacing;
-  locate(x, value.originX, inv, value.nx, i, u);
-  locate(y, value.originY, inv, value.ny, j, v);
+  locateInGrid(x, value.originX, inv, value.nx, i, u);
+  locateInGrid(y, value.originY, inv, value.ny, j, v);
   const Basis bu(u), bv(v);
   int ix[4];
   for (int a = 0; a < 4; ++a) ix[a] = std::clamp(i - 1 + a, 0, value.nx - 1);
@@ -416,10 +404,10 @@ namespace {
   const double reach = radius + hf.spacing;
   int i0, i1, j0, j1;
   double t;
-  locate(centre.x() - reach, hf.originX, inv, hf.nx, i0, t);
-  locate(centre.x() + reach, hf.originX, inv, hf.nx, i1, t);
-  locate(centre.y() - reach, hf.originY, inv, hf.ny, j0, t);
-  locate(centre.y() + reach, hf.originY, inv, hf.ny, j1, t);
+  locateInGrid(centre.x() - reach, hf.originX, inv, hf.nx, i0, t);
+  locateInGrid(centre.x() + reach, hf.originX, inv, hf.nx, i1, t);
+  locateInGrid(centre.y() - reach, hf.originY, inv, hf.ny, j0, t);
+  locateInGrid(centre.y() + reach, hf.originY, inv, hf.ny, j1, t);
   double top = -std::numeric_limits<double>::infinity();
   if (cells) {  // the highest of the cells' own bounds (within the window's, as each is)
     for (int j = j0; j <= j1; ++j) {
@@ -449,8 +437,8 @@ namespace {
   const double inv = 1.0 / hf.spacing;
   int i, j;
   double u, v;
-  locate(centre.x(), hf.originX, inv, hf.nx, i, u);
-  locate(centre.y(), hf.originY, inv, hf.ny, j, v);
+  locateInGrid(centre.x(), hf.originX, inv, hf.nx, i, u);
+  locateInGrid(centre.y(), hf.originY, inv, hf.ny, j, v);
   int ix[4];
   const double* rows[4];
   for (int a = 0; a < 4; ++a) {

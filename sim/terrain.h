@@ -85,6 +85,18 @@ void validateHeightField(const HeightField& hf, const std::string& what = "heigh
 // finalized.
 HeightField smoothHeightField(const HeightField& hf, double sigma);
 
+// Cell index and local coordinate in [0, 1) of a world coordinate along one axis of a grid of n
+// samples (`inv` = 1 / spacing); far-away or non-finite coordinates are held two cells outside
+// the grid, where the surface is flat (no integer overflow, no NaN index).
+inline void locateInGrid(double x, double origin, double inv, int n, int& cell, double& t) {
+  double g = (x - origin) * inv;
+  if (!(g > -2.0)) g = -2.0;
+  if (!(g < n + 1.0)) g = n + 1.0;
+  const double f = std::floor(g);
+  cell = static_cast<int>(f);
+  t = g - f;
+}
+
 // Height and its first and second derivatives with respect to world x and y.
 struct SurfacePoint {
   double h = 0, hx = 0, hy = 0, hxx = 0, hxy = 0, hyy = 0;
@@ -141,16 +153,11 @@ double sphereDepthUpperBoundOffCells(const HeightField& hf, const Vec3& centre, 
 inline double sphereDepthUpperBound(const HeightField& hf, const Vec3& centre, double radius,
                                     bool closest = false) {
   if (closest || !hf.finalized()) return sphereDepthUpperBoundOffCells(hf, centre, radius, closest);
-  // The cell under the centre, located as sampleSurface does: at most two cells beyond the grid
-  // (a NaN coordinate too).
   const double inv = 1.0 / hf.spacing;
-  auto cell = [inv](double x, double origin, int n) {
-    double g = (x - origin) * inv;
-    if (!(g > -2.0)) g = -2.0;
-    if (!(g < n + 1.0)) g = n + 1.0;
-    return static_cast<int>(std::floor(g));
-  };
-  const int i = cell(centre.x(), hf.originX, hf.nx), j = cell(centre.y(), hf.originY, hf.ny);
+  int i, j;
+  double u, v;
+  locateInGrid(centre.x(), hf.originX, inv, hf.nx, i, u);
+  locateInGrid(centre.y(), hf.originY, inv, hf.ny, j, v);
   const CellBound& b = hf.cellBounds[static_cast<size_t>(j + 2) * (hf.nx + 4) + i + 2];
   const double gap = centre.z() - b.top;
   if (!(gap > 0)) return std::numeric_limits<double>::infinity();
