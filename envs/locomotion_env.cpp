@@ -120,6 +120,10 @@ LocomotionEnv::LocomotionEnv(TaskConfig task, const EnvOptions& options)
         throw std::runtime_error(task_.source + ": " + t.name +
                                  ".phase_offsets needs one entry per foot (" +
                                  std::to_string(m.nfeet()) + ")");
+      it = p.find("rough_height");
+      if (it != p.end() && !(it->second.at(0) >= 0 && p.at("relief").at(0) > 0))
+        throw std::runtime_error(task_.source + ": " + t.name +
+                                 ": rough_height must be >= 0 and relief > 0");
     }
 
   standing_ = fromEigen(robot_.standingConfiguration());

@@ -219,12 +219,35 @@ Tensor sq(const Tensor& t) {
   return t * t;
 }
 
-// Gait reference of eq. 19: z*_j = height * max(sin(2 pi (f t + phi_j)), 0).
-Tensor footReference(TermContext& c, const TermParams& p) {
+// The ground's relief around the base [n]: max - min of the ground height on a world-aligned 5 x 5
+// grid of 0.3 m spacing centred under the base (1.2 m square: a stair run of 0.3 m or a rough
+// cell shows in it whatever the heading); 0 on the plane. A reward parameter, not differentiated.
+Tensor groundRelief(TermContext& c) {
+  const auto& k = c.constants();
+  if (!k.terrain) return torch::zeros({c.q.size(0)}, torch::kDouble);
+  const Tensor offsets = torch::linspace(-0.6, 0.6, 5, torch::kDouble);
+  const Tensor ox = offsets.repeat_interleave(5), oy = offsets.repeat({5});
+  const Tensor q = c.q.detach();
+  const Tensor h = groundHeight(k.terrain, q.select(1, 0).unsqueeze(1) + ox,
+                                q.select(1, 1).unsqueeze(1) + oy, nullptr, k.link);
+  return std::get<0>(h.max(1)) - std::get<0>(h.min(1));
+}
+
+// The reference's peak per env [n, 1]: `height`, or with `rough_height` > 0 a linear blend from
+// `height` on flat ground to `rough_height` where the relief around the base reaches `relief`.
+Tensor footPeak(TermContext& c, const TermParams& p) {
+  const Tensor flat = torch::full({c.q.size(0), 1}, p("height"), torch::kDouble);
+  if (p("rough_height") <= 0) return flat;
+  const Tensor s = (groundRelief(c) / p("relief")).clamp(0, 1).unsqueeze(1);
+  return flat + s * (p("rough_height") - p("height"));
+}
+
+// Gait reference of eq. 19: z*_j = peak * max(sin(2 pi (f t + phi_j)), 0).
+Tensor footReference(TermContext& c, const TermParams& p, const Tensor& peak) {
   const auto& offsets = p.list("phase_offsets");
   const Tensor phi = torch::tensor(offsets, torch::kDouble);
   const Tensor arg = (2 * M_PI) * (p("frequency") * c.time.unsqueeze(1) + phi);
-  return p("height") * torch::relu(torch::sin(arg));
+  return peak * torch::relu(torch::sin(arg));
 }
 
 // The height scan's grid (height_scan's parameters), as the robot side computes it.
@@ -438,9 +461,15 @@ std::vector<TermDef> makeRewards() {
                }});
   t.push_back(
       {"foot_height_tracking",
-       "sum_j z*_j / height * exp(-(z_j - z*_j)^2 / sigma), "
-       "z*_j = height * max(sin(2 pi (f t + phi_j)), 0)",
-       {{"height", {0.1}, "peak of the reference [m]"},
+       "sum_j z*_j / peak * exp(-(z_j - z*_j)^2 / sigma), "
+       "z*_j = peak * max(sin(2 pi (f t + phi_j)), 0)",
+       {{"height", {0.1}, "peak of the reference [m] (on flat ground when rough_height is set)"},
+        {"rough_height",
+         {0.0},
+         "peak where the ground's relief around the base (max - min height on a 1.2 m square) "
+         "reaches `relief`, blended linearly from `height` on flat ground [m]; 0: `height` on "
+         "every ground"},
+        {"relief", {0.05}, "relief at which the peak reaches rough_height [m]"},
         {"sigma", {0.05}, "kernel width [m^2]"},
         {"frequency", {2.0}, "gait frequency f [Hz] (eq. 19: sin(4 pi t))"},
         {"phase_offsets",
@@ -448,9 +477,10 @@ std::vector<TermDef> makeRewards() {
          "phi_j per foot [cycles] in the robot's foot order; default: trot (LF+RH, RF+LH)"}},
        1,
        [](TermContext& c, const TermParams& p) {
-         const Tensor ref = footReference(c, p);
+         const Tensor peak = footPeak(c, p);
+         const Tensor ref = footReference(c, p, peak);
          const Tensor e = c.footHeight() - ref;
-         return (ref / p("height") * torch::exp(-sq(e) / p("sigma"))).sum(1);
+         return (ref / peak * torch::exp(-sq(e) / p("sigma"))).sum(1);
        },
        TermDef::kTime});
   t.push_back({"lin_vel_z_l2", "-(B v_z)^2", {}, 1, [](TermContext& c, const TermParams&) {

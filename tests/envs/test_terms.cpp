@@ -205,3 +205,49 @@ TEST(Terms, LegContactCostsTouchingLegSpheresAndLiftsThem) {
   EXPECT_NEAR(dz, slope, 1e-9 * std::max(1.0, slope));
   EXPECT_GT(dz, 0);  // lifting the legs off the ground is rewarded
 }
+
+// foot_height_tracking with rough_height: the reference's peak is `height` on the plane,
+// rough_height where the relief around the base reaches `relief`, and the linear blend between.
+// On a 10 % slope the 1.2 m square around the base spans 0.12 m; each case must equal the plain
+// term (rough_height 0) with the blended peak as its height.
+TEST(Terms, FootHeightPeakFollowsTheReliefAroundTheBase) {
+  const Robot robot = loadRobot("anymal");
+  const sim::Model& m = robot.model;
+  sim::SimOptions opt;
+  SimLink link(m, opt, 1, 1);
+  auto slope = std::make_shared<sim::HeightField>();
+  slope->nx = 60, slope->ny = 60, slope->spacing = 0.1, slope->originX = -3, slope->originY = -3;
+  for (int j = 0; j < slope->ny; ++j)
+    for (int i = 0; i < slope->nx; ++i) slope->heights.push_back(0.1 * (-3 + 0.1 * i));
+  TaskConstants k;
+  k.defaultJointPos = torch::zeros({12}, kF64);
+  k.link = &link;
+  k.footRadius = torch::empty({static_cast<int64_t>(m.feet.size())}, kF64);
+  for (size_t f = 0; f < m.feet.size(); ++f) k.footRadius[f] = m.feet[f].radius;
+  sim::VecX q0 = robot.standingConfiguration();
+  q0[0] = 0.05, q0[1] = -0.02;
+  const Tensor q = torch::from_blob(q0.data(), {1, 19}, kF64).clone();
+  const TermDef* term = findTerm(TermKind::Reward, "foot_height_tracking");
+  auto reward = [&](const std::shared_ptr<const sim::HeightField>& ground, double height,
+                    double roughHeight, double relief) {
+    TaskConstants kk = k;
+    kk.terrain = ground;
+    TermContext c(kk);
+    c.q = q;
+    c.time = torch::full({1}, 0.1, kF64);  // feet 0 and 3 near their peak, 1 and 2 in stance
+    return term
+        ->eval(c, TermParams({{"height", {height}},
+                              {"rough_height", {roughHeight}},
+                              {"relief", {relief}},
+                              {"sigma", {0.05}},
+                              {"frequency", {2.0}},
+                              {"phase_offsets", {0.0, 0.5, 0.5, 0.0}}}))
+        .item<double>();
+  };
+  EXPECT_DOUBLE_EQ(reward(nullptr, 0.10, 0.15, 0.05), reward(nullptr, 0.10, 0.0, 0.05));
+  EXPECT_NEAR(reward(slope, 0.10, 0.15, 0.05), reward(slope, 0.15, 0.0, 0.05), 1e-12);
+  EXPECT_NEAR(reward(slope, 0.10, 0.15, 0.24), reward(slope, 0.125, 0.0, 0.05), 1e-12);
+  // The three peaks give three different rewards (the feet are not at any of them).
+  EXPECT_GT(std::abs(reward(slope, 0.15, 0.0, 0.05) - reward(slope, 0.125, 0.0, 0.05)), 1e-4);
+  EXPECT_GT(std::abs(reward(slope, 0.10, 0.0, 0.05) - reward(slope, 0.125, 0.0, 0.05)), 1e-4);
+}
