@@ -10,6 +10,9 @@ usage: tools/terrain_tables.py terrain EVAL.jsonl          per-terrain table of 
                                                               have its rows
        tools/terrain_tables.py robustness LABEL=FILE.jsonl ...  robustness table, one column pair
                                                               per file (MuJoCo, ours)
+       tools/terrain_tables.py flat LABEL=FILE.jsonl ...   the flat floor at nominal conditions
+                                                              (the files' "nominal" rows), a row
+                                                              per file: ours and MuJoCo
        tools/terrain_tables.py training LABEL=METRICS.csv ...   when each training run walked
        tools/terrain_tables.py commands LABEL=EVAL.jsonl ...    falls and lin. RMS by command,
                                                               per terrain type and file
@@ -138,6 +141,15 @@ def robustness(args):
         print(f"| {c} | " + " | ".join(cells) + " |")
 
 
+def flat(args):
+    print("| policy | ours (hard): falls, lin. RMS, yaw RMS | MuJoCo: falls, lin. RMS, yaw RMS |")
+    print("|---|---|---|")
+    for label, path in labelled(args):
+        e = by(path, "condition")["nominal"]
+        print(f'| {label} | {ours(e["diffloco"]) if "diffloco" in e else ""} | '
+              f'{ours(e["mujoco"]) if "mujoco" in e else ""} |')
+
+
 COMMANDS = {"task": "the task's (x, y, yaw in [-1, 1])", "forward_fast": "forward, 0.5-1 m/s",
             "forward_slow": "forward, 0-0.5 m/s", "backward_fast": "backward, 0.5-1 m/s",
             "backward_slow": "backward, 0-0.5 m/s", "sideways": "sideways, up to 1 m/s",
@@ -201,7 +213,7 @@ def training(args):
 
 
 def main():
-    modes = ("terrain", "readme", "seeds", "engines", "robustness", "training", "commands")
+    modes = ("terrain", "readme", "seeds", "engines", "robustness", "flat", "training", "commands")
     if len(sys.argv) < 3 or sys.argv[1] not in modes:
         sys.exit(__doc__)
     if sys.argv[1] == "terrain":
@@ -212,6 +224,8 @@ def main():
         seeds(sys.argv[2:])
     elif sys.argv[1] == "engines":
         engines(sys.argv[2:])
+    elif sys.argv[1] == "flat":
+        flat(sys.argv[2:])
     elif sys.argv[1] == "training":
         training(sys.argv[2:])
     elif sys.argv[1] == "commands":
