@@ -670,3 +670,29 @@ TEST(LocomotionEnv, MotorStrengthScalesTheDrive) {
   EXPECT_LT((a.q() - b.q()).abs().max().item<double>(), 1e-12);
   EXPECT_GT((a.q() - c.q()).abs().max().item<double>(), 1e-6);  // the strength made a difference
 }
+
+// foot_height_tracking's relief-following peak refuses a negative rough_height and a relief that
+// is not positive (it divides by it), naming the task and the term.
+TEST(LocomotionEnv, BadReliefPeakIsAnError) {
+  for (const auto& [roughHeight, relief] :
+       {std::pair{0.15, 0.0}, std::pair{-0.1, 0.05}, std::pair{0.15, std::nan("")}}) {
+    TaskConfig task = loadTaskConfig("velocity");
+    for (auto& r : task.rewards)
+      if (r.name == "foot_height_tracking") {
+        auto v = r.params.values();
+        v["rough_height"] = {roughHeight};
+        v["relief"] = {relief};
+        r.params = TermParams(v);
+      }
+    try {
+      LocomotionEnv env(task, options(2));
+      ADD_FAILURE() << "no error for rough_height " << roughHeight << ", relief " << relief;
+    } catch (const std::runtime_error& e) {
+      EXPECT_NE(std::string(e.what()).find(
+                    "foot_height_tracking: rough_height must be >= 0 and relief > 0"),
+                std::string::npos)
+          << e.what();
+      EXPECT_NE(std::string(e.what()).find("velocity"), std::string::npos) << e.what();
+    }
+  }
+}
