@@ -111,6 +111,10 @@ LocomotionEnv::LocomotionEnv(TaskConfig task, const EnvOptions& options)
     rewardNames_.push_back(t.name);
   }
   rewardWeights_ = torch::tensor(weights, kF64);
+  // The last actions: as many as the deepest latency or action_history term needs.
+  std::int64_t historyDepth = 0;
+  if (task_.randomization.actionDelay)
+    historyDepth = static_cast<std::int64_t>(task_.randomization.actionDelaySteps.hi) + 1;
   for (const auto* list : {&task_.observations, &task_.rewards, &task_.terminations})
     for (const auto& t : *list) {
       needs_ |= t.def->needs;
@@ -120,6 +124,8 @@ LocomotionEnv::LocomotionEnv(TaskConfig task, const EnvOptions& options)
         throw std::runtime_error(task_.source + ": " + t.name +
                                  ".phase_offsets needs one entry per foot (" +
                                  std::to_string(m.nfeet()) + ")");
+      if (t.name == "action_history")  // steps checked by observationSize above
+        historyDepth = std::max(historyDepth, static_cast<std::int64_t>(p.at("steps").at(0)));
       it = p.find("rough_height");
       if (it != p.end() && !(it->second.at(0) >= 0 && p.at("relief").at(0) > 0))
         throw std::runtime_error(task_.source + ": " + t.name +
@@ -136,11 +142,8 @@ LocomotionEnv::LocomotionEnv(TaskConfig task, const EnvOptions& options)
   v_ = asTensor(link_->batch().v);
   origin_ = torch::zeros({n_, 2}, kF64);
   commandedPath_ = torch::zeros({n_, 2}, kF64);
-  if (task_.randomization.actionDelay) {
-    const auto depth = static_cast<std::int64_t>(task_.randomization.actionDelaySteps.hi) + 1;
-    actionHistory_ = torch::zeros({n_, depth, nj}, kF64);
-    actionDelay_ = torch::zeros({n_}, kI64);
-  }
+  if (historyDepth > 0) actionHistory_ = torch::zeros({n_, historyDepth, nj}, kF64);
+  if (task_.randomization.actionDelay) actionDelay_ = torch::zeros({n_}, kI64);
   if (terrain_.field) {  // columns round-robin over the world's envs, levels drawn
     const TerrainConfig& tc = task_.terrain;
     terrainColumn_ = torch::empty({n_}, kI64);
@@ -248,15 +251,17 @@ void LocomotionEnv::resetEnvs(const Tensor& idsT, bool episodesEnded) {
     link_->setWorldParams(fr, rnd.addedMass ? dm : Tensor(), rnd.motorStrength ? ms : Tensor());
   }
   if (rnd.actionDelay) {
-    // A delay of k in {lo, ..., hi} steps, and an empty history (the default pose's action).
+    // A delay of k in {lo, ..., hi} steps; the history below starts empty (the default pose's
+    // action).
     std::int64_t* delay = actionDelay_.data_ptr<std::int64_t>();
     const auto lo = static_cast<std::int64_t>(rnd.actionDelaySteps.lo);
     const auto span = static_cast<std::int64_t>(rnd.actionDelaySteps.hi) - lo + 1;
     for (auto id : ids)
       delay[id] = lo + std::min<std::int64_t>(span - 1, static_cast<std::int64_t>(uniform(id, 0, span)));
+  }
+  if (actionHistory_.defined())
     actionHistory_ = differentiable_ ? actionHistory_.index_fill(0, idsT, 0.0)
                                      : actionHistory_.index_fill_(0, idsT, 0.0);
-  }
 }
 
 void LocomotionEnv::updateTerrainLevels(const std::vector<std::int64_t>& ids, bool episodesEnded) {
@@ -468,6 +473,8 @@ TermContext LocomotionEnv::resetContext(const Tensor& ids) {
   c.qSub = c.q;
   c.vSub = c.v;
   c.action = c.lastAction = torch::zeros({n, robot_.model.nj()}, kF64);
+  if (actionHistory_.defined())
+    c.actions = torch::zeros({n, actionHistory_.size(1), robot_.model.nj()}, kF64);
   c.qTargetSub = k_.defaultJointPos.expand({n, robot_.model.nj()});
   c.time = torch::zeros({n}, kF64);
   return c;
@@ -480,6 +487,7 @@ Tensor LocomotionEnv::reset() {
     q_ = q_.detach();
     v_ = v_.detach();
     lastAction_ = lastAction_.detach();
+    if (actionHistory_.defined()) actionHistory_ = actionHistory_.detach();
   }
   TermContext c = resetContext(Tensor());
   obs_ = computeObservations(c).to(options_.dtype);
@@ -496,11 +504,13 @@ StepResult LocomotionEnv::step(const Tensor& actions) {
 
   const Tensor a = actions.to(torch::kDouble).clamp(-task_.actionClip, task_.actionClip);
   Tensor applied = a;  // the action the joints get: a, or the one `delay` steps before it
-  if (actionDelay_.defined()) {
+  if (actionHistory_.defined()) {
     const std::int64_t depth = actionHistory_.size(1);
     actionHistory_ = torch::cat({a.unsqueeze(1), actionHistory_.narrow(1, 0, depth - 1)}, 1);
-    applied = actionHistory_.gather(1, actionDelay_.view({n_, 1, 1}).expand({n_, 1, nj})).squeeze(1);
   }
+  if (actionDelay_.defined())
+    applied =
+        actionHistory_.gather(1, actionDelay_.view({n_, 1, 1}).expand({n_, 1, nj})).squeeze(1);
   const Tensor qTarget = torch::add(k_.defaultJointPos, applied, task_.actionScale);
   applyPushes();
 
@@ -549,6 +559,7 @@ StepResult LocomotionEnv::step(const Tensor& actions) {
   c.qTargetSub = qTarget;
   c.action = a;
   c.lastAction = lastAction_;
+  c.actions = actionHistory_;
   c.command = command_;
   if (needs_ & TermDef::kTime) c.time = episodeStep_.to(torch::kDouble) * task_.envDt;
 
@@ -632,6 +643,7 @@ void LocomotionEnv::setDifferentiable(bool on) {
     q_ = asTensor(b.q);
     v_ = asTensor(b.v);
     lastAction_ = lastAction_.detach();
+    if (actionHistory_.defined()) actionHistory_ = actionHistory_.detach();
     obs_ = obs_.detach();
   }
   differentiable_ = on;
@@ -666,6 +678,7 @@ void LocomotionEnv::setState(const Tensor& q, const Tensor& v) {
   }
   TermContext c = resetContext(Tensor());
   c.action = lastAction_;
+  if (actionHistory_.defined()) c.actions = actionHistory_;
   c.time = episodeStep_.to(torch::kDouble) * task_.envDt;
   obs_ = computeObservations(c).to(options_.dtype);
 }
@@ -689,10 +702,8 @@ std::map<std::string, Tensor> LocomotionEnv::stateDict() const {
   s["friction"] = link_->friction().clone();
   if (link_->addedMass().defined()) s["added_mass"] = link_->addedMass().clone();
   if (link_->motorStrength().defined()) s["motor_strength"] = link_->motorStrength().clone();
-  if (actionDelay_.defined()) {
-    s["action_history"] = actionHistory_.detach().clone();
-    s["action_delay"] = actionDelay_.clone();
-  }
+  if (actionHistory_.defined()) s["action_history"] = actionHistory_.detach().clone();
+  if (actionDelay_.defined()) s["action_delay"] = actionDelay_.clone();
   std::vector<std::int64_t> streams(streams_.begin(), streams_.end());
   s["random_streams"] = torch::tensor(streams, torch::kLong);
   s["origin"] = origin_.clone();
@@ -721,11 +732,10 @@ void LocomotionEnv::loadStateDict(const std::map<std::string, Tensor>& state) {
   link_->setWorldParams(get("friction", {n_}).to(torch::kDouble).clone(),
                         mass.defined() ? mass.to(torch::kDouble).clone() : Tensor(),
                         strength.defined() ? strength.to(torch::kDouble).clone() : Tensor());
-  if (actionDelay_.defined()) {
+  if (actionHistory_.defined())
     actionHistory_ =
         get("action_history", {n_, actionHistory_.size(1), m.nj()}).to(torch::kDouble).clone();
-    actionDelay_ = get("action_delay", {n_}).to(torch::kLong).clone();
-  }
+  if (actionDelay_.defined()) actionDelay_ = get("action_delay", {n_}).to(torch::kLong).clone();
   if (differentiable_) {
     q_ = q.to(torch::kDouble).clone();
     v_ = v.to(torch::kDouble).clone();

@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "envs/sim_function.h"
+#include "runtime/action_history.h"
 #include "runtime/height_scan.h"
 
 namespace diffloco::envs {
@@ -184,7 +185,8 @@ int observationSize(const TermDef& def, const TermParams& params, int nj, int nf
   switch (def.dim) {
     case TermDef::kPerJoint: return nj;
     case TermDef::kPerFoot: return nfeet;
-    case TermDef::kFromParams: return def.sizeOf(params);
+    case TermDef::kFromParams:
+      return def.sizeOf(params, nj);
     default: return def.dim;
   }
 }
@@ -250,6 +252,11 @@ Tensor footReference(TermContext& c, const TermParams& p, const Tensor& peak) {
   return peak * torch::relu(torch::sin(arg));
 }
 
+// action_history's depth, as the robot side checks it.
+int actionHistorySteps(const TermParams& p) {
+  return deploy::actionHistorySteps(p("steps"));
+}
+
 // The height scan's grid (height_scan's parameters), as the robot side computes it.
 deploy::HeightScanGrid heightScanGrid(const TermParams& p) {
   return deploy::HeightScanGrid(p.list("x_range"), p.list("y_range"), p("spacing"));
@@ -297,7 +304,7 @@ std::vector<TermDef> makeObservations() {
                 {"clip", {1.0}, "values clipped to +-clip [m]"}},
                TermDef::kFromParams,
                [](TermContext& c, const TermParams& p) { return heightScan(c, p); }});
-  t.back().sizeOf = [](const TermParams& p) {
+  t.back().sizeOf = [](const TermParams& p, int) {
     const deploy::HeightScanGrid g = heightScanGrid(p);
     return g.nx * g.ny;
   };
@@ -390,6 +397,22 @@ std::vector<TermDef> makeObservations() {
       "used)",
       "action space (policy joint order)", "1 (action units: rad / action.scale)",
       "zeros at the first decision of an episode"};
+  t.push_back(
+      {"action_history",
+       "the last `steps` actions applied, newest first (steps 1: last_action)",
+       {{"steps", {3.0}, "number of past decisions (1 = last_action)"}},
+       TermDef::kFromParams,
+       [](TermContext& c, const TermParams& p) {
+         return c.actions.narrow(1, 0, actionHistorySteps(p)).reshape({c.actions.size(0), -1});
+       },
+       TermDef::kActionHistory});
+  t.back().sizeOf = [](const TermParams& p, int nj) { return actionHistorySteps(p) * nj; };
+  t.back().definition = {
+      "(a_1, ..., a_steps), a_k = clip(a, -action.clip, action.clip) of the k-th decision back "
+      "(a_1: the previous decision, last_action's value), params.steps an integer in [1, 16]",
+      "action space (policy joint order)", "1 (action units: rad / action.scale)",
+      "newest first, joints fastest (value k * nj + i is joint i of a_(k+1)); the decisions "
+      "before an episode's first are zeros; the actions the policy chose, before any latency"};
   t.push_back({"gait_phase",
                "sin(2 pi f t)",
                {{"frequency", {2.0}, "gait frequency [Hz] (eq. 19: sin(4 pi t))"}},

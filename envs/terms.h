@@ -69,6 +69,7 @@ class TermContext {
   torch::Tensor q, v;                    // state after the step
   torch::Tensor vStart;                  // velocity at the start of the env step
   torch::Tensor action, lastAction;      // clipped actions of this step and of the one before
+  torch::Tensor actions;  // [n, D, nj]: the last D clipped actions, newest (= action) first
   torch::Tensor qSub, vSub, qTargetSub;  // input of the last sim sub-step (actuator torque)
   torch::Tensor command;                 // [n, 3]: (B v_x*, B v_y*, B w_z*)
   torch::Tensor time;                    // [n]: episode time after the step [s]
@@ -135,11 +136,11 @@ struct TermDef {
   std::function<torch::Tensor(TermContext&, const TermParams&)> eval;
   // Optional inputs of TermContext the term reads (the env fills only what some term needs).
   unsigned needs = 0;
-  static constexpr unsigned kTime = 1, kSubstep = 2, kStepStart = 4;
+  static constexpr unsigned kTime = 1, kSubstep = 2, kStepStart = 4, kActionHistory = 8;
   // Observations: the term's contract for deployment (rewards and terminations: empty).
   TermDefinition definition;
-  // Observations of size kFromParams: the size for the term's parameters.
-  std::function<int(const TermParams&)> sizeOf;
+  // Observations of size kFromParams: the size for the term's parameters and nj joints.
+  std::function<int(const TermParams&, int nj)> sizeOf;
 };
 
 // The number of values an observation term gives for a robot with nj joints and nfeet feet.

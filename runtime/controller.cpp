@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "io/zip_archive.h"
+#include "runtime/action_history.h"
 #include "runtime/height_scan.h"
 
 namespace diffloco::deploy {
@@ -36,10 +37,9 @@ std::array<double, 9> rotation(const std::array<double, 4>& q) {
 }
 
 const std::vector<std::string> kKnownTerms{
-    "base_height",       "base_quat",         "base_lin_vel", "base_ang_vel",
-    "projected_gravity", "command",           "joint_pos",    "joint_vel",
-    "base_alignment",    "heading_alignment", "last_action",  "gait_phase",
-    "height_scan"};
+    "base_height", "base_quat",  "base_lin_vel", "base_ang_vel",   "projected_gravity",
+    "command",     "joint_pos",  "joint_vel",    "base_alignment", "heading_alignment",
+    "last_action", "gait_phase", "height_scan",  "action_history"};
 
 double param(const ObservationTerm& t, const char* key, int index) {
   const auto it = t.params.find(key);
@@ -98,7 +98,16 @@ Controller::Controller(const std::string& policyPath, ControllerConfig config)
       throw std::runtime_error(policyPath + ": observation term '" + t.name +
                                "' is not known to the controller");
   if (cfg_.maxTilt <= 0) cfg_.maxTilt = meta_.terminationTilt.value_or(1.0);
-  lastAction_.assign(nj, 0.0);
+  int depth = 1;  // the last actions the terms read: last_action one, action_history `steps`
+  for (const auto& t : meta_.observations) {
+    if (t.name != "action_history") continue;
+    try {
+      depth = std::max(depth, actionHistorySteps(param(t, "steps", 0)));
+    } catch (const std::invalid_argument& e) {
+      throw std::runtime_error(policyPath + ": " + e.what());
+    }
+  }
+  pastActions_.assign(depth, std::vector<double>(nj, 0.0));
 }
 
 void Controller::start() {
@@ -110,7 +119,11 @@ void Controller::startPolicy() {
   fault_.clear();
   startRequested_ = false;
   ticks_ = 0;
-  std::fill(lastAction_.begin(), lastAction_.end(), 0.0);
+  clearPastActions();
+}
+
+void Controller::clearPastActions() {
+  for (auto& a : pastActions_) std::fill(a.begin(), a.end(), 0.0);
 }
 
 std::vector<double> Controller::policyStep(const RobotState& s) {
@@ -121,7 +134,8 @@ std::vector<double> Controller::policyStep(const RobotState& s) {
     a[i] = std::clamp(a[i], -meta_.actionClip, meta_.actionClip);  // NaN stays NaN
     target[robotIndex_[i]] = meta_.defaultJointPos[i] + meta_.actionScale * a[i];
   }
-  lastAction_ = a;
+  std::rotate(pastActions_.rbegin(), pastActions_.rbegin() + 1, pastActions_.rend());
+  pastActions_.front() = a;
   ++ticks_;
   return target;
 }
@@ -169,7 +183,10 @@ std::vector<float> Controller::observation(const RobotState& s) const {
     } else if (t.name == "heading_alignment") {
       v = {R[0]};
     } else if (t.name == "last_action") {
-      v = lastAction_;
+      v = pastActions_.front();
+    } else if (t.name == "action_history") {
+      for (int k = 0; k < static_cast<int>(param(t, "steps", 0)); ++k)
+        v.insert(v.end(), pastActions_[k].begin(), pastActions_[k].end());
     } else if (t.name == "gait_phase") {
       // t = policy ticks * control_dt: the env's episode time at the observation.
       const double time = (mode_ == Mode::Policy ? ticks_ : 0) * meta_.controlDt;
@@ -304,7 +321,7 @@ ControlOutput Controller::tick(const RobotState& s) {
     if (x >= 1.0) {  // the next tick runs the policy
       mode_ = Mode::Policy;
       ticks_ = 0;
-      std::fill(lastAction_.begin(), lastAction_.end(), 0.0);
+      clearPastActions();
     }
     u.mode = Mode::StandUp;
   } else {  // Policy

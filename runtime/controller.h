@@ -103,6 +103,7 @@ class Controller {
  private:
   std::string checkLimits(const RobotState& s) const;
   ControlOutput damping(const RobotState& s, const std::string& fault);
+  void clearPastActions();
 
   torch::jit::Module module_;
   PolicyMetadata meta_;
@@ -113,7 +114,8 @@ class Controller {
   std::string fault_;
   std::vector<double> standStart_;  // robot order
   long ticks_ = 0;                  // ticks in the current mode
-  std::vector<double> lastAction_;  // policy order, clipped
+  // The last decisions' clipped actions, newest first, policy order (last_action is the first).
+  std::vector<std::vector<double>> pastActions_;
 };
 
 }  // namespace diffloco::deploy

@@ -198,7 +198,10 @@ def observation(meta, s):
         "joint_vel": lambda t: s["qd"],
         "base_alignment": lambda t: [R[2, 2]],
         "heading_alignment": lambda t: [R[0, 0]],
-        "last_action": lambda t: s["last_action"],
+        "last_action": lambda t: s["past_actions"][0],
+        # newest first, joints fastest; zeros before the episode's first decision
+        "action_history": lambda t: np.concatenate(
+            s["past_actions"][:int(t["params"]["steps"][0])]),
         "gait_phase": lambda t: [math.sin(2 * math.pi * t["params"]["frequency"][0] * s["time"])],
     }
     parts = []
@@ -238,7 +241,9 @@ def run(meta, session, m, args):
         d.qpos[0:7] = [0, 0, meta["joints"]["default_base_height"], 1, 0, 0, 0]
         d.qpos[qadr] = default + np.asarray(noise)
         mujoco.mj_forward(m, d)
-        last_action = np.zeros(len(names))
+        depth = max([1] + [int(t["params"]["steps"][0]) for t in meta["observation"]["terms"]
+                           if t["name"] == "action_history"])
+        past_actions = [np.zeros(len(names))] * depth  # the last decisions, newest first
         sums = np.zeros(4)  # vx, heading speed, lin. error^2, yaw-rate error^2
         fell, k = False, 0
         while k < steps:
@@ -246,7 +251,7 @@ def run(meta, session, m, args):
             mujoco.mju_quat2Mat(R9, d.qpos[3:7])  # d.xmat lags a step behind after mj_step
             R = R9.reshape(3, 3)
             s = {"qpos": d.qpos.copy(), "qvel": d.qvel.copy(), "R": R, "q": d.qpos[qadr],
-                 "qd": d.qvel[vadr], "command": np.asarray(command), "last_action": last_action,
+                 "qd": d.qvel[vadr], "command": np.asarray(command), "past_actions": past_actions,
                  "time": k * control_dt, "ground": lambda x, y: ground_height(m, d, x, y)}
             if k > 0:  # metrics and terminations of the state each decision is taken at
                 v_base = R.T @ d.qvel[0:3]
@@ -263,8 +268,8 @@ def run(meta, session, m, args):
                     fell = True
                     break
             action = session.run(["actions"], {"obs": observation(meta, s)})[0][0]
-            last_action = np.clip(action.astype(np.float64), -clip, clip)
-            target = default + scale * last_action
+            past_actions = [np.clip(action.astype(np.float64), -clip, clip)] + past_actions[:-1]
+            target = default + scale * past_actions[0]
             for _ in range(decimation):
                 d.qfrc_applied[vadr] = pd_torque(meta, target, d.qpos[qadr], d.qvel[vadr])
                 mujoco.mj_step(m, d)

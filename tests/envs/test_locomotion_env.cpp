@@ -696,3 +696,79 @@ TEST(LocomotionEnv, BadReliefPeakIsAnError) {
     }
   }
 }
+
+// action_history: the last `steps` clipped actions, newest first (steps 1 = last_action), zeros
+// before an episode's first decision and after a reset; its buffer also serves the latency.
+TEST(LocomotionEnv, ActionHistoryHoldsTheLastActionsNewestFirst) {
+  TaskConfig task = loadTaskConfig("velocity");
+  task.freezeRandomization();
+  task.randomization.actionDelay = true;  // a latency buffer (2) shallower than the term (3)
+  task.randomization.actionDelaySteps = {1, 1};
+  TermConfig term;
+  term.name = "action_history";
+  term.def = findTerm(TermKind::Observation, term.name);
+  term.params = TermParams({{"steps", {3.0}}});
+  task.observations.push_back(term);
+  LocomotionEnv env(task, options(2));
+  const auto layout = env.observationLayout();
+  ASSERT_EQ(layout.back(), (std::pair<std::string, int>{"action_history", 36}));
+  int lastAction = 0;
+  for (const auto& [name, size] : layout) {
+    if (name == "last_action") break;
+    lastAction += size;
+  }
+  const std::int64_t at = env.numObs() - 36;
+  env.reset();
+  EXPECT_EQ(env.observations().narrow(1, at, 36).abs().max().item<double>(), 0.0);
+  std::vector<Tensor> acts;
+  for (int t = 0; t < 4; ++t) {
+    acts.push_back(torch::rand({2, 12}, kF64) - 0.5);
+    const StepResult r = env.step(acts.back());
+    ASSERT_EQ(r.extras.resetIds.numel(), 0);
+    for (int k = 0; k < 3; ++k) {
+      const Tensor expected = t - k >= 0 ? acts[t - k] : torch::zeros({2, 12}, kF64);
+      EXPECT_TRUE(torch::equal(r.obs.narrow(1, at + 12 * k, 12), expected)) << t << " " << k;
+    }
+    EXPECT_TRUE(torch::equal(r.obs.narrow(1, lastAction, 12), acts[t]));
+  }
+  const Tensor def =
+      torch::from_blob(const_cast<double*>(env.robot().defaultJointPos.data()), {12}, kF64).clone();
+  const Tensor target = asTensor(env.link().batch().qTarget);  // the latency reads the same buffer
+  EXPECT_LT((target - (def + task.actionScale * acts[2])).abs().max().item<double>(), 1e-12);
+  const Tensor s = env.stateDict().at("action_history");
+  EXPECT_EQ(s.sizes(), torch::IntArrayRef({2, 3, 12}));
+  EXPECT_TRUE(torch::equal(s.select(1, 2), acts[1]));
+
+  for (double bad : {0.0, 17.0, 1.5, std::nan("")}) {
+    task.observations.back().params = TermParams({{"steps", {bad}}});
+    try {
+      LocomotionEnv e(task, options(2));
+      ADD_FAILURE() << "no error for steps " << bad;
+    } catch (const std::exception& e) {
+      EXPECT_NE(std::string(e.what()).find(
+                    "observations.action_history.steps must be an integer in [1, 16]"),
+                std::string::npos)
+          << e.what();
+    }
+  }
+}
+
+// The history carries the gradient of the actions it holds into the next observations.
+TEST(LocomotionEnv, ActionHistoryCarriesTheActionsGradient) {
+  TaskConfig task = loadTaskConfig("velocity");
+  task.freezeRandomization();
+  TermConfig term;
+  term.name = "action_history";
+  term.def = findTerm(TermKind::Observation, term.name);
+  term.params = TermParams({{"steps", {2.0}}});
+  task.observations.push_back(term);
+  LocomotionEnv env(task, options(2, true));
+  env.reset();
+  const Tensor a0 = (0.2 * torch::rand({2, 12}, kF64)).requires_grad_();
+  env.step(a0);
+  const StepResult r = env.step(torch::zeros({2, 12}, kF64));
+  const Tensor w = torch::rand({2, 12}, kF64);
+  const Tensor g =
+      torch::autograd::grad({(r.obs.narrow(1, env.numObs() - 12, 12) * w).sum()}, {a0})[0];
+  EXPECT_TRUE(torch::equal(g, w));  // a0 is the older of the two: the last 12 values
+}

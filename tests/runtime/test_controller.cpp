@@ -25,17 +25,26 @@ struct Exported {
   train::TrainConfig cfg;
 };
 
-// Exports an actor with random weights for a config (once per config and process).
-const Exported& exported(const std::string& config) {
+// Exports an actor with random weights for a config (once per config and process); with
+// historySteps > 0 the task's observations end with action_history of that many steps.
+const Exported& exported(const std::string& config, int historySteps = 0) {
   static std::map<std::string, Exported> cache;
-  auto it = cache.find(config);
+  const std::string key = config + (historySteps ? "_history" + std::to_string(historySteps) : "");
+  auto it = cache.find(key);
   if (it != cache.end()) return it->second;
-  const fs::path d = fs::temp_directory_path() /
-                     ("diffloco_test_controller_" + std::to_string(::getpid())) / config;
+  const fs::path d =
+      fs::temp_directory_path() / ("diffloco_test_controller_" + std::to_string(::getpid())) / key;
   fs::remove_all(d);
   fs::create_directories(d);
   Exported e;
   e.cfg = train::loadTrainConfig(configDir() + "/" + config);
+  if (historySteps > 0) {
+    envs::TermConfig t;
+    t.name = "action_history";
+    t.def = envs::findTerm(envs::TermKind::Observation, t.name);
+    t.params = envs::TermParams({{"steps", {static_cast<double>(historySteps)}}});
+    e.cfg.task.observations.push_back(t);
+  }
   envs::EnvOptions eo;
   eo.numEnvs = 1;
   eo.printSummary = false;
@@ -115,10 +124,9 @@ TEST(Controller, ObservationEqualsTheEnvironmentsWithJointsMappedByName) {
   }
 }
 
-TEST(Controller, ClosedLoopObservationsFollowTheEnvironment) {
-  // The controller's last action and gait-phase time track the env's over a few decisions of
-  // the exported policy (velocity task: last_action and gait_phase terms).
-  const Exported& e = exported("velocity_anymal_shac.yaml");
+// The controller's last actions and gait-phase time track the env's over a few decisions of the
+// exported policy.
+void expectClosedLoopFollowsTheEnvironment(const Exported& e) {
   ControllerConfig cc;
   cc.jointNames = reversedJoints(e);
   Controller c(e.path, cc);
@@ -142,6 +150,12 @@ TEST(Controller, ClosedLoopObservationsFollowTheEnvironment) {
     env.step(m.forward({env.observations()}).toTensor());
   }
   EXPECT_EQ(env.episodeLength()[0].item<int64_t>(), 6);
+}
+
+TEST(Controller, ClosedLoopObservationsFollowTheEnvironment) {
+  // The velocity task: last_action and gait_phase terms; then with action_history as well.
+  expectClosedLoopFollowsTheEnvironment(exported("velocity_anymal_shac.yaml"));
+  expectClosedLoopFollowsTheEnvironment(exported("velocity_anymal_shac.yaml", 3));
 }
 
 TEST(Controller, ActuatorLawEqualsTheModules) {
