@@ -10,9 +10,11 @@ usage: tools/terrain_tables.py terrain EVAL.jsonl          per-terrain table of 
                                                               have its rows
        tools/terrain_tables.py robustness LABEL=FILE.jsonl ...  robustness table, one column pair
                                                               per file (MuJoCo, ours)
-       tools/terrain_tables.py flat LABEL=FILE.jsonl ...   the flat floor at nominal conditions
-                                                              (the files' "nominal" rows), a row
-                                                              per file: ours and MuJoCo
+       tools/terrain_tables.py flat [--conditions A,B] LABEL=FILE.jsonl ...   the flat floor at
+                                                              nominal conditions (the files'
+                                                              "nominal" rows; or conditions A, B),
+                                                              a row per file and condition: ours
+                                                              and MuJoCo
        tools/terrain_tables.py training LABEL=METRICS.csv ...   when each training run walked
        tools/terrain_tables.py commands LABEL=EVAL.jsonl ...    falls and lin. RMS by command,
                                                               per terrain type and file
@@ -142,12 +144,17 @@ def robustness(args):
 
 
 def flat(args):
+    conditions = ["nominal"]
+    if args and args[0] == "--conditions":
+        conditions, args = args[1].split(","), args[2:]
     print("| policy | ours (hard): falls, lin. RMS, yaw RMS | MuJoCo: falls, lin. RMS, yaw RMS |")
     print("|---|---|---|")
     for label, path in labelled(args):
-        e = by(path, "condition")["nominal"]
-        print(f'| {label} | {ours(e["diffloco"]) if "diffloco" in e else ""} | '
-              f'{ours(e["mujoco"]) if "mujoco" in e else ""} |')
+        for c in conditions:
+            e = by(path, "condition")[c]
+            name = label if conditions == ["nominal"] else f"{label}, {c}"
+            print(f'| {name} | {ours(e["diffloco"]) if "diffloco" in e else ""} | '
+                  f'{ours(e["mujoco"]) if "mujoco" in e else ""} |')
 
 
 COMMANDS = {"task": "the task's (x, y, yaw in [-1, 1])", "forward_fast": "forward, 0.5-1 m/s",
