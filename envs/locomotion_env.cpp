@@ -95,7 +95,12 @@ LocomotionEnv::LocomotionEnv(TaskConfig task, const EnvOptions& options)
   // Sizes, per-column observation scale and noise, reward weights, what the terms read.
   std::vector<double> scale, noise;
   for (const auto& t : task_.observations) {
-    const int dim = observationSize(*t.def, t.params, nj, m.nfeet());
+    int dim = 0;
+    try {  // a term's parameters that give no size (height_scan's grid, action_history's steps)
+      dim = observationSize(*t.def, t.params, nj, m.nfeet());
+    } catch (const std::invalid_argument& e) {
+      throw std::runtime_error(task_.source + ": " + e.what());
+    }
     numObs_ += dim;
     scale.insert(scale.end(), dim, t.scale);
     noise.insert(noise.end(), dim, t.noise);

@@ -404,8 +404,7 @@ std::vector<TermDef> makeObservations() {
        TermDef::kFromParams,
        [](TermContext& c, const TermParams& p) {
          return c.actions.narrow(1, 0, actionHistorySteps(p)).reshape({c.actions.size(0), -1});
-       },
-       TermDef::kActionHistory});
+       }});
   t.back().sizeOf = [](const TermParams& p, int nj) { return actionHistorySteps(p) * nj; };
   t.back().definition = {
       "(a_1, ..., a_steps), a_k = clip(a, -action.clip, action.clip) of the k-th decision back "

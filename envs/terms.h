@@ -136,7 +136,7 @@ struct TermDef {
   std::function<torch::Tensor(TermContext&, const TermParams&)> eval;
   // Optional inputs of TermContext the term reads (the env fills only what some term needs).
   unsigned needs = 0;
-  static constexpr unsigned kTime = 1, kSubstep = 2, kStepStart = 4, kActionHistory = 8;
+  static constexpr unsigned kTime = 1, kSubstep = 2, kStepStart = 4;
   // Observations: the term's contract for deployment (rewards and terminations: empty).
   TermDefinition definition;
   // Observations of size kFromParams: the size for the term's parameters and nj joints.

@@ -749,6 +749,7 @@ TEST(LocomotionEnv, ActionHistoryHoldsTheLastActionsNewestFirst) {
                     "observations.action_history.steps must be an integer in [1, 16]"),
                 std::string::npos)
           << e.what();
+      EXPECT_NE(std::string(e.what()).find("velocity"), std::string::npos) << e.what();
     }
   }
 }
