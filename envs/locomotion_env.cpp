@@ -135,6 +135,11 @@ LocomotionEnv::LocomotionEnv(TaskConfig task, const EnvOptions& options)
       if (it != p.end() && !(it->second.at(0) >= 0 && p.at("relief").at(0) > 0))
         throw std::runtime_error(task_.source + ": " + t.name +
                                  ": rough_height must be >= 0 and relief > 0");
+      if (t.name == "foot_stumble" && !(p.at("width").at(0) > 0 && p.at("slope").at(0) >= 0 &&
+                                        p.at("full_slope").at(0) > p.at("slope").at(0) &&
+                                        std::isfinite(p.at("full_slope").at(0))))
+        throw std::runtime_error(task_.source +
+                                 ": foot_stumble: width must be > 0 and 0 <= slope < full_slope");
     }
 
   standing_ = fromEigen(robot_.standingConfiguration());

@@ -242,6 +242,24 @@ torch::Tensor groundHeight(const std::shared_ptr<const sim::HeightField>& field,
   return GroundHeightFunction::apply(asDouble(x), asDouble(y), field.get(), d, link)[0];
 }
 
+torch::Tensor groundSlope(const std::shared_ptr<const sim::HeightField>& field,
+                          const torch::Tensor& x, const torch::Tensor& y) {
+  if (!x.sizes().equals(y.sizes()))
+    throw std::invalid_argument("groundSlope: x and y must have the same shape");
+  std::vector<int64_t> shape(x.sizes().begin(), x.sizes().end());
+  shape.push_back(2);
+  if (!field) return torch::zeros(shape, kDouble);
+  const Tensor xc = asDouble(x).detach().contiguous(), yc = asDouble(y).detach().contiguous();
+  Tensor out = torch::empty(shape, kDouble);
+  const double *xp = xc.data_ptr<double>(), *yp = yc.data_ptr<double>();
+  double* op = out.data_ptr<double>();
+  for (std::int64_t i = 0; i < xc.numel(); ++i) {
+    const sim::SurfacePoint s = sim::sampleSurface(*field, xp[i], yp[i]);
+    op[2 * i] = s.hx, op[2 * i + 1] = s.hy;
+  }
+  return out;
+}
+
 void setTorchThreads(int threads) {
   at::set_num_threads(threads);
   using SetThreads = void (*)(int);

@@ -94,6 +94,11 @@ torch::Tensor groundHeight(const std::shared_ptr<const sim::HeightField>& field,
                            const std::shared_ptr<const sim::HeightField>& slopes = nullptr,
                            SimLink* link = nullptr);
 
+// The slopes (dh/dx, dh/dy) [.., 2] of the ground's own interpolant under world points x, y (any
+// equal shapes); zeros without a height field. A value, not differentiated.
+torch::Tensor groundSlope(const std::shared_ptr<const sim::HeightField>& field,
+                          const torch::Tensor& x, const torch::Tensor& y);
+
 // Torch's intra-op threads and, when the BLAS is OpenBLAS, its own pool (at::set_num_threads does
 // not reach it, and its idle threads spin): the simulator's pool and torch share the same cores,
 // so a trainer sets this deliberately (1 for the small tensors of SHAC and of env stepping).

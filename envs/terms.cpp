@@ -169,9 +169,13 @@ Tensor heightAboveGround(const TaskConstants& k, const Tensor& centres, const Te
 
 }  // namespace
 
+const Tensor& TermContext::footCentres() {
+  if (!footCentres_.defined()) footCentres_ = footPositions(*k_.link, q);
+  return footCentres_;
+}
+
 const Tensor& TermContext::footHeight() {
-  if (!footHeight_.defined())
-    footHeight_ = heightAboveGround(k_, footPositions(*k_.link, q), k_.footRadius);
+  if (!footHeight_.defined()) footHeight_ = heightAboveGround(k_, footCentres(), k_.footRadius);
   return footHeight_;
 }
 
@@ -559,6 +563,27 @@ std::vector<TermDef> makeRewards() {
                [](TermContext& c, const TermParams& p) {
                  return -torch::sigmoid(-c.legSphereHeight() / p("width")).sum(1);
                }});
+  // legged_gym's feet_stumble (a foot pushed sideways by a vertical surface), smooth and read from
+  // the ground's shape rather than from contact forces: a foot touching or nearing ground steeper
+  // than `slope` (a stair's or an obstacle's edge, a riser) costs up to 1, so that the gradient
+  // lifts it over the edge or moves it off it. The steepness is the ground's own interpolant's at
+  // the foot's centre, not differentiated; the height is the foot_height_tracking's.
+  t.push_back(
+      {"foot_stumble",
+       "-sum_j sigmoid(-h_j / width) * clamp((|grad h(x_j, y_j)| - slope) / (full_slope - slope), "
+       "0, 1), h_j: lowest point of foot j above the ground under its centre",
+       {{"width", {0.01}, "height scale of the sigmoid [m]"},
+        {"slope", {1.0}, "ground slope |grad h| below which a foot costs nothing"},
+        {"full_slope", {2.0}, "ground slope from which a foot costs the full sigmoid"}},
+       1,
+       [](TermContext& c, const TermParams& p) {
+         const Tensor centres = c.footCentres();
+         const Tensor g =
+             groundSlope(c.constants().terrain, centres.select(2, 0), centres.select(2, 1));
+         const Tensor steep =
+             ((g.norm(2, -1) - p("slope")) / (p("full_slope") - p("slope"))).clamp(0, 1);
+         return -(torch::sigmoid(-c.footHeight() / p("width")) * steep).sum(1);
+       }});
   t.push_back({"joint_torque_l2",
                "-|tau|^2 (actuator torque of the last sim sub-step)",
                {},

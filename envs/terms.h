@@ -78,6 +78,8 @@ class TermContext {
   const StateFeatures& state();       // of (q, v)
   // [n]: the base origin's height above the ground under it (z on the plane z = 0).
   const torch::Tensor& baseHeight();
+  // [n, F, 3]: world positions of the foot sphere centres.
+  const torch::Tensor& footCentres();
   // [n, F]: lowest point of each foot sphere above the ground under its centre.
   const torch::Tensor& footHeight();
   // [n, L]: the same for each leg sphere (sim::Model::legSpheres).
@@ -89,7 +91,7 @@ class TermContext {
   const TaskConstants& k_;
   bool haveState_ = false;
   StateFeatures state_;
-  torch::Tensor baseHeight_, footHeight_, legSphereHeight_, torque_, jointAcc_;
+  torch::Tensor baseHeight_, footCentres_, footHeight_, legSphereHeight_, torque_, jointAcc_;
 };
 
 // A term's parameters as given in YAML (after defaults). Scalars are 1-element lists.

@@ -773,3 +773,29 @@ TEST(LocomotionEnv, ActionHistoryCarriesTheActionsGradient) {
       torch::autograd::grad({(r.obs.narrow(1, env.numObs() - 12, 12) * w).sum()}, {a0})[0];
   EXPECT_TRUE(torch::equal(g, w));  // a0 is the older of the two: the last 12 values
 }
+
+// foot_stumble refuses a width that is not positive and a slope band that is empty or reversed
+// (it divides by full_slope - slope), naming the task and the term.
+TEST(LocomotionEnv, BadStumbleSlopeBandIsAnError) {
+  for (const auto& [width, slope, fullSlope] :
+       {std::tuple{0.0, 1.0, 2.0}, std::tuple{0.01, 2.0, 2.0}, std::tuple{0.01, 2.0, 1.0},
+        std::tuple{0.01, -1.0, 2.0}, std::tuple{0.01, 1.0, std::nan("")}}) {
+    TaskConfig task = loadTaskConfig("velocity");
+    TermConfig t;
+    t.name = "foot_stumble";
+    t.def = findTerm(TermKind::Reward, "foot_stumble");
+    t.params = TermParams({{"width", {width}}, {"slope", {slope}}, {"full_slope", {fullSlope}}});
+    task.rewards.push_back(t);
+    try {
+      LocomotionEnv env(task, options(2));
+      ADD_FAILURE() << "no error for width " << width << ", slope " << slope << ", full_slope "
+                    << fullSlope;
+    } catch (const std::runtime_error& e) {
+      EXPECT_NE(
+          std::string(e.what()).find("foot_stumble: width must be > 0 and 0 <= slope < full_slope"),
+          std::string::npos)
+          << e.what();
+      EXPECT_NE(std::string(e.what()).find("velocity"), std::string::npos) << e.what();
+    }
+  }
+}

@@ -2,6 +2,8 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <algorithm>
+#include <cmath>
 #include <set>
 
 #include "envs/sim_function.h"
@@ -250,4 +252,73 @@ TEST(Terms, FootHeightPeakFollowsTheReliefAroundTheBase) {
   // The three peaks give three different rewards (the feet are not at any of them).
   EXPECT_GT(std::abs(reward(slope, 0.15, 0.0, 0.05) - reward(slope, 0.125, 0.0, 0.05)), 1e-4);
   EXPECT_GT(std::abs(reward(slope, 0.10, 0.0, 0.05) - reward(slope, 0.125, 0.0, 0.05)), 1e-4);
+}
+
+// foot_stumble with the front feet over a 12 cm step edge (the middle of the Catmull-Rom ramp
+// between two 5 cm samples: slope 1.5 * 0.12 / 0.05 - (1.2 + 1.2) / 4 = 3.0) and the hind feet on
+// the flat tread below: the value from the simulator's kinematics and the field's own slope, the
+// ramp between `slope` and `full_slope`, and the slope with respect to the base height in closed
+// form (raising the base raises every foot alike: d/dz = sum_j s_j (1 - s_j) / width * steep_j).
+TEST(Terms, FootStumbleCostsFeetNearSteepGround) {
+  const Robot robot = loadRobot("anymal");
+  const sim::Model& m = robot.model;
+  sim::SimOptions opt;
+  SimLink link(m, opt, 1, 1);
+  sim::VecX q0 = robot.standingConfiguration();
+  sim::Data d(m);
+  sim::forwardKinematics(m, d, q0);
+  const sim::Vec3 lf = sim::worldPoint(d, m.feet[0].body, m.feet[0].offset);
+  auto step = std::make_shared<sim::HeightField>();
+  step->nx = 80, step->ny = 80, step->spacing = 0.05;
+  step->originX = lf.x() - 0.025 - 40 * 0.05;  // samples 40 and 41 on either side of the foot
+  step->originY = lf.y() - 40 * 0.05;
+  for (int j = 0; j < step->ny; ++j)
+    for (int i = 0; i < step->nx; ++i) step->heights.push_back(i >= 41 ? 0.12 : 0.0);
+  step->finalize();
+  // The foot's lowest point 5 mm above the ramp under its centre.
+  q0[2] += sim::groundHeight(step.get(), lf.x(), lf.y()) - (lf.z() - m.feet[0].radius) + 0.005;
+  sim::forwardKinematics(m, d, q0);
+  TaskConstants k;
+  k.defaultJointPos = torch::zeros({12}, kF64);
+  k.link = &link;
+  k.terrain = step;
+  k.footRadius = torch::empty({static_cast<int64_t>(m.feet.size())}, kF64);
+  for (size_t f = 0; f < m.feet.size(); ++f) k.footRadius[f] = m.feet[f].radius;
+  const TermDef* term = findTerm(TermKind::Reward, "foot_stumble");
+  for (const auto& [slope, fullSlope] : {std::pair{1.0, 2.0}, std::pair{2.0, 4.0}}) {
+    const Tensor q = torch::from_blob(q0.data(), {1, 19}, kF64).clone().requires_grad_();
+    TermContext c(k);
+    c.q = q;
+    const double width = 0.01;
+    const Tensor r = term->eval(
+        c, TermParams({{"width", {width}}, {"slope", {slope}}, {"full_slope", {fullSlope}}}));
+    double value = 0, dzExpected = 0;
+    int steepFeet = 0;
+    for (const sim::Foot& foot : m.feet) {
+      const sim::Vec3 p = sim::worldPoint(d, foot.body, foot.offset);
+      const sim::SurfacePoint s = sim::sampleSurface(*step, p.x(), p.y());
+      const double h = p.z() - foot.radius - s.h;
+      const double steep =
+          std::clamp((std::hypot(s.hx, s.hy) - slope) / (fullSlope - slope), 0.0, 1.0);
+      const double sig = 1 / (1 + std::exp(h / width));
+      value -= sig * steep;
+      dzExpected += sig * (1 - sig) / width * steep;
+      steepFeet += steep > 0;
+    }
+    EXPECT_EQ(steepFeet, 2);  // the front feet
+    EXPECT_NEAR(r.item<double>(), value, 1e-12);
+    // Twice sigmoid(-0.5) = 0.378 times the ramp: 3.0 is past full_slope 2, halfway from 2 to 4.
+    EXPECT_NEAR(r.item<double>(), -2 * 0.3775 * (slope == 1.0 ? 1.0 : 0.5), 0.01);
+    const double dz = torch::autograd::grad({r.sum()}, {q})[0][0][2].item<double>();
+    EXPECT_NEAR(dz, dzExpected, 1e-9 * std::max(1.0, dzExpected));
+    EXPECT_GT(dz, 0);  // lifting the foot off the edge is rewarded
+  }
+  // On the plane nothing is steep.
+  k.terrain = nullptr;
+  TermContext flat(k);
+  flat.q = torch::from_blob(q0.data(), {1, 19}, kF64).clone();
+  EXPECT_EQ(
+      term->eval(flat, TermParams({{"width", {0.01}}, {"slope", {1.0}}, {"full_slope", {2.0}}}))
+          .item<double>(),
+      0.0);
 }
