@@ -131,15 +131,11 @@ LocomotionEnv::LocomotionEnv(TaskConfig task, const EnvOptions& options)
                                  std::to_string(m.nfeet()) + ")");
       if (t.name == "action_history")  // steps checked by observationSize above
         historyDepth = std::max(historyDepth, static_cast<std::int64_t>(p.at("steps").at(0)));
-      it = p.find("rough_height");
-      if (it != p.end() && !(it->second.at(0) >= 0 && p.at("relief").at(0) > 0))
-        throw std::runtime_error(task_.source + ": " + t.name +
-                                 ": rough_height must be >= 0 and relief > 0");
-      if (t.name == "foot_stumble" && !(p.at("width").at(0) > 0 && p.at("slope").at(0) >= 0 &&
-                                        p.at("full_slope").at(0) > p.at("slope").at(0) &&
-                                        std::isfinite(p.at("full_slope").at(0))))
-        throw std::runtime_error(task_.source +
-                                 ": foot_stumble: width must be > 0 and 0 <= slope < full_slope");
+      if (t.def->check) try {
+          t.def->check(t.params);
+        } catch (const std::invalid_argument& e) {
+          throw std::runtime_error(task_.source + ": " + t.name + ": " + e.what());
+        }
     }
 
   standing_ = fromEigen(robot_.standingConfiguration());

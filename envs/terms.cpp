@@ -509,6 +509,10 @@ std::vector<TermDef> makeRewards() {
          return (ref / peak * torch::exp(-sq(e) / p("sigma"))).sum(1);
        },
        TermDef::kTime});
+  t.back().check = [](const TermParams& p) {
+    if (!(p("rough_height") >= 0 && p("relief") > 0))
+      throw std::invalid_argument("rough_height must be >= 0 and relief > 0");
+  };
   t.push_back({"lin_vel_z_l2", "-(B v_z)^2", {}, 1, [](TermContext& c, const TermParams&) {
                  return -sq(c.state().linVelB.select(1, 2));
                }});
@@ -584,6 +588,11 @@ std::vector<TermDef> makeRewards() {
              ((g.norm(2, -1) - p("slope")) / (p("full_slope") - p("slope"))).clamp(0, 1);
          return -(torch::sigmoid(-c.footHeight() / p("width")) * steep).sum(1);
        }});
+  t.back().check = [](const TermParams& p) {
+    if (!(p("width") > 0 && p("slope") >= 0 && p("full_slope") > p("slope") &&
+          std::isfinite(p("full_slope"))))
+      throw std::invalid_argument("width must be > 0 and 0 <= slope < full_slope");
+  };
   t.push_back({"joint_torque_l2",
                "-|tau|^2 (actuator torque of the last sim sub-step)",
                {},

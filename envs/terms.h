@@ -143,6 +143,9 @@ struct TermDef {
   TermDefinition definition;
   // Observations of size kFromParams: the size for the term's parameters and nj joints.
   std::function<int(const TermParams&, int nj)> sizeOf;
+  // Optional: throws std::invalid_argument saying which parameter values the term cannot use
+  // (the env adds the task file and the term's name).
+  std::function<void(const TermParams&)> check;
 };
 
 // The number of values an observation term gives for a robot with nj joints and nfeet feet.

@@ -309,9 +309,30 @@ TEST(Terms, FootStumbleCostsFeetNearSteepGround) {
     EXPECT_NEAR(r.item<double>(), value, 1e-12);
     // Twice sigmoid(-0.5) = 0.378 times the ramp: 3.0 is past full_slope 2, halfway from 2 to 4.
     EXPECT_NEAR(r.item<double>(), -2 * 0.3775 * (slope == 1.0 ? 1.0 : 0.5), 0.01);
-    const double dz = torch::autograd::grad({r.sum()}, {q})[0][0][2].item<double>();
+    const Tensor grad = torch::autograd::grad({r.sum()}, {q})[0][0];
+    const double dz = grad[2].item<double>();
     EXPECT_NEAR(dz, dzExpected, 1e-9 * std::max(1.0, dzExpected));
     EXPECT_GT(dz, 0);  // lifting the foot off the edge is rewarded
+    // Central differences in the base position and every joint: the steepness weight is constant
+    // nearby (3.0 is past full_slope 2 at the front feet, 0 at the hind feet) only in the first
+    // band, where the whole gradient is the height's.
+    if (slope != 1.0) continue;
+    auto reward = [&](const sim::VecX& qq) {
+      TermContext cc(k);
+      cc.q = torch::from_blob(const_cast<double*>(qq.data()), {1, 19}, kF64).clone();
+      return term
+          ->eval(cc,
+                 TermParams({{"width", {width}}, {"slope", {slope}}, {"full_slope", {fullSlope}}}))
+          .item<double>();
+    };
+    for (int i : {0, 1, 2, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18}) {
+      const double eps = 1e-6;
+      sim::VecX qp = q0, qm = q0;
+      qp[i] += eps, qm[i] -= eps;
+      const double fd = (reward(qp) - reward(qm)) / (2 * eps);
+      EXPECT_NEAR(grad[i].item<double>(), fd, 1e-5 * std::max(1.0, std::abs(fd)))
+          << "q[" << i << "]";
+    }
   }
   // On the plane nothing is steep.
   k.terrain = nullptr;
