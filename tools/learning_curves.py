@@ -3,7 +3,7 @@
 
     tools/learning_curves.py --diffloco build/diffloco --shac RUN... --ppo RUN...
                              [--episodes 100] [--envs 100] [--fraction 0.9] [--csv OUT.csv]
-                             [--cache DIR]
+                             [--cache DIR] [--coarse K]
 
 Training returns of SHAC and PPO runs are not comparable when their training episodes differ
 (curricula, command ranges); the evaluation is: each checkpoint model_<N>.pt is run by `diffloco
@@ -13,6 +13,14 @@ iteration N (metrics.csv). Reported per run: the samples at which the evaluated 
 reaches `fraction` x PPO's final evaluated return (the mean over PPO runs of their last
 checkpoint), on velocity-tracking tasks the samples at which linear-velocity RMS first falls under
 0.25 m/s (the tracking bar), and the ratio of the medians PPO / SHAC.
+
+A crossing lies between the checkpoint that first reaches the level and the evaluated checkpoint
+before it (its bracket; from 0 env steps when the first one does). The ratio's interval takes the
+medians of the brackets' ends: PPO's lower ends over SHAC's upper ends, and PPO's upper over
+SHAC's lower; the seeds' spread is the smallest and largest ratio over every (PPO, SHAC) pair.
+With --coarse K only every K-th iteration's checkpoint (and each run's last) is evaluated first;
+then every checkpoint inside the bracket of the first crossing, until the bracket is one
+checkpoint interval wide (a run keeps every checkpoint; the evaluation picks).
 """
 import argparse
 import csv
@@ -74,25 +82,59 @@ def evaluate(diffloco, path, episodes, envs, cache):
     return result
 
 
-def curve(diffloco, run, episodes, envs, cache):
-    steps = env_steps_by_iteration(run)
-    points = []
-    for it, path in checkpoints(run):
-        if it not in steps:
-            continue
-        r = evaluate(diffloco, path, episodes, envs, cache)
-        # lin_vel_rms: velocity-tracking tasks only (nan for the walk task)
-        points.append((steps[it], it, r["return_mean"], r.get("lin_vel_rms", math.nan), r["falls"]))
-    if not points:
-        raise SystemExit(f"{run}: no checkpoints model_<N>.pt with a metrics.csv row")
-    return points
+class Curve:
+    """A run's checkpoints and those evaluated so far, as (env steps, iteration, return, lin.
+    RMS, falls) points in iteration order."""
+
+    def __init__(self, run, coarse, evaluate_one):
+        steps = env_steps_by_iteration(run)
+        self.available = [(it, path, steps[it]) for it, path in checkpoints(run) if it in steps]
+        if not self.available:
+            raise SystemExit(f"{run}: no checkpoints model_<N>.pt with a metrics.csv row")
+        self.evaluate_one = evaluate_one
+        self.evaluated = {}
+        last = len(self.available) - 1
+        for i, (it, _, _) in enumerate(self.available):
+            if not coarse or it % coarse == 0 or i == last:
+                self.evaluate(i)
+
+    def evaluate(self, i):
+        if i not in self.evaluated:
+            it, path, steps = self.available[i]
+            r = self.evaluate_one(path)
+            # lin_vel_rms: velocity-tracking tasks only (nan for the walk task)
+            self.evaluated[i] = (steps, it, r["return_mean"], r.get("lin_vel_rms", math.nan),
+                                 r["falls"])
+
+    def points(self):
+        return [self.evaluated[i] for i in sorted(self.evaluated)]
+
+    def bracket(self, ok):
+        """(lower, upper) env steps of the first crossing, refined until no unevaluated
+        checkpoint lies inside; (last steps, inf) when no checkpoint reaches it."""
+        while True:
+            order = sorted(self.evaluated)
+            hit = next((k for k, i in enumerate(order) if ok(self.evaluated[i])), None)
+            if hit is None:
+                return self.evaluated[order[-1]][0], math.inf
+            before = order[hit - 1] if hit > 0 else -1
+            inside = range(before + 1, order[hit])
+            if not inside:
+                lower = self.evaluated[before][0] if before >= 0 else 0.0
+                return lower, self.evaluated[order[hit]][0]
+            for i in inside:
+                self.evaluate(i)
 
 
-def first(points, ok):
-    for p in points:
-        if ok(p):
-            return p[0]
-    return math.inf
+def ratio_summary(reach):
+    """PPO / SHAC median ratio, its interval from the brackets, and the seeds' spread."""
+    med = lambda xs: statistics.median(xs)
+    div = lambda a, b: a / b if b > 0 else math.inf
+    ratio = div(med([u for _, u in reach["ppo"]]), med([u for _, u in reach["shac"]]))
+    low = div(med([l for l, _ in reach["ppo"]]), med([u for _, u in reach["shac"]]))
+    high = div(med([u for _, u in reach["ppo"]]), med([l for l, _ in reach["shac"]]))
+    pairs = [div(p, s) for _, p in reach["ppo"] for _, s in reach["shac"]]
+    return ratio, low, high, min(pairs), max(pairs)
 
 
 def main():
@@ -105,33 +147,45 @@ def main():
     ap.add_argument("--fraction", type=float, default=0.9)
     ap.add_argument("--csv", help="write every evaluated checkpoint here")
     ap.add_argument("--cache", help="keep each evaluation as JSON here and reuse it")
+    ap.add_argument("--coarse", type=int, default=0, metavar="K",
+                    help="evaluate every K-th iteration's checkpoint first, then refine the "
+                    "crossings' brackets (default: every checkpoint)")
     a = ap.parse_args()
+    if a.coarse < 0:
+        raise SystemExit(f"--coarse must be >= 0 (got {a.coarse})")
 
-    curves = {("shac", r): curve(a.diffloco, r, a.episodes, a.envs, a.cache) for r in a.shac}
-    curves.update({("ppo", r): curve(a.diffloco, r, a.episodes, a.envs, a.cache) for r in a.ppo})
-    ppo_final = statistics.mean(c[-1][2] for (alg, _), c in curves.items() if alg == "ppo")
+    one = lambda path: evaluate(a.diffloco, path, a.episodes, a.envs, a.cache)
+    curves = {("shac", r): Curve(r, a.coarse, one) for r in a.shac}
+    curves.update({("ppo", r): Curve(r, a.coarse, one) for r in a.ppo})
+    ppo_final = statistics.mean(c.points()[-1][2] for (alg, _), c in curves.items()
+                                if alg == "ppo")
     level = a.fraction * ppo_final
     print(f"PPO final evaluated return {ppo_final:.1f}; level {a.fraction:.0%}: {level:.1f}")
     reach = {"shac": [], "ppo": []}
     for (alg, run), c in curves.items():
-        r = first(c, lambda p: p[2] >= level)
-        t = first(c, lambda p: p[3] <= 0.25)
-        reach[alg].append(r)
-        tracking = "" if math.isnan(c[-1][3]) else f", lin. RMS <= 0.25 m/s at {t:.3g}"
-        last = "" if math.isnan(c[-1][3]) else f", lin. RMS {c[-1][3]:.3f} m/s"
-        print(f"  {alg} {os.path.basename(os.path.normpath(run))}: return level at {r:.3g} env "
-              f"steps{tracking}; last checkpoint: return {c[-1][2]:.1f}{last}, falls "
-              f"{c[-1][4]}/{a.episodes}")
-    ms, mp = statistics.median(reach["shac"]), statistics.median(reach["ppo"])
-    print(f"median samples to the level: SHAC {ms:.3g}, PPO {mp:.3g}; PPO / SHAC = "
-          f"{(mp / ms if ms > 0 else math.inf):.1f}")
+        lo, hi = c.bracket(lambda p: p[2] >= level)
+        reach[alg].append((lo, hi))
+        last = c.points()[-1]
+        tracking = last_rms = ""
+        if not math.isnan(last[3]):
+            tracking = f", lin. RMS <= 0.25 m/s at {c.bracket(lambda p: p[3] <= 0.25)[1]:.3g}"
+            last_rms = f", lin. RMS {last[3]:.3f} m/s"
+        print(f"  {alg} {os.path.basename(os.path.normpath(run))}: return level at {hi:.3g} env "
+              f"steps (after {lo:.3g}){tracking}; last checkpoint: return {last[2]:.1f}"
+              f"{last_rms}, falls {last[4]}/{a.episodes}")
+    ms = statistics.median(u for _, u in reach["shac"])
+    mp = statistics.median(u for _, u in reach["ppo"])
+    ratio, low, high, spread_lo, spread_hi = ratio_summary(reach)
+    print(f"median samples to the level: SHAC {ms:.3g}, PPO {mp:.3g}; PPO / SHAC = {ratio:.1f}")
+    print(f"ratio within the checkpoints' brackets: {low:.1f}-{high:.1f}; over seed pairs: "
+          f"{spread_lo:.1f}-{spread_hi:.1f}")
     if a.csv:
         with open(a.csv + ".tmp", "w", newline="") as f:
             w = csv.writer(f)
             w.writerow(["algorithm", "run", "iteration", "env_steps", "return_mean", "lin_vel_rms",
                         "falls"])
             for (alg, run), c in curves.items():
-                for steps, it, ret, lin, falls in c:
+                for steps, it, ret, lin, falls in c.points():
                     w.writerow([alg, os.path.basename(os.path.normpath(run)), it, int(steps), ret,
                                 lin, falls])
         os.replace(a.csv + ".tmp", a.csv)

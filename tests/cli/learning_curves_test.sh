@@ -59,6 +59,39 @@ assert int(row["falls"]) == direct["falls"], (row, direct)
 assert row["lin_vel_rms"] == "nan", row  # the walk task tracks no commands
 PY
 [ "$(ls "$dir/cache" | wc -l)" -eq 5 ] || fail "expected one cached evaluation per checkpoint"
+grep -q "^ratio within the checkpoints' brackets: .*; over seed pairs: " "$dir/out.txt" ||
+  fail "no interval line"
+# --coarse: a synthetic run whose evaluated return is its iteration (1..20, 100 env steps each)
+# reaches 13.5 between iterations 13 and 14; evaluating every 5th first, the bracket is refined to
+# one checkpoint interval, evaluating 5, 10, 15, 20 and then 11-14 only.
+mkdir -p "$dir/synth"
+{
+  echo "iteration,env_steps"
+  for i in $(seq 1 20); do echo "$i,$((100 * i))"; done
+} >"$dir/synth/metrics.csv"
+for i in $(seq 1 20); do : >"$dir/synth/model_$i.pt"; done
+"$python" - "$repo/tools" "$dir/synth" <<'PY' || fail "--coarse does not refine the bracket"
+import os, re, sys
+sys.path.insert(0, sys.argv[1])
+import learning_curves as lc
+seen = []
+def one(path):
+    it = int(re.search(r"model_(\d+)", path).group(1))
+    seen.append(it)
+    return {"return_mean": float(it), "falls": 0}
+c = lc.Curve(sys.argv[2], 5, one)
+assert seen == [5, 10, 15, 20], seen
+assert c.bracket(lambda p: p[2] >= 13.5) == (1300, 1400), c.bracket(lambda p: p[2] >= 13.5)
+assert sorted(seen) == [5, 10, 11, 12, 13, 14, 15, 20], seen
+assert c.bracket(lambda p: p[2] >= 0.5) == (0.0, 100), "the first checkpoint reaches it"
+assert c.bracket(lambda p: p[2] >= 99) == (2000, float("inf")), "never reached"
+full = lc.Curve(sys.argv[2], 0, one)
+assert len(full.points()) == 20
+reach = {"shac": [(100, 200), (200, 300), (300, 400)], "ppo": [(1000, 2000), (3000, 4000)]}
+ratio, low, high, lo_pair, hi_pair = lc.ratio_summary(reach)
+assert (ratio, low, high) == (3000 / 300, 2000 / 300, 3000 / 200), (ratio, low, high)
+assert (lo_pair, hi_pair) == (2000 / 400, 4000 / 200), (lo_pair, hi_pair)
+PY
 # A run folder without checkpoints is an error naming it.
 mkdir -p "$dir/empty" && cp "$shac/metrics.csv" "$dir/empty/"
 if "$python" "$repo/tools/learning_curves.py" --diffloco "$bin" --shac "$dir/empty" \
