@@ -529,6 +529,24 @@ std::vector<TermDef> makeRewards() {
   t.push_back({"base_orientation", "-|B g_xy|^2", {}, 1, [](TermContext& c, const TermParams&) {
                  return -sq(c.state().gravityB.narrow(1, 0, 2)).sum(1);
                }});
+  // The tilt termination ends an episode in a step that has no gradient: to a first-order method
+  // a fall is a cliff that the window cannot see coming. This cost rises from 0 at `start` to 1
+  // at the termination's `angle` (quadratic in the cosine), so that the gradient rights a tipping
+  // base while it can still be righted; upright walking, stairs' pitch included, costs nothing.
+  t.push_back({"base_tilt_barrier",
+               "-(max(cos(start) - e_z^W . e_z^B, 0) / (cos(start) - cos(angle)))^2",
+               {{"start", {0.5}, "tilt where the cost starts [rad]"},
+                {"angle", {1.0}, "tilt where it reaches 1: the tilt termination's [rad]"}},
+               1,
+               [](TermContext& c, const TermParams& p) {
+                 const double from = std::cos(p("start"));
+                 return -sq((from - c.state().alignment).clamp_min(0) /
+                            (from - std::cos(p("angle"))));
+               }});
+  t.back().check = [](const TermParams& p) {
+    if (!(p("start") >= 0 && p("angle") > p("start") && p("angle") <= M_PI))
+      throw std::invalid_argument("0 <= start < angle <= pi required");
+  };
   t.push_back({"action_l1", "-sum_i |a_i|", {}, 1, [](TermContext& c, const TermParams&) {
                  return -c.action.abs().sum(1);
                }});

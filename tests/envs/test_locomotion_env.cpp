@@ -799,3 +799,24 @@ TEST(LocomotionEnv, BadStumbleSlopeBandIsAnError) {
     }
   }
 }
+
+TEST(LocomotionEnv, BadTiltBarrierAnglesAreAnError) {
+  for (const auto& [start, angle] : {std::pair{0.5, 0.5}, std::pair{1.0, 0.5}, std::pair{-0.1, 1.0},
+                                     std::pair{0.5, 4.0}, std::pair{std::nan(""), 1.0}}) {
+    TaskConfig task = loadTaskConfig("velocity");
+    TermConfig t;
+    t.name = "base_tilt_barrier";
+    t.def = findTerm(TermKind::Reward, "base_tilt_barrier");
+    t.params = TermParams({{"start", {start}}, {"angle", {angle}}});
+    task.rewards.push_back(t);
+    try {
+      LocomotionEnv env(task, options(2));
+      ADD_FAILURE() << "no error for start " << start << ", angle " << angle;
+    } catch (const std::runtime_error& e) {
+      EXPECT_NE(std::string(e.what()).find("base_tilt_barrier: 0 <= start < angle <= pi required"),
+                std::string::npos)
+          << e.what();
+      EXPECT_NE(std::string(e.what()).find("velocity"), std::string::npos) << e.what();
+    }
+  }
+}

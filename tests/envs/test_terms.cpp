@@ -169,6 +169,46 @@ TEST(Terms, LinearVelocityTrackingTermsInBaseAxes) {
   EXPECT_LT(slope("lin_vel_tracking", TermParams({{"sigma", {0.25}}})), 0.02 * 2.8);
 }
 
+// base_tilt_barrier on a base rolled by theta about its x axis: 0 up to `start`, the closed form
+// beyond it, 1 at the termination's angle; its slope in theta against central differences and
+// in closed form (d/dtheta = -2 u sin(theta) / (cos(start) - cos(angle))), pulling upright.
+TEST(Terms, TiltBarrierRisesToOneAtTheTerminationAngle) {
+  TaskConstants k;
+  k.defaultJointPos = torch::zeros({12}, kF64);
+  const TermDef* term = findTerm(TermKind::Reward, "base_tilt_barrier");
+  ASSERT_NE(term, nullptr);
+  const double start = 0.5, angle = 1.0, span = std::cos(start) - std::cos(angle);
+  const TermParams params({{"start", {start}}, {"angle", {angle}}});
+  auto barrier = [&](const Tensor& theta) {
+    TermContext c(k);
+    const int64_t n = theta.size(0);
+    c.q = torch::cat({torch::zeros({n, 3}, kF64), torch::cos(theta / 2).unsqueeze(1),
+                      torch::sin(theta / 2).unsqueeze(1), torch::zeros({n, 14}, kF64)},
+                     1);
+    c.v = torch::zeros({theta.size(0), 18}, kF64);
+    return term->eval(c, params);
+  };
+  const std::vector<double> thetas = {0.0, 0.3, 0.49, 0.6, 0.8, 1.0, -0.9};
+  const Tensor theta = torch::tensor(thetas, kF64).requires_grad_();
+  const Tensor r = barrier(theta);
+  const Tensor grad = torch::autograd::grad({r.sum()}, {theta})[0];
+  for (size_t i = 0; i < thetas.size(); ++i) {
+    const double u = std::max(std::cos(start) - std::cos(thetas[i]), 0.0) / span;
+    EXPECT_NEAR(r[i].item<double>(), -u * u, 1e-12) << thetas[i];
+    EXPECT_NEAR(grad[i].item<double>(), -2 * u * std::sin(thetas[i]) / span, 1e-9) << thetas[i];
+    const double eps = 1e-6;
+    const double fd = (barrier(torch::tensor({thetas[i] + eps}, kF64)).item<double>() -
+                       barrier(torch::tensor({thetas[i] - eps}, kF64)).item<double>()) /
+                      (2 * eps);
+    EXPECT_NEAR(grad[i].item<double>(), fd, 1e-6) << thetas[i];
+  }
+  EXPECT_EQ(r[0].item<double>(), 0.0);  // upright and below start: free
+  EXPECT_EQ(r[2].item<double>(), 0.0);
+  EXPECT_NEAR(r[5].item<double>(), -1.0, 1e-12);  // at the termination's angle
+  EXPECT_LT(grad[4].item<double>(), 0.0);         // rolling further costs
+  EXPECT_GT(grad[6].item<double>(), 0.0);         // either way
+}
+
 // leg_contact on a robot lowered onto its knees (the plane): the value from the simulator's own
 // kinematics, and its slope with respect to the base height in closed form (raising the base
 // raises every sphere alike: d/dz = sum_k s_k (1 - s_k) / width).
