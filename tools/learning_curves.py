@@ -128,7 +128,7 @@ class Curve:
 
 def ratio_summary(reach):
     """PPO / SHAC median ratio, its interval from the brackets, and the seeds' spread."""
-    med = lambda xs: statistics.median(xs)
+    med = statistics.median
     div = lambda a, b: a / b if b > 0 else math.inf
     ratio = div(med([u for _, u in reach["ppo"]]), med([u for _, u in reach["shac"]]))
     low = div(med([l for l, _ in reach["ppo"]]), med([u for _, u in reach["shac"]]))
