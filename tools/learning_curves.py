@@ -18,9 +18,10 @@ A crossing lies between the checkpoint that first reaches the level and the eval
 before it (its bracket; from 0 env steps when the first one does). The ratio's interval takes the
 medians of the brackets' ends: PPO's lower ends over SHAC's upper ends, and PPO's upper over
 SHAC's lower; the seeds' spread is the smallest and largest ratio over every (PPO, SHAC) pair.
-With --coarse K only every K-th iteration's checkpoint (and each run's last) is evaluated first;
-then every checkpoint inside the bracket of the first crossing, until the bracket is one
-checkpoint interval wide (a run keeps every checkpoint; the evaluation picks).
+With --coarse K a run's last checkpoint is evaluated first, then every K-th iteration's checkpoint
+in order until the first that crosses (none after it), then every checkpoint inside that bracket,
+until the bracket is one checkpoint interval wide (a run keeps every checkpoint; the evaluation
+picks). The first crossing found is the one evaluating every checkpoint would find.
 """
 import argparse
 import csv
@@ -94,9 +95,11 @@ class Curve:
         self.evaluate_one = evaluate_one
         self.evaluated = {}
         last = len(self.available) - 1
-        for i, (it, _, _) in enumerate(self.available):
-            if not coarse or it % coarse == 0 or i == last:
-                self.evaluate(i)
+        # the checkpoints a crossing is first searched among, in order; the last one always
+        self.grid = [i for i, (it, _, _) in enumerate(self.available)
+                     if not coarse or it % coarse == 0 or i == last]
+        for i in self.grid if not coarse else [last]:
+            self.evaluate(i)
 
     def evaluate(self, i):
         if i not in self.evaluated:
@@ -115,6 +118,11 @@ class Curve:
         while True:
             order = sorted(self.evaluated)
             hit = next((k for k, i in enumerate(order) if ok(self.evaluated[i])), None)
+            end = order[hit] if hit is not None else len(self.available)
+            pending = next((g for g in self.grid if g < end and g not in self.evaluated), None)
+            if pending is not None:
+                self.evaluate(pending)
+                continue
             if hit is None:
                 return self.evaluated[order[-1]][0], math.inf
             before = order[hit - 1] if hit > 0 else -1
@@ -148,8 +156,8 @@ def main():
     ap.add_argument("--csv", help="write every evaluated checkpoint here")
     ap.add_argument("--cache", help="keep each evaluation as JSON here and reuse it")
     ap.add_argument("--coarse", type=int, default=0, metavar="K",
-                    help="evaluate every K-th iteration's checkpoint first, then refine the "
-                    "crossings' brackets (default: every checkpoint)")
+                    help="search each crossing among every K-th iteration's checkpoints, in order, "
+                    "then refine its bracket (default: evaluate every checkpoint)")
     a = ap.parse_args()
     if a.coarse < 0:
         raise SystemExit(f"--coarse must be >= 0 (got {a.coarse})")

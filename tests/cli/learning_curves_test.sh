@@ -62,8 +62,8 @@ PY
 grep -q "^ratio within the checkpoints' brackets: .*; over seed pairs: " "$dir/out.txt" ||
   fail "no interval line"
 # --coarse: a synthetic run whose evaluated return is its iteration (1..20, 100 env steps each)
-# reaches 13.5 between iterations 13 and 14; evaluating every 5th first, the bracket is refined to
-# one checkpoint interval, evaluating 5, 10, 15, 20 and then 11-14 only.
+# reaches 13.5 between iterations 13 and 14; the last checkpoint first, then every 5th in order
+# until one crosses (5, 10, 15), then the bracket refined to one checkpoint interval (11-14).
 mkdir -p "$dir/synth"
 {
   echo "iteration,env_steps"
@@ -80,9 +80,21 @@ def one(path):
     seen.append(it)
     return {"return_mean": float(it), "falls": 0}
 c = lc.Curve(sys.argv[2], 5, one)
-assert seen == [5, 10, 15, 20], seen
+assert seen == [20], seen
 assert c.bracket(lambda p: p[2] >= 13.5) == (1300, 1400), c.bracket(lambda p: p[2] >= 13.5)
-assert sorted(seen) == [5, 10, 11, 12, 13, 14, 15, 20], seen
+assert seen == [20, 5, 10, 15, 11, 12, 13, 14], seen
+# A crossing at the first coarse checkpoint evaluates none after it.
+seen.clear()
+early = lc.Curve(sys.argv[2], 5, one)
+assert early.bracket(lambda p: p[2] >= 3.5) == (300, 400)
+assert seen == [20, 5, 1, 2, 3, 4], seen
+# Not monotone: a spike at 7 between coarse checkpoints 5 and 10 is the first crossing, as when
+# every checkpoint is evaluated.
+spike = lambda path: {"return_mean": 100.0 if "model_7." in path else float(
+    re.search(r"model_(\d+)", path).group(1)), "falls": 0}
+for coarse in (5, 0):
+    got = lc.Curve(sys.argv[2], coarse, spike).bracket(lambda p: p[2] >= 9.5)
+    assert got == (600, 700), (coarse, got)
 assert c.bracket(lambda p: p[2] >= 0.5) == (0.0, 100), "the first checkpoint reaches it"
 assert c.bracket(lambda p: p[2] >= 99) == (2000, float("inf")), "never reached"
 full = lc.Curve(sys.argv[2], 0, one)
