@@ -18,6 +18,11 @@ usage: tools/terrain_tables.py terrain EVAL.jsonl          per-terrain table of 
        tools/terrain_tables.py training LABEL=METRICS.csv ...   when each training run walked
        tools/terrain_tables.py commands LABEL=EVAL.jsonl ...    falls and lin. RMS by command,
                                                               per terrain type and file
+       tools/terrain_tables.py stairs LABEL=EVAL.jsonl[,EVAL2.jsonl...] ...   a row per label:
+                                                              ours' falls down and up the
+                                                              hardest stairs per file (one file
+                                                              a seed) and their mean, and the
+                                                              falls on the other grounds
 The .jsonl files are what tools/terrain_eval.sh, tools/robustness_eval.sh and
 tools/command_split_eval.sh write (one JSON object per line: engine, terrain_type, condition or
 commands, result); the .csv files are training metrics
@@ -219,8 +224,30 @@ def training(args):
               f"{statistics.mean(end):.2f} (at {last}) | {mean_abs_action(rows):.2f} |")
 
 
+def stairs(args):
+    print("| run | falls in 1000 down the stairs (12 cm), per seed (mean) | up the stairs (12 cm), "
+          "per seed (mean) | the other grounds together, per seed |")
+    print("|---|---|---|---|")
+    for label, paths in labelled(args):
+        down, up, other = [], [], []
+        for path in paths.split(","):
+            e = {t: r["diffloco"] for t, r in by(path, "terrain_type").items() if "diffloco" in r}
+            for t in ("pyramid_stairs", "pyramid_stairs_inverted"):
+                if t not in e or e[t]["episodes"] != 1000:
+                    sys.exit(f"{path}: no 1000-episode row of ours on {t}")
+            down.append(e["pyramid_stairs"]["falls"])
+            up.append(e["pyramid_stairs_inverted"]["falls"])
+            rest = [r["falls"] for t, r in e.items() if t not in ("pyramid_stairs",
+                                                                  "pyramid_stairs_inverted")]
+            other.append(str(sum(rest)) if len(rest) == 5 else "-")
+        cell = lambda v: " / ".join(map(str, v)) + (f" ({statistics.mean(v):.0f})" if len(v) > 1
+                                                    else "")
+        print(f"| {label} | {cell(down)} | {cell(up)} | {' / '.join(other)} |")
+
+
 def main():
-    modes = ("terrain", "readme", "seeds", "engines", "robustness", "flat", "training", "commands")
+    modes = ("terrain", "readme", "seeds", "engines", "robustness", "flat", "training", "commands",
+             "stairs")
     if len(sys.argv) < 3 or sys.argv[1] not in modes:
         sys.exit(__doc__)
     if sys.argv[1] == "terrain":
@@ -237,6 +264,8 @@ def main():
         training(sys.argv[2:])
     elif sys.argv[1] == "commands":
         commands(sys.argv[2:])
+    elif sys.argv[1] == "stairs":
+        stairs(sys.argv[2:])
     else:
         robustness(sys.argv[2:])
     return 0
