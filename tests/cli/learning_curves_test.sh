@@ -61,6 +61,21 @@ PY
 [ "$(ls "$dir/cache" | wc -l)" -eq 5 ] || fail "expected one cached evaluation per checkpoint"
 grep -q "^ratio within the checkpoints' brackets: .*; over seed pairs: " "$dir/out.txt" ||
   fail "no interval line"
+# --speed: the walk task's forward speed as a second criterion, from the cached evaluations; a
+# speed no checkpoint reaches gives infinite samples, not an error.
+"$python" "$repo/tools/learning_curves.py" --diffloco "$bin" --shac "$shac" --ppo "$ppo" \
+  --episodes 2 --envs 2 --cache "$dir/cache" --speed 50 --csv "$dir/speed.csv" >"$dir/speed.txt" ||
+  fail "--speed exited with $?"
+grep -q "^median samples to forward speed 50 m/s: SHAC inf, PPO inf; PPO / SHAC = " "$dir/speed.txt" ||
+  fail "no forward-speed summary: $(cat "$dir/speed.txt")"
+grep -q "forward speed >= 50 m/s at inf (after " "$dir/speed.txt" || fail "no per-run speed"
+head -1 "$dir/speed.csv" | tr -d "\r" | grep -q ",forward_velocity_mean$" || fail "no speed column"
+[ "$(ls "$dir/cache" | wc -l)" -eq 5 ] || fail "--speed must reuse the cached evaluations"
+if "$python" "$repo/tools/learning_curves.py" --shac "$shac" --ppo "$ppo" --speed 0 \
+  >"$dir/speed0.log" 2>&1; then
+  fail "--speed 0 must fail"
+fi
+grep -q "^--speed must be a speed > 0 m/s (got 0.0)" "$dir/speed0.log" || fail "bad --speed message"
 # --coarse: a synthetic run whose evaluated return is its iteration (1..20, 100 env steps each)
 # reaches 13.5 between iterations 13 and 14; the last checkpoint first, then every 5th in order
 # until one crosses (5, 10, 15), then the bracket refined to one checkpoint interval (11-14).
