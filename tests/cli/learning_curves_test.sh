@@ -119,6 +119,16 @@ ratio, low, high, lo_pair, hi_pair = lc.ratio_summary(reach)
 assert (ratio, low, high) == (3000 / 300, 2000 / 300, 3000 / 200), (ratio, low, high)
 assert (lo_pair, hi_pair) == (2000 / 400, 4000 / 200), (lo_pair, hi_pair)
 PY
+# tools/learning_curves_plot.py: the CSV to a PNG; a CSV with a bad number names file and line.
+"$python" "$repo/tools/learning_curves_plot.py" "$dir/speed.csv" "$dir/curves.png" ||
+  fail "learning_curves_plot.py exited with $?"
+[ "$(head -c 4 "$dir/curves.png" | od -An -c | tr -d ' ')" = "211PNG" ] || fail "not a PNG"
+sed '3s/,[^,]*$/,fast/' "$dir/speed.csv" >"$dir/bad.csv"
+if "$python" "$repo/tools/learning_curves_plot.py" "$dir/bad.csv" "$dir/bad.png" >"$dir/bad.log" 2>&1; then
+  fail "a bad number must fail"
+fi
+grep -q "bad.csv:3: expected a number in the column 'forward_velocity_mean'" "$dir/bad.log" ||
+  fail "the error must name the file, line and column: $(cat "$dir/bad.log")"
 # A run folder without checkpoints is an error naming it.
 mkdir -p "$dir/empty" && cp "$shac/metrics.csv" "$dir/empty/"
 if "$python" "$repo/tools/learning_curves.py" --diffloco "$bin" --shac "$dir/empty" \
