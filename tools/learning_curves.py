@@ -3,7 +3,7 @@
 
     tools/learning_curves.py --diffloco build/diffloco --shac RUN... --ppo RUN...
                              [--episodes 100] [--envs 100] [--fraction 0.9] [--csv OUT.csv]
-                             [--cache DIR] [--coarse K] [--speed V]
+                             [--cache DIR] [--coarse K] [--speed V...]
 
 Training returns of SHAC and PPO runs are not comparable when their training episodes differ
 (curricula, command ranges); the evaluation is: each checkpoint model_<N>.pt is run by `diffloco
@@ -12,8 +12,8 @@ randomisation and command ranges, eval seed 0), and placed at the env steps its 
 iteration N (metrics.csv). Reported per run: the samples at which the evaluated return first
 reaches `fraction` x PPO's final evaluated return (the mean over PPO runs of their last
 checkpoint), on velocity-tracking tasks the samples at which linear-velocity RMS first falls under
-0.25 m/s (the tracking bar), with --speed V on the walk task the samples at which the mean forward
-speed first reaches V m/s (walking: a robot that stands earns most of the return's level when
+0.25 m/s (the tracking bar), with --speed V... on the walk task the samples at which the mean
+forward speed first reaches each V m/s (walking: a robot that stands earns most of the return's level when
 PPO's final return is low), and the ratio of the medians PPO / SHAC for each.
 
 A crossing lies between the checkpoint that first reaches the level and the evaluated checkpoint
@@ -169,13 +169,14 @@ def main():
     ap.add_argument("--coarse", type=int, default=0, metavar="K",
                     help="search each crossing among every K-th iteration's checkpoints, in order, "
                     "then refine its bracket (default: evaluate every checkpoint)")
-    ap.add_argument("--speed", type=float, metavar="V",
-                    help="walk task: also the samples to a mean forward speed of V m/s")
+    ap.add_argument("--speed", type=float, nargs="+", default=[], metavar="V",
+                    help="walk task: also the samples to a mean forward speed of V m/s (each V)")
     a = ap.parse_args()
     if a.coarse < 0:
         raise SystemExit(f"--coarse must be >= 0 (got {a.coarse})")
-    if a.speed is not None and not (math.isfinite(a.speed) and a.speed > 0):
-        raise SystemExit(f"--speed must be a speed > 0 m/s (got {a.speed})")
+    for v in a.speed:
+        if not (math.isfinite(v) and v > 0):
+            raise SystemExit(f"--speed must be a speed > 0 m/s (got {v})")
 
     one = lambda path: evaluate(a.diffloco, path, a.episodes, a.envs, a.cache)
     curves = {("shac", r): Curve(r, a.coarse, one) for r in a.shac}
@@ -185,7 +186,7 @@ def main():
     level = a.fraction * ppo_final
     print(f"PPO final evaluated return {ppo_final:.1f}; level {a.fraction:.0%}: {level:.1f}")
     reach = {"shac": [], "ppo": []}
-    reach_speed = {"shac": [], "ppo": []}
+    reach_speed = {v: {"shac": [], "ppo": []} for v in a.speed}
     for (alg, run), c in curves.items():
         lo, hi = c.bracket(lambda p: p[2] >= level)
         reach[alg].append((lo, hi))
@@ -194,20 +195,20 @@ def main():
         if not math.isnan(last[3]):
             tracking = f", lin. RMS <= 0.25 m/s at {c.bracket(lambda p: p[3] <= 0.25)[1]:.3g}"
             last_rms = f", lin. RMS {last[3]:.3f} m/s"
-        if a.speed is not None:
-            if math.isnan(last[5]):
-                raise SystemExit(f"{run}: --speed needs the walk task's forward_velocity_mean in "
-                                 "its evaluations")
-            slo, shi = c.bracket(lambda p: p[5] >= a.speed)
-            reach_speed[alg].append((slo, shi))
-            tracking += f", forward speed >= {a.speed:g} m/s at {shi:.3g} (after {slo:.3g})"
+        if a.speed and math.isnan(last[5]):
+            raise SystemExit(f"{run}: --speed needs the walk task's forward_velocity_mean in its "
+                             "evaluations")
+        for v in a.speed:
+            slo, shi = c.bracket(lambda p: p[5] >= v)
+            reach_speed[v][alg].append((slo, shi))
+            tracking += f", forward speed >= {v:g} m/s at {shi:.3g} (after {slo:.3g})"
             last_rms = f", forward speed {last[5]:.3f} m/s"
         print(f"  {alg} {os.path.basename(os.path.normpath(run))}: return level at {hi:.3g} env "
               f"steps (after {lo:.3g}){tracking}; last checkpoint: return {last[2]:.1f}"
               f"{last_rms}, falls {last[4]}/{a.episodes}")
     print_summary("the level", reach)
-    if a.speed is not None:
-        print_summary(f"forward speed {a.speed:g} m/s", reach_speed)
+    for v in a.speed:
+        print_summary(f"forward speed {v:g} m/s", reach_speed[v])
     if a.csv:
         with open(a.csv + ".tmp", "w", newline="") as f:
             w = csv.writer(f)

@@ -64,11 +64,12 @@ grep -q "^ratio within the checkpoints' brackets: .*; over seed pairs: " "$dir/o
 # --speed: the walk task's forward speed as a second criterion, from the cached evaluations; a
 # speed no checkpoint reaches gives infinite samples, not an error.
 "$python" "$repo/tools/learning_curves.py" --diffloco "$bin" --shac "$shac" --ppo "$ppo" \
-  --episodes 2 --envs 2 --cache "$dir/cache" --speed 50 --csv "$dir/speed.csv" >"$dir/speed.txt" ||
+  --episodes 2 --envs 2 --cache "$dir/cache" --speed 50 60 --csv "$dir/speed.csv" >"$dir/speed.txt" ||
   fail "--speed exited with $?"
 grep -q "^median samples to forward speed 50 m/s: SHAC inf, PPO inf; PPO / SHAC = " "$dir/speed.txt" ||
   fail "no forward-speed summary: $(cat "$dir/speed.txt")"
-grep -q "forward speed >= 50 m/s at inf (after " "$dir/speed.txt" || fail "no per-run speed"
+grep -q "forward speed >= 50 m/s at inf (after .*forward speed >= 60 m/s at inf" "$dir/speed.txt" || fail "no per-run speed"
+grep -q "^median samples to forward speed 60 m/s: " "$dir/speed.txt" || fail "no second speed"
 head -1 "$dir/speed.csv" | tr -d "\r" | grep -q ",forward_velocity_mean$" || fail "no speed column"
 [ "$(ls "$dir/cache" | wc -l)" -eq 5 ] || fail "--speed must reuse the cached evaluations"
 if "$python" "$repo/tools/learning_curves.py" --shac "$shac" --ppo "$ppo" --speed 0 \
