@@ -4,8 +4,8 @@
 usage: learning_curves_plot.py CURVES.csv OUT.png
 
 Two panels against env samples (log scale): the evaluated return, and the walk task's mean
-forward speed (or, for velocity tracking, the linear-velocity RMS). One line per run, SHAC in
-blue, PPO in orange, each run's evaluated checkpoints as points: with --coarse the CSV holds the
+forward speed (or, for velocity tracking, the linear-velocity RMS). One line per run (named by
+the CSV's run column), SHAC in blue, PPO in orange, each run's evaluated checkpoints as points: with --coarse the CSV holds the
 checkpoints the search evaluated, not every checkpoint.
 """
 import csv
@@ -56,7 +56,7 @@ def main():
                     f.write(f"{max(p[0], 1)} {p[1]} {p[second]}\n")
             colour = colours[alg][seen[alg] % 3]
             seen[alg] += 1
-            plots.append((data, f"{alg.upper()} {seen[alg]}", colour))
+            plots.append((data, run, colour))
         script = os.path.join(tmp, "plot.gp")
         with open(script, "w") as f:
             f.write(f'set terminal pngcairo size 1200,460 font ",10"\nset output "{out}"\n')
@@ -64,7 +64,7 @@ def main():
             f.write('set xlabel "environment samples"\nset grid\nset key bottom right\n')
             for column, title in ((2, "evaluated return"), (3, label)):
                 f.write(f'set title "{title}"\nplot ' + ", ".join(
-                    f'"{d}" u 1:{column} w lp pt 7 ps 0.5 lw 2 lc rgb "{c}" t "{t}"'
+                    f'"{d}" u 1:{column} w lp pt 7 ps 0.5 lw 2 lc rgb "{c}" t "{t}" noenhanced'
                     for d, t, c in plots) + "\n")
             f.write("unset multiplot\n")
         done = subprocess.run(["gnuplot", script], capture_output=True, text=True)
