@@ -24,7 +24,8 @@ SHAC's lower; the seeds' spread is the smallest and largest ratio over every (PP
 With --coarse K a run's last checkpoint is evaluated first, then every K-th iteration's checkpoint
 in order until the first that crosses (none after it), then every checkpoint inside that bracket,
 until the bracket is one checkpoint interval wide (a run keeps every checkpoint; the evaluation
-picks). The first crossing found is the one evaluating every checkpoint would find.
+picks). Where a curve is not monotone, a checkpoint between two coarse ones that crosses before
+the first coarse crossing is not seen; K equal to the checkpoint interval searches every one.
 """
 import argparse
 import csv

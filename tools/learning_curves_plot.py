@@ -5,8 +5,8 @@ usage: learning_curves_plot.py CURVES.csv OUT.png
 
 Two panels against env samples (log scale): the evaluated return, and the walk task's mean
 forward speed (or, for velocity tracking, the linear-velocity RMS). One line per run (named by
-the CSV's run column), SHAC in blue, PPO in orange, each run's evaluated checkpoints as points: with --coarse the CSV holds the
-checkpoints the search evaluated, not every checkpoint.
+the CSV's run column), SHAC in blue, PPO in orange, each run's evaluated checkpoints as points:
+with --coarse the CSV holds the checkpoints the search evaluated, not every checkpoint.
 """
 import csv
 import math
