@@ -3,7 +3,8 @@
 
     tools/learning_curves.py --diffloco build/diffloco --shac RUN... --ppo RUN...
                              [--episodes 100] [--envs 100] [--fraction 0.9] [--csv OUT.csv]
-                             [--cache DIR] [--coarse K] [--speed V...] [--max-falls F]
+                             [--cache DIR] [--coarse K] [--speed V...] [--tracking R...]
+                             [--max-falls F]
 
 Training returns of SHAC and PPO runs are not comparable when their training episodes differ
 (curricula, command ranges); the evaluation is: each checkpoint model_<N>.pt is run by `diffloco
@@ -11,11 +12,12 @@ eval` with the same options (hard contact, dt 0.005, 50 solver iterations, the t
 randomisation and command ranges, eval seed 0), and placed at the env steps its run had used at
 iteration N (metrics.csv). Reported per run: the samples at which the evaluated return first
 reaches `fraction` x PPO's final evaluated return (the mean over PPO runs of their last
-checkpoint), on velocity-tracking tasks the samples at which linear-velocity RMS first falls under
-0.25 m/s (the tracking bar), with --speed V... on the walk task the samples at which the robot
-first walks at V m/s: a mean forward speed of at least V with at most a fraction F of the episodes
-ending in a fall (--max-falls, default 0.05; a robot that lunges forward and falls moves fast
-too), and the ratio of the medians PPO / SHAC for each criterion.
+checkpoint), with --tracking R... on velocity-tracking tasks the samples at which the robot
+first tracks within R m/s: a linear-velocity RMS of at most R with at most a fraction F of the
+episodes ending in a fall (--max-falls, default 0.05), with --speed V... on the walk task the
+samples at which the robot first walks at V m/s: a mean forward speed of at least V with at most
+a fraction F of the episodes falling (a robot that lunges forward and falls moves fast too), and
+the ratio of the medians PPO / SHAC for each criterion.
 
 A crossing lies between the checkpoint that first reaches the level and the evaluated checkpoint
 before it (its bracket; from 0 env steps when the first one does). The ratio's interval takes the
@@ -173,14 +175,19 @@ def main():
                     "then refine its bracket (default: evaluate every checkpoint)")
     ap.add_argument("--speed", type=float, nargs="+", default=[], metavar="V",
                     help="walk task: also the samples to walking at V m/s (each V)")
+    ap.add_argument("--tracking", type=float, nargs="+", default=[], metavar="R",
+                    help="velocity task: also the samples to a linear-velocity RMS <= R m/s (each R)")
     ap.add_argument("--max-falls", type=float, default=0.05, metavar="F",
-                    help="--speed: the largest share of episodes that may end in a fall")
+                    help="--speed, --tracking: the largest share of episodes that may end in a fall")
     a = ap.parse_args()
     if a.coarse < 0:
         raise SystemExit(f"--coarse must be >= 0 (got {a.coarse})")
     for v in a.speed:
         if not (math.isfinite(v) and v > 0):
             raise SystemExit(f"--speed must be a speed > 0 m/s (got {v})")
+    for r in a.tracking:
+        if not (math.isfinite(r) and r > 0):
+            raise SystemExit(f"--tracking must be an RMS > 0 m/s (got {r})")
     if not 0 <= a.max_falls <= 1:
         raise SystemExit(f"--max-falls must be a share in [0, 1] (got {a.max_falls})")
     falls_ok = a.max_falls * a.episodes
@@ -194,13 +201,20 @@ def main():
     print(f"PPO final evaluated return {ppo_final:.1f}; level {a.fraction:.0%}: {level:.1f}")
     reach = {"shac": [], "ppo": []}
     reach_speed = {v: {"shac": [], "ppo": []} for v in a.speed}
+    reach_tracking = {r: {"shac": [], "ppo": []} for r in a.tracking}
     for (alg, run), c in curves.items():
         lo, hi = c.bracket(lambda p: p[2] >= level)
         reach[alg].append((lo, hi))
         last = c.points()[-1]
         tracking = last_rms = ""
+        if a.tracking and math.isnan(last[3]):
+            raise SystemExit(f"{run}: --tracking needs a velocity task's lin_vel_rms in its "
+                             "evaluations")
+        for r in a.tracking:
+            tlo, thi = c.bracket(lambda p: p[3] <= r and p[4] <= falls_ok)
+            reach_tracking[r][alg].append((tlo, thi))
+            tracking += f", tracks within {r:g} m/s at {thi:.3g} (after {tlo:.3g})"
         if not math.isnan(last[3]):
-            tracking = f", lin. RMS <= 0.25 m/s at {c.bracket(lambda p: p[3] <= 0.25)[1]:.3g}"
             last_rms = f", lin. RMS {last[3]:.3f} m/s"
         if a.speed and math.isnan(last[5]):
             raise SystemExit(f"{run}: --speed needs the walk task's forward_velocity_mean in its "
@@ -214,6 +228,8 @@ def main():
               f"steps (after {lo:.3g}){tracking}; last checkpoint: return {last[2]:.1f}"
               f"{last_rms}, falls {last[4]}/{a.episodes}")
     print_summary("the level", reach)
+    for r in a.tracking:
+        print_summary(f"tracking within {r:g} m/s (falls <= {a.max_falls:.0%})", reach_tracking[r])
     for v in a.speed:
         print_summary(f"walking at {v:g} m/s (falls <= {a.max_falls:.0%})", reach_speed[v])
     if a.csv:

@@ -130,19 +130,33 @@ if "$python" "$repo/tools/learning_curves_plot.py" "$dir/bad.csv" "$dir/bad.png"
 fi
 grep -q "bad.csv:3: expected a number in the column 'forward_velocity_mean'" "$dir/bad.log" ||
   fail "the error must name the file, line and column: $(cat "$dir/bad.log")"
-# Walking needs few falls: a stand-in for `diffloco eval` whose checkpoint N moves at N / 10 m/s
-# and falls in every episode before checkpoint 15; at 1 m/s the synthetic run walks from 15, not 10.
+# Walking and tracking need few falls: a stand-in for `diffloco eval` whose checkpoint N moves at
+# N / 10 m/s, tracks with a linear RMS of (20 - N) / 10 m/s and falls in every episode before
+# checkpoint 15; at 1 m/s the synthetic run walks from 15, not 10, and within 0.8 m/s it tracks
+# from 15, not 12.
 cat >"$dir/fake_eval.sh" <<'SH'
 #!/usr/bin/env bash
 n=$(echo "$2" | sed 's/.*model_\([0-9]*\)\.pt/\1/')
 falls=0; [ "$n" -lt 15 ] && falls=100
-echo "{\"return_mean\": $n, \"falls\": $falls, \"forward_velocity_mean\": $(awk "BEGIN { print $n / 10 }")}"
+echo "{\"return_mean\": $n, \"falls\": $falls, \"forward_velocity_mean\": $(awk "BEGIN { print $n / 10 }"),
+  \"lin_vel_rms\": $(awk "BEGIN { print (20 - $n) / 10 }")}" | tr -d '\n'
 SH
 chmod +x "$dir/fake_eval.sh"
 "$python" "$repo/tools/learning_curves.py" --diffloco "$dir/fake_eval.sh" --shac "$dir/synth" \
   --ppo "$dir/synth" --coarse 5 --speed 1 >"$dir/falls.txt" || fail "fake evaluations: $?"
 grep -q "walks at >= 1 m/s at 1.5e+03 (after 1.4e+03)" "$dir/falls.txt" ||
   fail "a checkpoint that falls must not count as walking: $(cat "$dir/falls.txt")"
+"$python" "$repo/tools/learning_curves.py" --diffloco "$dir/fake_eval.sh" --shac "$dir/synth" \
+  --ppo "$dir/synth" --coarse 5 --tracking 0.8 5 >"$dir/tracking.txt" || fail "--tracking: $?"
+grep -q "tracks within 0.8 m/s at 1.5e+03 (after 1.4e+03), tracks within 5 m/s at 1.5e+03" \
+  "$dir/tracking.txt" || fail "a checkpoint that falls must not count as tracking: $(cat "$dir/tracking.txt")"
+grep -q "^median samples to tracking within 0.8 m/s (falls <= 5%): SHAC 1.5e+03, PPO 1.5e+03; PPO / SHAC = 1.0" \
+  "$dir/tracking.txt" || fail "no tracking summary: $(cat "$dir/tracking.txt")"
+if "$python" "$repo/tools/learning_curves.py" --diffloco "$bin" --shac "$shac" --ppo "$ppo" \
+  --episodes 2 --envs 2 --cache "$dir/cache" --tracking 0.5 >"$dir/walktrack.log" 2>&1; then
+  fail "--tracking on the walk task must fail"
+fi
+grep -q "needs a velocity task's lin_vel_rms" "$dir/walktrack.log" || fail "bad --tracking message"
 # A run folder without checkpoints is an error naming it.
 mkdir -p "$dir/empty" && cp "$shac/metrics.csv" "$dir/empty/"
 if "$python" "$repo/tools/learning_curves.py" --diffloco "$bin" --shac "$dir/empty" \
