@@ -3,8 +3,8 @@
 
 usage: learning_curves_plot.py CURVES.csv OUT.png
 
-Two panels against env samples (log scale): the evaluated return, and the walk task's mean
-forward speed (or, for velocity tracking, the linear-velocity RMS). One line per run (named by
+Two panels against env samples (log scale): the evaluated return, and for velocity tracking (every
+row with a linear-velocity RMS) that RMS, else the walk task's mean forward speed. One line per run (named by
 the CSV's run column), SHAC in blue, PPO in orange, each run's evaluated checkpoints as points:
 with --coarse the CSV holds the checkpoints the search evaluated, not every checkpoint.
 """
@@ -21,6 +21,14 @@ def number(row, key, path, line):
         return float(row[key])
     except (KeyError, TypeError, ValueError):
         raise SystemExit(f"{path}:{line}: expected a number in the column '{key}'")
+
+
+def second_panel(runs):
+    """The point column and title of the right panel: the linear-velocity RMS where every
+    evaluation has one (velocity tracking; every task's evaluation has a forward speed)."""
+    if all(not math.isnan(p[2]) for pts in runs.values() for p in pts):
+        return 2, "linear-velocity RMS [m/s]"
+    return 3, "mean forward speed [m/s]"
 
 
 def main():
@@ -43,8 +51,7 @@ def main():
         raise SystemExit(f"{path}: cannot read ({e.strerror})")
     if not runs:
         raise SystemExit(f"{path}: no evaluated checkpoints")
-    walk = all(not math.isnan(p[3]) for pts in runs.values() for p in pts)
-    second, label = (3, "mean forward speed [m/s]") if walk else (2, "linear-velocity RMS [m/s]")
+    second, label = second_panel(runs)
     colours = {"shac": ["#1f4e9c", "#3a7bd5", "#7fb0f0"], "ppo": ["#b35900", "#e08000", "#f5b041"]}
     seen = {"shac": 0, "ppo": 0}
     with tempfile.TemporaryDirectory() as tmp:
@@ -61,9 +68,11 @@ def main():
         with open(script, "w") as f:
             f.write(f'set terminal pngcairo size 1200,460 font ",10"\nset output "{out}"\n')
             f.write('set multiplot layout 1,2\nset logscale x\nset format x "10^{%L}"\n')
-            f.write('set xlabel "environment samples"\nset grid\nset key bottom right\n')
-            for column, title in ((2, "evaluated return"), (3, label)):
-                f.write(f'set title "{title}"\nplot ' + ", ".join(
+            f.write('set xlabel "environment samples"\nset grid\n')
+            # the legend where the curves are not: an RMS falls as the runs learn
+            right = "top right" if second == 2 else "bottom right"
+            for column, title, key in ((2, "evaluated return", "bottom right"), (3, label, right)):
+                f.write(f'set title "{title}"\nset key {key}\nplot ' + ", ".join(
                     f'"{d}" u 1:{column} w lp pt 7 ps 0.5 lw 2 lc rgb "{c}" t "{t}" noenhanced'
                     for d, t, c in plots) + "\n")
             f.write("unset multiplot\n")

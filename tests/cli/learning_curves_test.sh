@@ -124,6 +124,17 @@ PY
 "$python" "$repo/tools/learning_curves_plot.py" "$dir/speed.csv" "$dir/curves.png" ||
   fail "learning_curves_plot.py exited with $?"
 [ "$(head -c 4 "$dir/curves.png" | od -An -c | tr -d ' ')" = "211PNG" ] || fail "not a PNG"
+# The right panel: the linear RMS where every evaluation has one (velocity tracking), else the
+# forward speed (the walk task).
+"$python" - "$repo/tools" <<'PY' || fail "the plot's right panel"
+import math, sys
+sys.path.insert(0, sys.argv[1])
+import learning_curves_plot as plot
+velocity = {("shac", "a"): [(1, 10.0, 0.5, 0.01)], ("ppo", "b"): [(2, 20.0, 0.4, 0.02)]}
+walk = {("shac", "a"): [(1, 10.0, math.nan, 0.9)], ("ppo", "b"): [(2, 20.0, math.nan, 0.8)]}
+assert plot.second_panel(velocity) == (2, "linear-velocity RMS [m/s]")
+assert plot.second_panel(walk) == (3, "mean forward speed [m/s]")
+PY
 sed '3s/,[^,]*$/,fast/' "$dir/speed.csv" >"$dir/bad.csv"
 if "$python" "$repo/tools/learning_curves_plot.py" "$dir/bad.csv" "$dir/bad.png" >"$dir/bad.log" 2>&1; then
   fail "a bad number must fail"
