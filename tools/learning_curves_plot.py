@@ -69,8 +69,8 @@ def main():
             f.write(f'set terminal pngcairo size 1200,460 font ",10"\nset output "{out}"\n')
             f.write('set multiplot layout 1,2\nset logscale x\nset format x "10^{%L}"\n')
             f.write('set xlabel "environment samples"\nset grid\n')
-            # the legend where the curves are not: an RMS falls as the runs learn
-            right = "top right" if second == 2 else "bottom right"
+            # the legend where the curves are not: an RMS starts high and falls as the runs learn
+            right = "bottom left" if second == 2 else "bottom right"
             for column, title, key in ((2, "evaluated return", "bottom right"), (3, label, right)):
                 f.write(f'set title "{title}"\nset key {key}\nplot ' + ", ".join(
                     f'"{d}" u 1:{column} w lp pt 7 ps 0.5 lw 2 lc rgb "{c}" t "{t}" noenhanced'
