@@ -199,39 +199,40 @@ def main():
                                 if alg == "ppo")
     level = a.fraction * ppo_final
     print(f"PPO final evaluated return {ppo_final:.1f}; level {a.fraction:.0%}: {level:.1f}")
+    # the per-run criteria beside the return level: (per-run text, summary text, test of a point)
+    falls = f"(falls <= {a.max_falls:.0%})"
+    criteria = [(f"tracks within {r:g} m/s", f"tracking within {r:g} m/s {falls}",
+                 lambda p, r=r: p[3] <= r and p[4] <= falls_ok) for r in a.tracking]
+    criteria += [(f"walks at >= {v:g} m/s", f"walking at {v:g} m/s {falls}",
+                  lambda p, v=v: p[5] >= v and p[4] <= falls_ok) for v in a.speed]
     reach = {"shac": [], "ppo": []}
-    reach_speed = {v: {"shac": [], "ppo": []} for v in a.speed}
-    reach_tracking = {r: {"shac": [], "ppo": []} for r in a.tracking}
+    reach_criteria = [{"shac": [], "ppo": []} for _ in criteria]
     for (alg, run), c in curves.items():
         lo, hi = c.bracket(lambda p: p[2] >= level)
         reach[alg].append((lo, hi))
         last = c.points()[-1]
-        tracking = last_rms = ""
         if a.tracking and math.isnan(last[3]):
             raise SystemExit(f"{run}: --tracking needs a velocity task's lin_vel_rms in its "
                              "evaluations")
-        for r in a.tracking:
-            tlo, thi = c.bracket(lambda p: p[3] <= r and p[4] <= falls_ok)
-            reach_tracking[r][alg].append((tlo, thi))
-            tracking += f", tracks within {r:g} m/s at {thi:.3g} (after {tlo:.3g})"
-        if not math.isnan(last[3]):
-            last_rms = f", lin. RMS {last[3]:.3f} m/s"
         if a.speed and math.isnan(last[5]):
             raise SystemExit(f"{run}: --speed needs the walk task's forward_velocity_mean in its "
                              "evaluations")
-        for v in a.speed:
-            slo, shi = c.bracket(lambda p: p[5] >= v and p[4] <= falls_ok)
-            reach_speed[v][alg].append((slo, shi))
-            tracking += f", walks at >= {v:g} m/s at {shi:.3g} (after {slo:.3g})"
+        reached = ""
+        for (text, _, ok), seen in zip(criteria, reach_criteria):
+            clo, chi = c.bracket(ok)
+            seen[alg].append((clo, chi))
+            reached += f", {text} at {chi:.3g} (after {clo:.3g})"
+        last_rms = ""
+        if not math.isnan(last[3]):
+            last_rms = f", lin. RMS {last[3]:.3f} m/s"
+        if a.speed:
             last_rms = f", forward speed {last[5]:.3f} m/s"
         print(f"  {alg} {os.path.basename(os.path.normpath(run))}: return level at {hi:.3g} env "
-              f"steps (after {lo:.3g}){tracking}; last checkpoint: return {last[2]:.1f}"
+              f"steps (after {lo:.3g}){reached}; last checkpoint: return {last[2]:.1f}"
               f"{last_rms}, falls {last[4]}/{a.episodes}")
     print_summary("the level", reach)
-    for r in a.tracking:
-        print_summary(f"tracking within {r:g} m/s (falls <= {a.max_falls:.0%})", reach_tracking[r])
-    for v in a.speed:
-        print_summary(f"walking at {v:g} m/s (falls <= {a.max_falls:.0%})", reach_speed[v])
+    for (_, summary, _), seen in zip(criteria, reach_criteria):
+        print_summary(summary, seen)
     if a.csv:
         with open(a.csv + ".tmp", "w", newline="") as f:
             w = csv.writer(f)

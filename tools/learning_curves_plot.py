@@ -3,10 +3,11 @@
 
 usage: learning_curves_plot.py CURVES.csv OUT.png
 
-Two panels against env samples (log scale): the evaluated return, and for velocity tracking (every
-row with a linear-velocity RMS) that RMS, else the walk task's mean forward speed. One line per run (named by
-the CSV's run column), SHAC in blue, PPO in orange, each run's evaluated checkpoints as points:
-with --coarse the CSV holds the checkpoints the search evaluated, not every checkpoint.
+Two panels against env samples (log scale): the evaluated return, and for velocity tracking
+(every row with a linear-velocity RMS) that RMS, else the walk task's mean forward speed. One line
+per run (named by the CSV's run column), SHAC in blue, PPO in orange, each run's evaluated
+checkpoints as points: with --coarse the CSV holds the checkpoints the search evaluated, not every
+checkpoint.
 """
 import csv
 import math
