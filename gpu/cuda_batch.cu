@@ -159,13 +159,7 @@ CudaBatch::CudaBatch(const FixedModel& model, const FixedOptions& opt, const Hei
   check(cudaMalloc(&aq_, n * NQ * sizeof(double)), "cudaMalloc aq");
   check(cudaMalloc(&av_, n * NV * sizeof(double)), "cudaMalloc av");
   check(cudaMalloc(&at_, n * NJ * sizeof(double)), "cudaMalloc at");
-  if (field.heights) {
-    const size_t count = static_cast<size_t>(field.nx) * field.ny;
-    check(cudaMalloc(&heights_, count * sizeof(double)), "cudaMalloc heights");
-    check(cudaMemcpy(heights_, field.heights, count * sizeof(double), cudaMemcpyHostToDevice),
-          "copy heights");
-    field_.heights = heights_;
-  }
+  field_ = toDeviceField(field, heights_, bounds_);
   vjpOpt_ = opt_;
   vjpField_ = field_;
 }
@@ -174,20 +168,38 @@ void CudaBatch::setVjp(const FixedOptions& opt, const HeightFieldView& field) {
   vjpOpt_ = opt;
   vjpField_ = field;
   if (vjpHeights_) cudaFree(vjpHeights_);
+  if (vjpBounds_) cudaFree(vjpBounds_);
   vjpHeights_ = nullptr;
-  if (!field.heights) return;
+  vjpBounds_ = nullptr;
+  vjpField_ = toDeviceField(field, vjpHeights_, vjpBounds_);
+}
+
+// A copy of the field's samples and cell bounds on the device, and the view of it.
+HeightFieldView CudaBatch::toDeviceField(const HeightFieldView& field, double*& heights,
+                                         float*& bounds) {
+  HeightFieldView f = field;
+  if (!field.heights) return f;
   const size_t count = static_cast<size_t>(field.nx) * field.ny;
-  check(cudaMalloc(&vjpHeights_, count * sizeof(double)), "cudaMalloc backward heights");
-  check(cudaMemcpy(vjpHeights_, field.heights, count * sizeof(double), cudaMemcpyHostToDevice),
-        "copy backward heights");
-  vjpField_.heights = vjpHeights_;
+  check(cudaMalloc(&heights, count * sizeof(double)), "cudaMalloc heights");
+  check(cudaMemcpy(heights, field.heights, count * sizeof(double), cudaMemcpyHostToDevice),
+        "copy heights");
+  f.heights = heights;
+  if (field.cellBounds) {
+    const size_t cells = 2 * static_cast<size_t>(field.nx + 4) * (field.ny + 4);
+    check(cudaMalloc(&bounds, cells * sizeof(float)), "cudaMalloc cell bounds");
+    check(cudaMemcpy(bounds, field.cellBounds, cells * sizeof(float), cudaMemcpyHostToDevice),
+          "copy cell bounds");
+    f.cellBounds = bounds;
+  }
+  return f;
 }
 
 CudaBatch::~CudaBatch() {
   for (void* p :
        {static_cast<void*>(q_), static_cast<void*>(qn_), static_cast<void*>(v_),
         static_cast<void*>(vn_), static_cast<void*>(target_), static_cast<void*>(heights_),
-        static_cast<void*>(vjpHeights_), static_cast<void*>(failed_), static_cast<void*>(gq_),
+        static_cast<void*>(vjpHeights_), static_cast<void*>(bounds_),
+        static_cast<void*>(vjpBounds_), static_cast<void*>(failed_), static_cast<void*>(gq_),
         static_cast<void*>(gv_), static_cast<void*>(aq_), static_cast<void*>(av_),
         static_cast<void*>(at_), static_cast<void*>(tape_)})
     if (p) cudaFree(p);

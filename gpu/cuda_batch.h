@@ -63,12 +63,15 @@ class CudaBatch {
  private:
   void launch();
   void launchKernel(Kernel k);
+  static HeightFieldView toDeviceField(const HeightFieldView& field, double*& heights,
+                                       float*& bounds);
   FixedModel model_;
   FixedOptions opt_, vjpOpt_;
-  HeightFieldView field_, vjpField_;  // heights on the device
+  HeightFieldView field_, vjpField_;  // heights and cell bounds on the device
   int n_, threads_, regCap_ = 0;
   double *q_ = nullptr, *v_ = nullptr, *qn_ = nullptr, *vn_ = nullptr, *target_ = nullptr;
   double *heights_ = nullptr, *vjpHeights_ = nullptr;
+  float *bounds_ = nullptr, *vjpBounds_ = nullptr;
   int* failed_ = nullptr;
   double *gq_ = nullptr, *gv_ = nullptr, *aq_ = nullptr, *av_ = nullptr, *at_ = nullptr;
   double* tape_ = nullptr;  // allocated on first use

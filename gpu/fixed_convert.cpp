@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <limits>
 #include <stdexcept>
 #include <string>
@@ -120,8 +121,14 @@ HeightFieldView backwardView(const sim::SimOptions& opt) {
 }
 
 HeightFieldView toView(const sim::HeightField* hf) {
-  if (!hf) return HeightFieldView{0, 0, 1, 0, 0, nullptr};
-  return HeightFieldView{hf->originX, hf->originY, hf->spacing, hf->nx, hf->ny, hf->heights.data()};
+  if (!hf) return HeightFieldView{0, 0, 1, 0, 0, nullptr, nullptr};
+  static_assert(sizeof(sim::CellBound) == 2 * sizeof(float) && offsetof(sim::CellBound, top) == 0 &&
+                offsetof(sim::CellBound, minNormalZ) == sizeof(float));
+  const float* bounds = hf->finalized() && hf->interpolant == sim::Interpolant::CatmullRom
+                            ? reinterpret_cast<const float*>(hf->cellBounds.data())
+                            : nullptr;
+  return HeightFieldView{hf->originX, hf->originY,        hf->spacing, hf->nx,
+                         hf->ny,      hf->heights.data(), bounds};
 }
 
 }  // namespace diffloco::gpu

@@ -19,7 +19,8 @@ FixedOptions toFixedBackward(const sim::SimOptions& opt);
 // The ground the VJP differentiates: contact.backwardTerrain (straight-through terrain, a smoothed
 // copy) when set, else contact.terrain; the options must outlive the view.
 HeightFieldView backwardView(const sim::SimOptions& opt);
-// A view of hf's heights (nullptr: the plane); hf must outlive the view.
+// A view of hf's heights and, once finalized, its cell bounds (nullptr: the plane); hf must
+// outlive the view.
 HeightFieldView toView(const sim::HeightField* hf);
 
 }  // namespace diffloco::gpu

@@ -64,11 +64,14 @@ struct FixedOptions {
 };
 
 // A height field's samples, read in place (host vector or device buffer), as sim::HeightField.
-// heights == nullptr means the plane z = 0.
+// heights == nullptr means the plane z = 0. cellBounds: sim::HeightField::cellBounds as two
+// floats a cell (top, minNormalZ) in its layout, or nullptr: the leg spheres' depth bound then
+// reads the 16 samples around each sphere.
 struct HeightFieldView {
   double originX, originY, spacing;
   int nx, ny;
   const double* heights;
+  const float* cellBounds;
 };
 
 }  // namespace diffloco::gpu

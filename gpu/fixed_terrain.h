@@ -78,15 +78,22 @@ DL_HD FixedSurface sampleSurface(const HeightFieldView& hf, double x, double y) 
   return FixedSurface{hv, hu * inv, dhv * inv, huu * inv2, dhu * inv2, ddhv * inv2};
 }
 
-// An upper bound on a sphere's depth from the 4 x 4 samples around its centre, +infinity where
-// the centre is not above them (sim::sphereDepthUpperBound, which derives the constants): a leg
-// sphere far above the ground is settled without interpolating the surface.
+// An upper bound on a sphere's depth from its cell's bound, or from the 4 x 4 samples around its
+// centre without one, +infinity where the centre is not above them (sim::sphereDepthUpperBound,
+// which derives the constants): a leg sphere far above the ground is settled without interpolating
+// the surface.
 DL_HD double depthUpperBound(const HeightFieldView& hf, const V3& centre, double radius) {
   int i, j;
   double u, v;
   const double inv = 1.0 / hf.spacing;
   locateCell(centre[0], hf.originX, inv, hf.nx, i, u);
   locateCell(centre[1], hf.originY, inv, hf.ny, j, v);
+  if (hf.cellBounds) {  // the cell's precomputed bound (sim::HeightField::finalize)
+    const float* b = hf.cellBounds + 2 * (static_cast<long long>(j + 2) * (hf.nx + 4) + i + 2);
+    const double gap = centre[2] - b[0];
+    if (!(gap > 0)) return HUGE_VAL;
+    return radius - gap * b[1];
+  }
   int ix[4];
   const double* rows[4];
   for (int a = 0; a < 4; ++a) {

@@ -51,6 +51,7 @@ sim::HeightField bumpyField(double amplitude, unsigned seed) {
   hf.nx = hf.ny = 41;
   hf.heights.resize(static_cast<size_t>(hf.nx) * hf.ny);
   for (double& h : hf.heights) h = amplitude * u(rng);
+  hf.finalize();  // as every task's ground: the leg spheres' depth bound from the cells
   return hf;
 }
 

@@ -136,6 +136,30 @@ TEST(FixedStep, SmoothedWithCutoffMatches) {
   EXPECT_LE(compare(fix, dyn).rel, 1e-10);
 }
 
+// The leg spheres' depth bound from the cells (a finalized field, every task's ground) and from
+// the 16 samples around each sphere (a field without cell bounds) settle the same spheres: both
+// bound the true depth, so the two give the same steps, and both agree with sim::step.
+TEST(FixedStep, CellBoundsAndSampleBoundsGiveTheSameStep) {
+  const Anymal a;
+  const FixedModel fm = toFixed(a.robot.model);
+  const sim::HeightField bumps = bumpyField(0.04, 12);
+  ASSERT_TRUE(bumps.finalized());
+  const WorldSet start = randomWorlds(a.qStand, &bumps, 300, 13);
+  for (auto cm : {sim::ContactModel::Hard, sim::ContactModel::Smoothed}) {
+    sim::SimOptions o = options(a.robot, cm);
+    o.contact.terrain = std::make_shared<sim::HeightField>(bumps);
+    HeightFieldView cells = toView(&bumps), samples = cells;
+    ASSERT_NE(cells.cellBounds, nullptr);
+    samples.cellBounds = nullptr;
+    WorldSet dyn, fromCells, fromSamples;
+    stepDynamic(a.robot.model, o, start, dyn);
+    stepFixed(fm, toFixed(o), cells, start, fromCells);
+    stepFixed(fm, toFixed(o), samples, start, fromSamples);
+    EXPECT_EQ(compare(fromCells, fromSamples).abs, 0) << sim::toString(cm);
+    EXPECT_LE(compare(fromCells, dyn).rel, 1e-10) << sim::toString(cm);
+  }
+}
+
 // The fixed sizes are those of a 12-joint quadruped with 4 feet and up to MAXLEG leg spheres:
 // every robot shipped in configs/robots fits them, each with its own dt, drive and armature.
 TEST(FixedStep, MatchesSimStepOnEveryShippedRobot) {
