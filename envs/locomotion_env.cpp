@@ -69,7 +69,7 @@ LocomotionEnv::LocomotionEnv(TaskConfig task, const EnvOptions& options)
       task_.sim.contact.backwardTerrain = std::make_shared<const sim::HeightField>(
           sim::smoothHeightField(*terrain_.field, task_.terrain.backwardSmoothing));
   }
-  link_ = std::make_unique<SimLink>(m, task_.sim, n_, options.threads);
+  link_ = std::make_unique<SimLink>(m, task_.sim, n_, options.threads, options.simPath);
 
   k_.defaultJointPos = fromEigen(robot_.defaultJointPos);
   k_.effort = torch::empty({nj}, kF64);
@@ -538,7 +538,7 @@ StepResult LocomotionEnv::step(const Tensor& actions) {
     }
     if (failed.defined()) nFailed = failed.sum().item<std::int64_t>();
   } else {
-    sim::BatchSim& b = link_->batch();
+    gpu::BatchSim& b = link_->batch();
     asTensor(b.qTarget).copy_(qTarget);
     std::vector<std::uint8_t> any;
     for (int s = 0; s < decimation_; ++s) {
@@ -643,7 +643,7 @@ void LocomotionEnv::setDifferentiable(bool on) {
     q_ = q_.clone();
     v_ = v_.clone();
   } else {
-    sim::BatchSim& b = link_->batch();
+    gpu::BatchSim& b = link_->batch();
     copyToMatrix(q_.detach(), b.q);
     copyToMatrix(v_.detach(), b.v);
     q_ = asTensor(b.q);

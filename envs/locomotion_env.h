@@ -36,6 +36,9 @@ struct EnvOptions {
   // picks the envs' random streams, so that 2 processes x E envs draw what 1 x 2E envs draws.
   std::int64_t firstEnv = 0;
   bool printSummary = true;  // log the term tables at construction (spdlog, info)
+  // The functions that step the simulator: the fixed-size ones that the GPU runs, or sim::step
+  // and sim::stepVjp (gpu/batch_sim.h; the benchmark's A/B).
+  gpu::BatchPath simPath = gpu::BatchPath::Fixed;
 };
 
 class LocomotionEnv : public VecEnv {

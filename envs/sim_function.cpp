@@ -58,7 +58,7 @@ class SimStepFunction : public torch::autograd::Function<SimStepFunction> {
   // saving costs no copy while the graph holds them anyway.
   static variable_list forward(AutogradContext* ctx, const Tensor& q, const Tensor& v,
                                const Tensor& qTarget, SimLink* link) {
-    sim::BatchSim& b = link->batch();
+    gpu::BatchSim& b = link->batch();
     copyToMatrix(q, b.q);
     copyToMatrix(v, b.v);
     copyToMatrix(qTarget, b.qTarget);
@@ -77,7 +77,7 @@ class SimStepFunction : public torch::autograd::Function<SimStepFunction> {
 
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
     SimLink* link = linkOf(ctx);
-    sim::BatchSim& b = link->batch();
+    gpu::BatchSim& b = link->batch();
     const auto saved = ctx->get_saved_variables();
     const int n = b.worlds(), nq = b.model().nq(), nv = b.model().nv(), nj = b.model().nj();
     sim::MatX q(nq, n), v(nv, n), qt(nj, n), gqNext = sim::MatX::Zero(nq, n),
@@ -295,8 +295,9 @@ void warnAdaptiveCapHit(const sim::SimOptions& opt, const sim::Data::AdaptiveSta
 
 }  // namespace
 
-SimLink::SimLink(const sim::Model& model, const sim::SimOptions& options, int worlds, int threads)
-    : batch_(std::make_unique<sim::BatchSim>(model, options, worlds, threads)) {
+SimLink::SimLink(const sim::Model& model, const sim::SimOptions& options, int worlds, int threads,
+                 gpu::BatchPath path)
+    : batch_(std::make_unique<gpu::BatchSim>(model, options, worlds, threads, path)) {
   if (options.contact.model == sim::ContactModel::Soft &&
       options.contact.integrator == sim::Integrator::Adaptive)
     sim::setAdaptiveCapHandler(&warnAdaptiveCapHit);

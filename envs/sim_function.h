@@ -20,7 +20,7 @@
 #include <utility>
 #include <vector>
 
-#include "sim/batch.h"
+#include "gpu/batch_sim.h"
 #include "sim/terrain.h"
 
 namespace diffloco::envs {
@@ -30,9 +30,10 @@ namespace diffloco::envs {
 // graph before destroying the environment).
 class SimLink {
  public:
-  SimLink(const sim::Model& model, const sim::SimOptions& options, int worlds, int threads);
+  SimLink(const sim::Model& model, const sim::SimOptions& options, int worlds, int threads,
+          gpu::BatchPath path = gpu::BatchPath::Fixed);
 
-  sim::BatchSim& batch() { return *batch_; }
+  gpu::BatchSim& batch() { return *batch_; }
   const sim::Model& model() const { return batch_->model(); }
   int worlds() const { return batch_->worlds(); }
 
@@ -60,7 +61,7 @@ class SimLink {
   std::vector<std::unique_ptr<sim::Data>>& kinematicsData() { return kinData_; }
 
  private:
-  std::unique_ptr<sim::BatchSim> batch_;
+  std::unique_ptr<gpu::BatchSim> batch_;
   std::vector<std::unique_ptr<sim::Data>> kinData_;  // one per pool worker, for footPositions
   torch::Tensor friction_, addedMass_, motorStrength_;
   std::atomic<std::int64_t> vjpFailures_{0};

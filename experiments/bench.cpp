@@ -9,15 +9,16 @@
 #include <cstdio>
 #include <map>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <tuple>
 #include <utility>
 
 #include "experiments/bench_envs.h"
 #include "experiments/bench_training.h"
+#include "gpu/batch_sim.h"
 #include "io/json.h"
 #include "robots/robot.h"
-#include "sim/batch.h"
 #include "sim/step.h"
 #include "sim/step_vjp.h"
 #include "sim/terrain.h"
@@ -100,6 +101,50 @@ std::shared_ptr<const sim::HeightField> flatHeightField(const sim::VecX& q) {
   hf->heights.assign(hf->nx * hf->ny, 0.0);
   hf->finalize();
   return hf;
+}
+
+// The batch runner's two paths, 2 threads, 256 worlds of the scenario's state, step and VJP (which
+// recomputes the forward), repeats alternated: the fixed-size functions that the GPU runs against
+// sim::step and sim::stepVjp, hard and smoothed, on the plane and the flat height field.
+void benchBatchPaths(std::map<std::string, double>& out, const Scenario& s,
+                     const std::shared_ptr<const sim::HeightField>& terrain, double seconds) {
+  const sim::Model& model = s.robot.model;
+  const int n = 256;
+  for (auto cm : {sim::ContactModel::Hard, sim::ContactModel::Smoothed}) {
+    for (bool onTerrain : {false, true}) {
+      sim::SimOptions opt = s.robot.simOptions(cm);
+      opt.contact.iterations = 10;
+      if (onTerrain) opt.contact.terrain = terrain;
+      const std::string tag = std::string(sim::toString(cm)) + (onTerrain ? "_terrain" : "");
+      gpu::BatchSim fixed(model, opt, n, 2, gpu::BatchPath::Fixed);
+      gpu::BatchSim dynamic(model, opt, n, 2, gpu::BatchPath::Dynamic);
+      if (fixed.path() != gpu::BatchPath::Fixed)
+        throw std::logic_error("bench: the fixed path refused " + tag + ": " + fixed.whyDynamic());
+      const sim::MatX q = s.q.replicate(1, n), v = s.v.replicate(1, n),
+                      target = s.robot.defaultJointPos.replicate(1, n);
+      const sim::MatX gq = sim::MatX::Ones(model.nq(), n), gv = sim::MatX::Ones(model.nv(), n);
+      sim::MatX aq, av, at;
+      auto stepOf = [&](gpu::BatchSim& b) {
+        return [&] {
+          b.q = q;
+          b.v = v;
+          b.qTarget = target;
+          b.step();
+        };
+      };
+      auto vjpOf = [&](gpu::BatchSim& b) {
+        return [&] { b.stepVjp(q, v, target, gq, gv, aq, av, at); };
+      };
+      const auto [stepF, stepD] = timeMicrosAlternated(stepOf(fixed), stepOf(dynamic), seconds, 1);
+      const auto [vjpF, vjpD] = timeMicrosAlternated(vjpOf(fixed), vjpOf(dynamic), seconds, 1);
+      out["batch_step_us_fixed_" + tag] = stepF / n;
+      out["batch_step_us_dynamic_" + tag] = stepD / n;
+      out["batch_vjp_us_fixed_" + tag] = vjpF / n;
+      out["batch_vjp_us_dynamic_" + tag] = vjpD / n;
+      out["batch_fixed_over_dynamic_step_" + tag] = stepF / stepD;
+      out["batch_fixed_over_dynamic_vjp_" + tag] = vjpF / vjpD;
+    }
+  }
 }
 
 }  // namespace
@@ -186,7 +231,7 @@ int runBench(bool json, double seconds) {
   // Batch throughput: 2048 worlds, 1 and 2 threads, smoothed contact.
   for (int threads : {1, 2}) {
     const sim::SimOptions opt = s.robot.simOptions();
-    sim::BatchSim batch(model, opt, 2048, threads);
+    gpu::BatchSim batch(model, opt, 2048, threads);
     for (int w = 0; w < batch.worlds(); ++w) {
       batch.q.col(w) = s.q;
       batch.v.col(w) = s.v;
@@ -198,6 +243,7 @@ int runBench(bool json, double seconds) {
   }
   out["batch_steps_per_s"] = out["batch_steps_per_s_2t"];
   out["batch_scaling"] = out["batch_steps_per_s_2t"] / out["batch_steps_per_s_1t"];
+  benchBatchPaths(out, s, terrain, seconds);
 
   // Environments (LibTorch): sampling throughput and one SHAC window.
   benchEnvs(out, seconds);

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <memory>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -34,38 +36,65 @@ void benchTraining(std::map<std::string, double>& out, double seconds) {
       {"walk", "/walk_quadruped_shac.yaml"},
       {"velocity", "/velocity_anymal_shac.yaml"},
       {"velocity_rough", "/velocity_anymal_rough_shac.yaml"}};
+  // A run of a config's first iterations on one of the batch runner's paths.
+  struct Run {
+    std::unique_ptr<envs::LocomotionEnv> env;
+    std::unique_ptr<algorithms::Shac> shac;
+    std::vector<double> total, rollout, backward, critic;
+  };
   for (const auto& [task, name] : configs) {
     const std::string file = configDir() + name;
     const train::TrainConfig cfg = train::loadTrainConfig(file);
     envs::setTorchThreads(cfg.run.torchThreads);  // as the trainer sets them
-    envs::EnvOptions eo;
-    eo.numEnvs = cfg.shac.numEnvs;
-    eo.threads = cfg.run.simThreads;
-    eo.dtype = torch::kFloat32;
-    eo.differentiable = true;
-    eo.seed = 1;
-    eo.printSummary = false;
-    envs::LocomotionEnv env(train::trainedTask(cfg.curriculum, cfg.task), eo);
-    train::applyCurriculum(cfg.curriculum, 0, env, true);
-    algorithms::Shac shac(env, cfg.shac, cfg.policy, 1);
-    std::vector<double> total, rollout, backward, critic;
-    for (int i = 0; i < 2; ++i) shac.iterate();  // warm-up: allocations, the pool's threads
+    auto start = [&](gpu::BatchPath path) {
+      envs::EnvOptions eo;
+      eo.numEnvs = cfg.shac.numEnvs;
+      eo.threads = cfg.run.simThreads;
+      eo.dtype = torch::kFloat32;
+      eo.differentiable = true;
+      eo.seed = 1;
+      eo.printSummary = false;
+      eo.simPath = path;
+      Run r;
+      r.env =
+          std::make_unique<envs::LocomotionEnv>(train::trainedTask(cfg.curriculum, cfg.task), eo);
+      train::applyCurriculum(cfg.curriculum, 0, *r.env, true);
+      r.shac = std::make_unique<algorithms::Shac>(*r.env, cfg.shac, cfg.policy, 1);
+      for (int i = 0; i < 2; ++i) r.shac->iterate();  // warm-up: allocations, the pool's threads
+      return r;
+    };
+    auto iterate = [](Run& r) {
+      const auto ti = std::chrono::steady_clock::now();
+      const algorithms::IterationStats s = r.shac->iterate();
+      r.total.push_back(
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - ti).count());
+      r.rollout.push_back(s.collectionS);
+      r.backward.push_back(s.scalars.at("Perf/actor_backward_time"));
+      r.critic.push_back(s.scalars.at("Perf/critic_time"));
+    };
+    // The rough task also on sim::step and sim::stepVjp, its iterations alternated with the fixed
+    // path's: the two runs start alike and drift apart as any two builds do.
+    const bool ab = std::string(task) == "velocity_rough";
+    Run fixed = start(gpu::BatchPath::Fixed);
+    Run dynamic = ab ? start(gpu::BatchPath::Dynamic) : Run{};
     // A count, not a time: every build times the same iterations (the robots' contacts, and so an
     // iteration's cost, change from one iteration to the next).
     const int iterations = std::max(3, static_cast<int>(std::lround(10 * seconds)));
     for (int i = 0; i < iterations; ++i) {
-      const auto ti = std::chrono::steady_clock::now();
-      const algorithms::IterationStats s = shac.iterate();
-      total.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - ti).count());
-      rollout.push_back(s.collectionS);
-      backward.push_back(s.scalars.at("Perf/actor_backward_time"));
-      critic.push_back(s.scalars.at("Perf/critic_time"));
+      iterate(fixed);
+      if (ab) iterate(dynamic);
     }
     const std::string k = std::string("shac_iteration_") + task;
-    out["shac_iteration_s_" + std::string(task)] = median(total);
-    out[k + "_rollout_s"] = median(rollout);
-    out[k + "_actor_backward_s"] = median(backward);
-    out[k + "_critic_s"] = median(critic);
+    out["shac_iteration_s_" + std::string(task)] = median(fixed.total);
+    out[k + "_rollout_s"] = median(fixed.rollout);
+    out[k + "_actor_backward_s"] = median(fixed.backward);
+    out[k + "_critic_s"] = median(fixed.critic);
+    if (ab) {
+      out["shac_iteration_s_" + std::string(task) + "_dynamic"] = median(dynamic.total);
+      out[k + "_rollout_s_dynamic"] = median(dynamic.rollout);
+      out[k + "_actor_backward_s_dynamic"] = median(dynamic.backward);
+      out[k + "_fixed_over_dynamic"] = median(fixed.total) / median(dynamic.total);
+    }
   }
   envs::setTorchThreads(torchThreads);
 }

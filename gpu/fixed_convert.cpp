@@ -21,16 +21,33 @@ M3 fromEigen(const sim::Mat3& a) {
 
 }  // namespace
 
-FixedModel toFixed(const sim::Model& model) {
+std::string notInFixedPath(const sim::Model& model) {
   if (model.nbodies() != NB || model.nfeet() != NFEET)
-    throw std::invalid_argument("fixed-size step: model '" + model.name + "' has " +
-                                std::to_string(model.nbodies()) + " bodies and " +
-                                std::to_string(model.nfeet()) + " feet, the fixed path " +
-                                std::to_string(NB) + " and " + std::to_string(NFEET));
+    return "model '" + model.name + "' has " + std::to_string(model.nbodies()) + " bodies and " +
+           std::to_string(model.nfeet()) + " feet, the fixed path " + std::to_string(NB) + " and " +
+           std::to_string(NFEET);
   if (model.legSpheres.size() > MAXLEG)
-    throw std::invalid_argument("fixed-size step: model '" + model.name + "' has " +
-                                std::to_string(model.legSpheres.size()) +
-                                " leg spheres, the fixed path at most " + std::to_string(MAXLEG));
+    return "model '" + model.name + "' has " + std::to_string(model.legSpheres.size()) +
+           " leg spheres, the fixed path at most " + std::to_string(MAXLEG);
+  return "";
+}
+
+std::string notInFixedPath(const sim::SimOptions& opt) {
+  const sim::ContactOptions& c = opt.contact;
+  if (c.model == sim::ContactModel::Soft && c.integrator != sim::Integrator::Fixed)
+    return "the soft model's adaptive integrator is not in";
+  for (const sim::HeightField* hf : {c.terrain.get(), c.backwardTerrain.get()}) {
+    if (hf && c.terrainContact != sim::TerrainContact::Vertical)
+      return "terrain_contact closest is not in (vertical only)";
+    if (hf && hf->interpolant != sim::Interpolant::CatmullRom)
+      return "the monotone terrain interpolant is not in (catmull_rom only)";
+  }
+  return "";
+}
+
+FixedModel toFixed(const sim::Model& model) {
+  if (const std::string why = notInFixedPath(model); !why.empty())
+    throw std::invalid_argument("fixed-size step: " + why);
   FixedModel f{};
   for (int i = 0; i < NB; ++i) {
     const sim::Body& b = model.bodies[i];
@@ -74,14 +91,8 @@ FixedOptions toFixed(const sim::SimOptions& opt) {
       f.model = FixedContact::Hard;
       break;  // its forward
   }
-  if (c.model == sim::ContactModel::Soft && c.integrator != sim::Integrator::Fixed)
-    throw std::invalid_argument("fixed-size step: the soft model's adaptive integrator is not in");
-  if (c.terrain && c.terrainContact != sim::TerrainContact::Vertical)
-    throw std::invalid_argument(
-        "fixed-size step: terrain_contact closest is not in (vertical only)");
-  if (c.terrain && c.terrain->interpolant != sim::Interpolant::CatmullRom)
-    throw std::invalid_argument(
-        "fixed-size step: the monotone terrain interpolant is not in (catmull_rom only)");
+  if (const std::string why = notInFixedPath(opt); !why.empty())
+    throw std::invalid_argument("fixed-size step: " + why);
   f.mu = c.mu;
   f.iterations = c.iterations;
   f.kappa = c.kappa;

@@ -2,12 +2,19 @@
 // Throws std::invalid_argument when the robot's sizes or the options do not fit the fixed path.
 #pragma once
 
+#include <string>
+
 #include "gpu/fixed_model.h"
 #include "sim/model.h"
 #include "sim/options.h"
 #include "sim/terrain.h"
 
 namespace diffloco::gpu {
+
+// Why a model or the options do not fit the fixed path (its sizes; the soft model's adaptive
+// integrator, the closest-point terrain contact, the monotone interpolant), or "" if they do.
+std::string notInFixedPath(const sim::Model& model);
+std::string notInFixedPath(const sim::SimOptions& opt);
 
 // The feet and the leg spheres (sim::Model::legSpheres), at most MAXLEG of them.
 FixedModel toFixed(const sim::Model& model);

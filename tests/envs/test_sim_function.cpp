@@ -4,7 +4,11 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <cmath>
+
 #include "envs/sim_function.h"
+#include "gpu/fixed_convert.h"
+#include "gpu/fixed_step.h"
 #include "robots/robot.h"
 #include "sim/kinematics.h"
 #include "sim/step.h"
@@ -53,15 +57,29 @@ TEST(SimFunction, ForwardMatchesSimulator) {
   Tensor q, v, qt;
   f.states(3, q, v, qt, 1);
   const SimStepResult r = simStep(link, q.to(torch::kFloat), v, qt);  // float input is accepted
+  // The batch steps with the fixed-size functions (gpu/batch_sim.h): exactly gpu::fixedStep, and
+  // sim::step to rounding.
+  ASSERT_EQ(link.batch().path(), gpu::BatchPath::Fixed);
+  const gpu::FixedModel fm = gpu::toFixed(f.robot.model);
+  const gpu::FixedOptions fo = gpu::toFixed(f.opt);
   sim::Data data(f.robot.model);
   for (int w = 0; w < 3; ++w) {
     const Tensor qw = q[w].to(torch::kFloat).to(torch::kDouble).contiguous();
-    sim::VecX qn(19), vn(18);
+    const Tensor vw = v[w].contiguous(), tw = qt[w].contiguous();
+    sim::VecX qn(19), vn(18), qf(19), vf(18);
     sim::step(f.robot.model, f.opt, data, Eigen::Map<const sim::VecX>(qw.data_ptr<double>(), 19),
-              Eigen::Map<const sim::VecX>(v[w].contiguous().data_ptr<double>(), 18),
-              Eigen::Map<const sim::VecX>(qt[w].contiguous().data_ptr<double>(), 12), qn, vn);
-    for (int i = 0; i < 19; ++i) EXPECT_EQ(r.q[w][i].item<double>(), qn[i]);
-    for (int i = 0; i < 18; ++i) EXPECT_EQ(r.v[w][i].item<double>(), vn[i]);
+              Eigen::Map<const sim::VecX>(vw.data_ptr<double>(), 18),
+              Eigen::Map<const sim::VecX>(tw.data_ptr<double>(), 12), qn, vn);
+    ASSERT_TRUE(gpu::fixedStep(fm, fo, gpu::toView(nullptr), qw.data_ptr<double>(),
+                               vw.data_ptr<double>(), tw.data_ptr<double>(), qf.data(), vf.data()));
+    for (int i = 0; i < 19; ++i) {
+      EXPECT_EQ(r.q[w][i].item<double>(), qf[i]);
+      EXPECT_NEAR(r.q[w][i].item<double>(), qn[i], 1e-12 * (1 + std::abs(qn[i])));
+    }
+    for (int i = 0; i < 18; ++i) {
+      EXPECT_EQ(r.v[w][i].item<double>(), vf[i]);
+      EXPECT_NEAR(r.v[w][i].item<double>(), vn[i], 1e-12 * (1 + std::abs(vn[i])));
+    }
     EXPECT_FALSE(r.failed[w].item<bool>());
   }
 }

@@ -1,0 +1,170 @@
+#include "gpu/batch_sim.h"
+
+#include <atomic>
+
+#include "gpu/fixed_convert.h"
+#include "gpu/fixed_soft_vjp.h"
+#include "gpu/fixed_step.h"
+#include "gpu/fixed_step_vjp.h"
+#include "sim/step.h"
+#include "sim/step_vjp.h"
+
+namespace diffloco::gpu {
+
+BatchSim::BatchSim(const sim::Model& model, const sim::SimOptions& opts, int worlds, int threads,
+                   BatchPath path)
+    : options(opts),
+      q(model.nq(), worlds),
+      v(sim::MatX::Zero(model.nv(), worlds)),
+      qTarget(sim::MatX::Zero(model.nj(), worlds)),
+      failed(worlds, 0),
+      failedVjp(worlds, 0),
+      model_(model),
+      requested_(path),
+      modelMisfit_(notInFixedPath(model)),
+      fixedModel_(modelMisfit_.empty() ? toFixed(model) : FixedModel{}),
+      pool_(threads),
+      mu_(worlds, opts.contact.mu),
+      strength_(worlds, 1.0),
+      qNext_(model.nq(), worlds),
+      vNext_(model.nv(), worlds) {
+  for (int w = 0; w < worlds; ++w) q.col(w) = sim::neutralConfiguration(model);
+  for (int t = 0; t < pool_.size(); ++t) data_.push_back(std::make_unique<sim::Data>(model));
+}
+
+BatchSim::~BatchSim() = default;
+
+bool BatchSim::fixedPath() const {
+  return requested_ == BatchPath::Fixed && modelMisfit_.empty() && notInFixedPath(options).empty();
+}
+
+BatchPath BatchSim::path() const {
+  return fixedPath() ? BatchPath::Fixed : BatchPath::Dynamic;
+}
+
+std::string BatchSim::whyDynamic() const {
+  if (requested_ == BatchPath::Dynamic) return "";
+  return modelMisfit_.empty() ? notInFixedPath(options) : modelMisfit_;
+}
+
+int BatchSim::step() {
+  std::atomic<int> nfailed{0}, fallbacks{0};
+  const bool fixed = fixedPath();
+  const FixedOptions base = fixed ? toFixed(options) : FixedOptions{};
+  const HeightFieldView ground = toView(options.contact.terrain.get());
+  pool_.parallelFor(
+      worlds(),
+      [&](int w, int worker) {
+        bool ok = fixed && fixedStep(worldFixedModel(w), worldOptions(w, base), ground,
+                                     q.col(w).data(), v.col(w).data(), qTarget.col(w).data(),
+                                     qNext_.col(w).data(), vNext_.col(w).data());
+        if (!ok) {
+          // The dynamic step: the whole batch off the fixed path, or this world's contact set
+          // larger than the fixed arrays (a non-finite step fails here again).
+          if (fixed) ++fallbacks;
+          ok = sim::step(worldModel(w), worldOptions(w), *data_[worker], q.col(w), v.col(w),
+                         qTarget.col(w), qNext_.col(w), vNext_.col(w));
+        }
+        failed[w] = !ok;
+        if (ok) {
+          q.col(w) = qNext_.col(w);
+          v.col(w) = vNext_.col(w);
+        } else {
+          ++nfailed;
+        }
+      },
+      16);
+  fallbacks_ = fallbacks;
+  return nfailed;
+}
+
+void BatchSim::setAddedBaseMass(int world, double dm) {
+  if (models_.empty()) models_.assign(worlds(), model_);
+  const sim::Inertia& I0 = model_.bodies[0].inertia;
+  const double s = (I0.m + dm) / I0.m;
+  sim::Inertia& I = models_[world].bodies[0].inertia;
+  I.m = I0.m * s;
+  I.h = I0.h * s;
+  I.Io = I0.Io * s;
+  if (!modelMisfit_.empty()) return;
+  if (fixedModels_.empty()) fixedModels_.assign(worlds(), fixedModel_);
+  fixedModels_[world] = toFixed(models_[world]);
+}
+
+void BatchSim::stepVjp(const sim::MatX& qIn, const sim::MatX& vIn, const sim::MatX& qTargetIn,
+                       const sim::MatX& gqNext, const sim::MatX& gvNext, sim::MatX& gq,
+                       sim::MatX& gv, sim::MatX& gqTarget) {
+  const sim::Model& m = model_;
+  gq.setZero(m.nq(), worlds());
+  gv.setZero(m.nv(), worlds());
+  gqTarget.setZero(m.nj(), worlds());
+  const bool fixed = fixedPath();
+  // The model and ground the VJP differentiates (straight_through: the smoothed model; a
+  // straight-through terrain: its smoothed copy).
+  const FixedOptions base = fixed ? toFixedBackward(options) : FixedOptions{};
+  const HeightFieldView ground = backwardView(options);
+  const bool soft = fixed && base.model == FixedContact::Soft;
+  if (fixed && tapes_.empty())
+    for (int t = 0; t < pool_.size(); ++t) {
+      tapes_.push_back(std::make_unique<FixedTape>());
+      softTapes_.push_back(std::make_unique<FixedSoftTape>());
+    }
+  std::vector<sim::StepAdjoint> adj(pool_.size(), sim::StepAdjoint(m));
+  std::atomic<int> fallbacks{0};
+  pool_.parallelFor(
+      worlds(),
+      [&](int w, int worker) {
+        bool done = false;
+        if (fixed) {
+          const FixedModel& fm = worldFixedModel(w);
+          const FixedOptions o = worldOptions(w, base);
+          FixedAdjoint out;
+          setZero(out);
+          if (soft) {
+            done = fixedSoftStepVjp(fm, o, ground, qIn.col(w).data(), vIn.col(w).data(),
+                                    qTargetIn.col(w).data(), gqNext.col(w).data(),
+                                    gvNext.col(w).data(), *softTapes_[worker], out);
+          } else {
+            FixedTape& t = *tapes_[worker];
+            double qn[NQ], vn[NV];
+            // A failed record (a contact set or sweeps beyond the tape, or a non-finite step)
+            // goes to sim::stepVjp below.
+            if (fixedStepRecord(fm, o, ground, qIn.col(w).data(), vIn.col(w).data(),
+                                qTargetIn.col(w).data(), qn, vn, t)) {
+              fixedStepVjp(fm, o, ground, qIn.col(w).data(), vIn.col(w).data(),
+                           qTargetIn.col(w).data(), t, gqNext.col(w).data(), gvNext.col(w).data(),
+                           out);
+              done = true;
+            }
+          }
+          if (done) {
+            gq.col(w) = Eigen::Map<const sim::VecX>(out.q, NQ);
+            gv.col(w) = Eigen::Map<const sim::VecX>(out.v, NV);
+            gqTarget.col(w) = Eigen::Map<const sim::VecX>(out.qTarget, NJ);
+          } else {
+            ++fallbacks;
+          }
+        }
+        if (!done) {
+          sim::StepAdjoint& a = adj[worker];
+          a.setZero(m);
+          sim::stepVjp(worldModel(w), worldOptions(w), *data_[worker], qIn.col(w), vIn.col(w),
+                       qTargetIn.col(w), gqNext.col(w), gvNext.col(w), a);
+          gq.col(w) = a.q;
+          gv.col(w) = a.v;
+          gqTarget.col(w) = a.qTarget;
+        }
+        const bool ok =
+            gq.col(w).allFinite() && gv.col(w).allFinite() && gqTarget.col(w).allFinite();
+        failedVjp[w] = !ok;
+        if (!ok) {
+          gq.col(w).setZero();
+          gv.col(w).setZero();
+          gqTarget.col(w).setZero();
+        }
+      },
+      8);
+  fallbacks_ = fallbacks;
+}
+
+}  // namespace diffloco::gpu

@@ -1,0 +1,118 @@
+// Many independent worlds of one Model stepped in parallel on the CPU, through the same fixed-size
+// functions that the GPU runs (gpu/fixed_step.h, gpu/fixed_step_vjp.h, gpu/fixed_soft_vjp.h), so
+// that every test and bar of the environments exercises the GPU's code. States are stored one
+// column per world. A world whose step produces a non-finite state keeps its previous state and
+// is flagged in `failed`; stepping never throws for it. The owner (an environment) resets flagged
+// worlds.
+//
+// sim::step and sim::stepVjp (the dynamic sizes) take over where the fixed path cannot: a robot of
+// other sizes or options it does not have (notInFixedPath in gpu/fixed_convert.h), for the whole
+// batch; and a single world whose contact set is larger than the fixed arrays (MAXACTIVE spheres)
+// or whose VJP needs more Gauss-Seidel sweeps or soft sub-steps than its tape holds.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gpu/fixed_model.h"
+#include "sim/data.h"
+#include "sim/options.h"
+#include "sim/thread_pool.h"
+
+namespace diffloco::gpu {
+
+struct FixedTape;
+struct FixedSoftTape;
+
+// Which functions a BatchSim steps its worlds with.
+enum class BatchPath {
+  Fixed,    // gpu::fixedStep and its VJP where the model and options fit, else Dynamic
+  Dynamic,  // sim::step and sim::stepVjp
+};
+
+class BatchSim {
+ public:
+  BatchSim(const sim::Model& model, const sim::SimOptions& options, int worlds, int threads,
+           BatchPath path = BatchPath::Fixed);
+  ~BatchSim();
+
+  int worlds() const { return static_cast<int>(q.cols()); }
+  const sim::Model& model() const { return model_; }
+  sim::SimOptions options;  // read at every step() and stepVjp()
+
+  sim::MatX q;                       // nq x worlds
+  sim::MatX v;                       // nv x worlds
+  sim::MatX qTarget;                 // nj x worlds: actuator input
+  std::vector<std::uint8_t> failed;  // set by step() for worlds that went non-finite
+
+  // One step of every world; returns how many worlds failed in this step.
+  int step();
+
+  // Adjoints of one batched step that started from (qIn, vIn, qTargetIn) (the values q, v, qTarget
+  // had before that step()), given the adjoints of its results. Outputs are resized; column per
+  // world. The forward is recomputed per world (sim/step_vjp.h). Non-finite adjoints are zeroed and
+  // the world is flagged in failedVjp.
+  void stepVjp(const sim::MatX& qIn, const sim::MatX& vIn, const sim::MatX& qTargetIn,
+               const sim::MatX& gqNext, const sim::MatX& gvNext, sim::MatX& gq, sim::MatX& gv,
+               sim::MatX& gqTarget);
+  std::vector<std::uint8_t> failedVjp;
+
+  // The functions the next step() and stepVjp() run with the current options, and why not the
+  // fixed ones when it is Dynamic ("" otherwise, and when Dynamic was asked for).
+  BatchPath path() const;
+  std::string whyDynamic() const;
+  // Worlds that the last step() or stepVjp() handed to sim::step or sim::stepVjp on the fixed
+  // path (a contact set or tape too large for the fixed arrays).
+  int lastFallbacks() const { return fallbacks_; }
+
+  // Per-world randomisation: friction coefficient (default options.contact.mu) and a mass added to
+  // the base (its inertia scales with it, as for a uniform change of density).
+  void setFriction(int world, double mu) { mu_[world] = mu; }
+  double friction(int world) const { return mu_[world]; }
+  void setAddedBaseMass(int world, double dm);
+  // Motor strength: the PD law's gains kp and kd scaled by s in this world (legged_gym's
+  // motor_strength: a weaker or stronger drive; the torque limits stay).
+  void setMotorStrength(int world, double s) { strength_[world] = s; }
+  const sim::Model& worldModel(int world) const {
+    return models_.empty() ? model_ : models_[world];
+  }
+
+  sim::ThreadPool& pool() { return pool_; }
+
+ private:
+  sim::SimOptions worldOptions(int world) const {
+    sim::SimOptions o = options;
+    o.contact.mu = mu_[world];
+    o.actuator.kp *= strength_[world];
+    o.actuator.kd *= strength_[world];
+    return o;
+  }
+  FixedOptions worldOptions(int world, FixedOptions o) const {
+    o.mu = mu_[world];
+    o.kp *= strength_[world];
+    o.kd *= strength_[world];
+    return o;
+  }
+  const FixedModel& worldFixedModel(int world) const {
+    return fixedModels_.empty() ? fixedModel_ : fixedModels_[world];
+  }
+  bool fixedPath() const;
+
+  const sim::Model& model_;
+  BatchPath requested_;
+  std::string modelMisfit_;  // notInFixedPath(model)
+  FixedModel fixedModel_;
+  sim::ThreadPool pool_;
+  std::vector<std::unique_ptr<sim::Data>> data_;   // one per worker
+  std::vector<std::unique_ptr<FixedTape>> tapes_;  // one per worker, made on the first VJP
+  std::vector<std::unique_ptr<FixedSoftTape>> softTapes_;
+  std::vector<double> mu_, strength_;
+  std::vector<sim::Model> models_;  // per-world copies, made on the first setAddedBaseMass
+  std::vector<FixedModel> fixedModels_;
+  sim::MatX qNext_, vNext_;
+  int fallbacks_ = 0;
+};
+
+}  // namespace diffloco::gpu
