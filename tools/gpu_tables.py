@@ -6,6 +6,7 @@
   tools/gpu_tables.py legs A.json B.json C.json [--worlds 65536]
                                              forward and fused VJP of runs side by side
   tools/gpu_tables.py cpu RUN.json           CPU microseconds, fixed path against sim::step
+  tools/gpu_tables.py bench BENCH.json       the batch runner's two paths in `diffloco bench --json`
   tools/gpu_tables.py states RUN.json FEET.json
                                              recorded states (gpu_check --states): contact sets,
                                              and forward / fused VJP with and without leg spheres
@@ -90,6 +91,24 @@ def cpu(run):
               f"{v['fixed_vjp_us_median'] / v['dynamic_vjp_us_median']:.2f} |")
 
 
+def bench(run):
+    print("| case | batch step: `sim::step` / fixed [us per world] | ratio | batch VJP: "
+          "`sim::stepVjp` / fixed [us per world] | ratio |")
+    print("|---|---|---|---|---|")
+    for case in ("hard", "smoothed", "hard_terrain", "smoothed_terrain"):
+        print(f"| {case} | {run['batch_step_us_dynamic_' + case]:.2f} / "
+              f"{run['batch_step_us_fixed_' + case]:.2f} | "
+              f"{run['batch_fixed_over_dynamic_step_' + case]:.2f} | "
+              f"{run['batch_vjp_us_dynamic_' + case]:.2f} / {run['batch_vjp_us_fixed_' + case]:.2f} | "
+              f"{run['batch_fixed_over_dynamic_vjp_' + case]:.2f} |")
+    k = "shac_iteration_velocity_rough"
+    print(f"| SHAC iteration, rough config [s] | {run['shac_iteration_s_velocity_rough_dynamic']:.3f} / "
+          f"{run['shac_iteration_s_velocity_rough']:.3f} | {run[k + '_fixed_over_dynamic']:.2f} | "
+          f"of which the actor's backward: {run[k + '_actor_backward_s_dynamic']:.3f} / "
+          f"{run[k + '_actor_backward_s']:.3f} | "
+          f"{run[k + '_actor_backward_s'] / run[k + '_actor_backward_s_dynamic']:.2f} |")
+
+
 def states(legs_run, feet_run):
     print("| states, model | spheres in the problem: mean, max, over 16 | worlds | with leg spheres: "
           "forward / fused forward + VJP | the same sorted by contact count | feet alone | "
@@ -117,7 +136,7 @@ def main(argv):
     if len(argv) > 3 and argv[1] == "states":
         states(load(argv[2]), load(argv[3]))
         return
-    if len(argv) < 3 or argv[1] not in ("parity", "speed", "legs", "cpu"):
+    if len(argv) < 3 or argv[1] not in ("parity", "speed", "legs", "cpu", "bench"):
         sys.exit(__doc__)
     if argv[1] == "legs":
         worlds = 65536
@@ -127,7 +146,7 @@ def main(argv):
                 worlds = int(a.split("=", 1)[1])
         legs(paths, worlds)
     else:
-        {"parity": parity, "speed": speed, "cpu": cpu}[argv[1]](load(argv[2]))
+        {"parity": parity, "speed": speed, "cpu": cpu, "bench": bench}[argv[1]](load(argv[2]))
 
 
 if __name__ == "__main__":
