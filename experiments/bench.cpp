@@ -149,7 +149,7 @@ void benchBatchPaths(std::map<std::string, double>& out, const Scenario& s,
 
 }  // namespace
 
-int runBench(bool json, double seconds) {
+int runBench(bool json, double seconds, const std::string& roughFrom) {
   std::map<std::string, double> out;
   Scenario s = settledAnymal();
   const sim::Model& model = s.robot.model;
@@ -248,7 +248,7 @@ int runBench(bool json, double seconds) {
   // Environments (LibTorch): sampling throughput and one SHAC window.
   benchEnvs(out, seconds);
   // Whole SHAC iterations of the three shipped SHAC configs.
-  benchTraining(out, seconds);
+  benchTraining(out, seconds, roughFrom);
   benchCriticStep(out, seconds);
 
 #ifdef DIFFLOCO_WITH_MUJOCO

@@ -1,5 +1,6 @@
 #include "experiments/bench_training.h"
 
+#include <spdlog/spdlog.h>
 #include <torch/torch.h>
 
 #include <algorithm>
@@ -16,6 +17,7 @@
 #include "policies/actor_critic.h"
 #include "policies/mlp_regression.h"
 #include "robots/robot.h"
+#include "train/checkpoint.h"
 #include "train/config.h"
 #include "train/curriculum.h"
 
@@ -30,7 +32,8 @@ double median(std::vector<double> v) {
 
 }  // namespace
 
-void benchTraining(std::map<std::string, double>& out, double seconds) {
+void benchTraining(std::map<std::string, double>& out, double seconds,
+                   const std::string& roughFrom) {
   const int torchThreads = at::get_num_threads();
   const std::pair<const char*, const char*> configs[] = {
       {"walk", "/walk_quadruped_shac.yaml"},
@@ -46,6 +49,7 @@ void benchTraining(std::map<std::string, double>& out, double seconds) {
     const std::string file = configDir() + name;
     const train::TrainConfig cfg = train::loadTrainConfig(file);
     envs::setTorchThreads(cfg.run.torchThreads);  // as the trainer sets them
+    const bool ab = std::string(task) == "velocity_rough";
     auto start = [&](gpu::BatchPath path) {
       envs::EnvOptions eo;
       eo.numEnvs = cfg.shac.numEnvs;
@@ -60,6 +64,12 @@ void benchTraining(std::map<std::string, double>& out, double seconds) {
           std::make_unique<envs::LocomotionEnv>(train::trainedTask(cfg.curriculum, cfg.task), eo);
       train::applyCurriculum(cfg.curriculum, 0, *r.env, true);
       r.shac = std::make_unique<algorithms::Shac>(*r.env, cfg.shac, cfg.policy, 1);
+      if (ab && !roughFrom.empty()) {
+        const auto level = spdlog::get_level();  // its info line would break --json's output
+        spdlog::set_level(spdlog::level::warn);
+        train::warmStart(roughFrom, *r.shac);
+        spdlog::set_level(level);
+      }
       for (int i = 0; i < 2; ++i) r.shac->iterate();  // warm-up: allocations, the pool's threads
       return r;
     };
@@ -74,7 +84,6 @@ void benchTraining(std::map<std::string, double>& out, double seconds) {
     };
     // The rough task also on sim::step and sim::stepVjp, its iterations alternated with the fixed
     // path's: the two runs start alike and drift apart as any two builds do.
-    const bool ab = std::string(task) == "velocity_rough";
     Run fixed = start(gpu::BatchPath::Fixed);
     Run dynamic = ab ? start(gpu::BatchPath::Dynamic) : Run{};
     // A count, not a time: every build times the same iterations (the robots' contacts, and so an
