@@ -307,3 +307,40 @@ TEST(BatchSim, OptionsTheFixedPathDoesNotHaveRunDynamic) {
   EXPECT_EQ(asked.path(), BatchPath::Dynamic);
   EXPECT_EQ(asked.whyDynamic(), "");
 }
+
+// A world's VJP does not depend on which worlds a worker differentiated before it (the tapes are
+// per worker and reused): each world alone in a batch of one gives bitwise the same adjoints.
+TEST(BatchSim, VjpOfAWorldDoesNotDependOnTheWorldsBeforeIt) {
+  const Robot r = anymal();
+  const Model& m = r.model;
+  const int n = 12;
+  auto bumps = std::make_shared<HeightField>();
+  bumps->originX = bumps->originY = -3;
+  bumps->nx = bumps->ny = 61;
+  bumps->spacing = 0.1;
+  std::mt19937 rng(4);
+  std::uniform_real_distribution<double> u(-0.03, 0.03);
+  for (int k = 0; k < bumps->nx * bumps->ny; ++k) bumps->heights.push_back(u(rng));
+  bumps->finalize();
+  const Worlds start = randomWorlds(r, n, 31);
+  for (ContactModel cm : {ContactModel::Hard, ContactModel::Smoothed, ContactModel::Soft,
+                          ContactModel::StraightThrough})
+    for (bool terrain : {false, true}) {
+      SimOptions o = options(cm);
+      if (terrain) o.contact.terrain = bumps;
+      const MatX gq = MatX::Ones(m.nq(), n), gv = MatX::Ones(m.nv(), n);
+      BatchSim all(m, o, n, 1);
+      MatX aq, av, at;
+      all.stepVjp(start.q, start.v, start.qTarget, gq, gv, aq, av, at);
+      for (int w = 0; w < n; ++w) {
+        BatchSim one(m, o, 1, 1);
+        MatX bq, bv, bt;
+        one.stepVjp(start.q.col(w), start.v.col(w), start.qTarget.col(w), gq.col(w), gv.col(w), bq,
+                    bv, bt);
+        EXPECT_TRUE(bitwiseEqual(aq.col(w), bq.col(0)) && bitwiseEqual(av.col(w), bv.col(0)) &&
+                    bitwiseEqual(at.col(w), bt.col(0)))
+            << toString(cm) << (terrain ? ", height field" : ", plane") << ", world " << w
+            << ": max |dq| " << (aq.col(w) - bq.col(0)).cwiseAbs().maxCoeff();
+      }
+    }
+}
