@@ -7,10 +7,15 @@
 #   ENGINES (environment, default "mujoco diffloco"): the engines to run, e.g. one per process.
 #   TERRAIN (environment, default none: the flat floor): a sub-terrain of a terrain policy's task
 #   at its hardest level instead (`eval --terrain`), e.g. pyramid_stairs.
+#   CONDITIONS (environment, default all): the conditions to run by name, e.g. "nominal friction_1.5".
+#   OURS_SET (environment): more task overrides for our simulator, e.g.
+#   "sim.terrain_contact=closest" (each word one `--set`).
 set -euo pipefail
 policy=$1 episodes=$2 bin=${3:-build/diffloco}
 engines=${ENGINES:-mujoco diffloco}
 terrain=${TERRAIN:-none}
+ours_set=()
+for kv in ${OURS_SET:-}; do ours_set+=(--set "$kv"); done
 # name | MuJoCo flags | our simulator's task overrides (each also fixes the others to nominal)
 nominal="--set randomization.friction=[0.8,0.8] --set randomization.push_velocity=0
   --set randomization.observation_noise=false --set randomization.motor_strength=[1,1]
@@ -30,6 +35,7 @@ conditions=(
 )
 for c in "${conditions[@]}"; do
   IFS='|' read -r name mj ours <<<"$c"
+  [[ -z ${CONDITIONS:-} || " $CONDITIONS " == *" $name "* ]] || continue
   if [[ " $engines " == *" mujoco "* ]]; then
     printf '{"engine": "mujoco", "condition": "%s", "terrain_type": "%s", "result": ' "$name" \
       "$terrain"
@@ -43,6 +49,6 @@ for c in "${conditions[@]}"; do
     "$terrain"
   # shellcheck disable=SC2086
   "$bin" eval "$policy" --contact hard --terrain "$terrain" --episodes "$episodes" --envs 100 --seed 1 \
-    $nominal $ours --json | tr -d '\n'
+    $nominal $ours ${ours_set[@]+"${ours_set[@]}"} --json | tr -d '\n'
   printf '}\n'
 done
