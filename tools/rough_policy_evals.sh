@@ -103,6 +103,9 @@ print("# %s, friction %s: falls %d / %d, lin. RMS %.3f" % (sys.argv[2], sys.argv
 # same_protocol: ours under MuJoCo's protocol beside MuJoCo's rows (the stairs at 300 episodes, the
 # other grounds from the per-terrain file, which runs MuJoCo's protocol).
 same_protocol() {
+  [[ -s ${prefix}_terrain_eval.jsonl ]] ||
+    { echo "same_protocol reads MuJoCo's rows from ${prefix}_terrain_eval.jsonl:" \
+        "run the terrain group first" >&2; exit 2; }
   PROTOCOL=mujoco ENGINES=diffloco "$here/terrain_eval.sh" "$policy" 1000 0 "$bin"
   ENGINES=mujoco TYPES="$stairs" "$here/terrain_eval.sh" "$policy" 0 300 "$bin"
   grep '"engine": "mujoco"' "${prefix}_terrain_eval.jsonl" | grep -v '"pyramid_stairs'

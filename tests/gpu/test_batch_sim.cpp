@@ -15,6 +15,7 @@
 #include "gpu/batch_sim.h"
 #include "gpu/fixed_convert.h"
 #include "gpu/fixed_step.h"
+#include "gpu/parity.h"
 #include "robots/robot.h"
 #include "sim/step.h"
 #include "sim/step_vjp.h"
@@ -314,14 +315,7 @@ TEST(BatchSim, VjpOfAWorldDoesNotDependOnTheWorldsBeforeIt) {
   const Robot r = anymal();
   const Model& m = r.model;
   const int n = 12;
-  auto bumps = std::make_shared<HeightField>();
-  bumps->originX = bumps->originY = -3;
-  bumps->nx = bumps->ny = 61;
-  bumps->spacing = 0.1;
-  std::mt19937 rng(4);
-  std::uniform_real_distribution<double> u(-0.03, 0.03);
-  for (int k = 0; k < bumps->nx * bumps->ny; ++k) bumps->heights.push_back(u(rng));
-  bumps->finalize();
+  const auto bumps = std::make_shared<HeightField>(gpu::bumpyField(0.03, 4));
   const Worlds start = randomWorlds(r, n, 31);
   for (ContactModel cm : {ContactModel::Hard, ContactModel::Smoothed, ContactModel::Soft,
                           ContactModel::StraightThrough})
