@@ -1,7 +1,8 @@
 // Adjoints of the hard and smoothed contact stages on fixed-size data: the Gauss-Seidel sweeps
 // unrolled backwards from the solver's tape (FixedGsTape), and the contact geometry (Jacobian rows
 // and depth) back to the bodies' kinematics. The formulas and order of sim/contact_vjp.cpp (which
-// explains them), without the parameters' adjoints (mu, foot offsets). Host and device code.
+// explains them); with kParams the parameters' adjoints too (mu, the spheres' offsets), which
+// the instantiation without them leaves out entirely. Host and device code.
 #pragma once
 
 #include "gpu/fixed_contact.h"
@@ -9,8 +10,9 @@
 
 namespace diffloco::gpu {
 
-// Adjoint of proxFrictionCone(z, mu): outBar -> zBar.
-DL_HD V3 proxVjp(const V3& z, double mu, const V3& ob) {
+// Adjoint of proxFrictionCone(z, mu): outBar -> zBar (returned), muBar (added when given).
+template <bool kParams = false>
+DL_HD V3 proxVjp(const V3& z, double mu, const V3& ob, double* muBar = nullptr) {
   if (z[0] <= 0) return zero3();
   const double tn = norm2(z[1], z[2]);
   if (tn <= mu * z[0]) return ob;
@@ -18,15 +20,17 @@ DL_HD V3 proxVjp(const V3& z, double mu, const V3& ob) {
   const double e1 = z[1] / tn, e2 = z[2] / tn;
   const double oe = ob[1] * e1 + ob[2] * e2;
   const double k = mu * z[0] / tn;
+  if constexpr (kParams) *muBar += z[0] * oe;
   return v3(ob[0] + mu * oe, k * (ob[1] - oe * e1), k * (ob[2] - oe * e2));
 }
 
 // Adjoint of solveContacts (run with gs recording): impulseBar (3 nc) -> GbT = Gbar^T
-// (3 MAXACTIVE x 3 MAXACTIVE, the first 3 nc rows and columns), cbar (3 nc), sigmaBar (nc)
-// (sim::solveContactsVjp).
+// (3 MAXACTIVE x 3 MAXACTIVE, the first 3 nc rows and columns), cbar (3 nc), sigmaBar (nc) and,
+// with kParams, muBar (added) (sim::solveContactsVjp).
+template <bool kParams = false>
 DL_HD void solveContactsVjp(const FixedOptions& o, const FixedContacts& fc, const FixedGsTape& gs,
                             const double* impulseBar, double (*GbT)[3 * MAXACTIVE], double* cbar,
-                            double* sigmaBar) {
+                            double* sigmaBar, double* muBar = nullptr) {
   const int nc = fc.nc, m = 3 * nc;
   const bool smooth = o.model == FixedContact::Smoothed;
   double p[3 * MAXACTIVE], pb[3 * MAXACTIVE], w[3 * MAXACTIVE], pGs[3 * MAXACTIVE];
@@ -72,7 +76,7 @@ DL_HD void solveContactsVjp(const FixedOptions& o, const FixedContacts& fc, cons
         const double lmax = 0.5 * (a + dd) + sq;
         const double rn = 1.0 / Gjj(0, 0), rt = 1.0 / lmax;
         const V3 z = v3(pOld[0] - rn * s[0], pOld[1] - rt * s[1], pOld[2] - rt * s[2]);
-        const V3 zb = proxVjp(z, o.mu, ob);
+        const V3 zb = proxVjp<kParams>(z, o.mu, ob, muBar);
         pOldBar = zb;
         sBar = v3(-rn * zb[0], -rt * zb[1], -rt * zb[2]);
         const double rnb = -zb[0] * s[0], rtb = -zb[1] * s[1] - zb[2] * s[2];
@@ -130,11 +134,13 @@ DL_HD void solveContactsVjp(const FixedOptions& o, const FixedContacts& fc, cons
 }
 
 // Adjoint of the active contacts' geometry: Jbar (3 rows (n, t1, t2) per active contact) and
-// depthBar (one per active contact) -> bar (sim::contactGeometryVjp). On the height field this
-// includes the contact frame's and point's dependence on where the foot is.
+// depthBar (one per active contact) -> bar and, with kParams, offsetBar (per sphere, added)
+// (sim::contactGeometryVjp). On the height field this includes the contact frame's and point's
+// dependence on where the foot is.
+template <bool kParams = false>
 DL_HD void contactGeometryVjp(const FixedModel& m, const FixedData& d, const FixedContacts& fc,
                               bool terrain, const double (*Jbar)[NV], const double* depthBar,
-                              FixedKinBar& bar) {
+                              FixedKinBar& bar, V3* offsetBar = nullptr) {
   for (int a = 0; a < fc.nc; ++a) {
     const int j = fc.active[a];
     const int body = m.footBody[j];
@@ -176,6 +182,7 @@ DL_HD void contactGeometryVjp(const FixedModel& m, const FixedData& d, const Fix
     // centre = R_b offset + p_b.
     addTo(bar.R[body], outer(cbar, m.footOffset[j]));
     bar.p[body] += cbar;
+    if constexpr (kParams) offsetBar[j] += mulT(d.R[body], cbar);
   }
 }
 

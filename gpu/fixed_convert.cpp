@@ -6,11 +6,16 @@
 #include <limits>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace diffloco::gpu {
 namespace {
 
 V3 fromEigen(const sim::Vec3& a) { return v3(a.x(), a.y(), a.z()); }
+
+sim::Vec3 toEigen(const V3& a) {
+  return sim::Vec3(a[0], a[1], a[2]);
+}
 
 M3 fromEigen(const sim::Mat3& a) {
   M3 r;
@@ -140,6 +145,23 @@ HeightFieldView toView(const sim::HeightField* hf) {
                             : nullptr;
   return HeightFieldView{hf->originX, hf->originY,        hf->spacing, hf->nx,
                          hf->ny,      hf->heights.data(), bounds};
+}
+
+sim::ParamGrad toParamGrad(const sim::Model& model, const FixedParamBar& p) {
+  sim::ParamGrad g;
+  g.setZero(model);
+  g.mu = p.mu, g.kappa = p.kappa, g.kp = p.kp, g.kd = p.kd;
+  g.softKp = p.softKp, g.softKd = p.softKd, g.softKf = p.softKf;
+  for (int j = 0; j < model.nspheres(); ++j) g.footOffset[j] = toEigen(p.footOffset[j]);
+  std::vector<sim::InertiaBar> bar(model.nbodies());
+  for (int i = 0; i < model.nbodies(); ++i) {
+    bar[i].m = p.inertia[i].m;
+    bar[i].h = toEigen(p.inertia[i].h);
+    for (int r = 0; r < 3; ++r)
+      for (int c = 0; c < 3; ++c) bar[i].Io(r, c) = p.inertia[i].Io(r, c);
+  }
+  g.addInertia(model, bar);
+  return g;
 }
 
 }  // namespace diffloco::gpu

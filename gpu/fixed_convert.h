@@ -5,8 +5,10 @@
 #include <string>
 
 #include "gpu/fixed_model.h"
+#include "gpu/fixed_param_bar.h"
 #include "sim/model.h"
 #include "sim/options.h"
+#include "sim/step_vjp.h"
 #include "sim/terrain.h"
 
 namespace diffloco::gpu {
@@ -29,5 +31,8 @@ HeightFieldView backwardView(const sim::SimOptions& opt);
 // A view of hf's heights and, once finalized, its cell bounds (nullptr: the plane); hf must
 // outlive the view.
 HeightFieldView toView(const sim::HeightField* hf);
+// The parameters' adjoints of a fixed VJP as sim::stepVjp gives them for the model they were
+// formed on (its spheres and bodies; the masses contracted as sim::ParamGrad::addInertia does).
+sim::ParamGrad toParamGrad(const sim::Model& model, const FixedParamBar& p);
 
 }  // namespace diffloco::gpu

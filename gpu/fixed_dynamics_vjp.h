@@ -1,6 +1,7 @@
 // Adjoints of RNEA (bias forces) and CRBA on fixed-size data, their loops run backwards: the
-// formulas and order of sim/dynamics_vjp.cpp (which explains the conventions), without the
-// inertia parameters' adjoints. Each function ADDS to its outputs. Host and device code.
+// formulas and order of sim/dynamics_vjp.cpp (which explains the conventions); with kParams the
+// bodies' inertia parameters' adjoints too (inertiaBar, NB entries), which the instantiation
+// without them leaves out entirely. Each function ADDS to its outputs. Host and device code.
 #pragma once
 
 #include "gpu/fixed_kinematics_vjp.h"
@@ -26,10 +27,19 @@ DL_HD void applyTransposeEbar(const V3& r, const SForce& f, const SForce& outBar
   addTo(Ebar, outer(f.n, outBar.n));
 }
 
-// Adjoint of biasForces run at (d's configuration, v): tauBar -> bar, vbar
-// (sim::biasForcesVjp).
+// out = I * a: adds the adjoint of the inertia's parameters (sim's inertiaTimesBar).
+DL_HD void inertiaTimesBar(const SMotion& a, const SForce& outBar, SInertia& Ib) {
+  Ib.m += dot(outBar.f, a.v);
+  Ib.h += cross(outBar.f, a.w) + cross(a.v, outBar.n);
+  addTo(Ib.Io, outer(outBar.n, a.w));
+}
+
+// Adjoint of biasForces run at (d's configuration, v): tauBar -> bar, vbar and, with kParams,
+// inertiaBar (sim::biasForcesVjp).
+template <bool kParams = false>
 DL_HD void biasForcesVjp(const FixedModel& m, const FixedData& d, const FixedDynamicsTape& t,
-                         const double* v, const double* tauBar, FixedKinBar& bar, double* vbar) {
+                         const double* v, const double* tauBar, FixedKinBar& bar, double* vbar,
+                         SInertia* inertiaBar = nullptr) {
   SForce fb[NB];
   SMotion vb[NB], ab[NB];
   for (int i = 0; i < NB; ++i) {
@@ -61,6 +71,7 @@ DL_HD void biasForcesVjp(const FixedModel& m, const FixedData& d, const FixedDyn
     const SForce Ifb = inertiaTimes(I, fbm);
     ab[i].v += Ifb.f;
     ab[i].w += Ifb.n;
+    if constexpr (kParams) inertiaTimesBar(t.acc[i], fb[i], inertiaBar[i]);
     const SForce Iv = inertiaTimes(I, vi);
     vb[i].v += cross(Iv.f, fb[i].n);
     vb[i].w += cross(Iv.f, fb[i].f) + cross(Iv.n, fb[i].n);
@@ -68,6 +79,7 @@ DL_HD void biasForcesVjp(const FixedModel& m, const FixedData& d, const FixedDyn
     const SForce tt = inertiaTimes(I, vxf);
     vb[i].v -= tt.f;
     vb[i].w -= tt.n;
+    if constexpr (kParams) inertiaTimesBar(vi, SForce{-vxf.v, -vxf.w}, inertiaBar[i]);
     if (i == 0) break;
 
     const int lam = m.parent[i];
@@ -107,10 +119,12 @@ DL_HD double hAt(const double* H, int r, int c) {
   return H[r * NV + c];
 }
 
-// Adjoint of crba: Hbar (NV x NV row-major; both triangles count) -> bar (sim::crbaVjp). Each
-// column's force chain is recomputed (the same operations as crba) instead of taped.
+// Adjoint of crba: Hbar (NV x NV row-major; both triangles count) -> bar and, with kParams,
+// inertiaBar (sim::crbaVjp). Each column's force chain is recomputed (the same operations as
+// crba) instead of taped.
+template <bool kParams = false>
 DL_HD void crbaVjp(const FixedModel& m, const FixedData& d, const FixedDynamicsTape& t,
-                   const double* Hbar, FixedKinBar& bar) {
+                   const double* Hbar, FixedKinBar& bar, SInertia* inertiaBar = nullptr) {
   SInertia Icb[NB];
   for (int i = 0; i < NB; ++i) {
     Icb[i].m = 0;
@@ -180,6 +194,12 @@ DL_HD void crbaVjp(const FixedModel& m, const FixedData& d, const FixedDynamicsT
     addTo(Icb[i].Io, mulNT(mul(E, ob.Io), E));
     addTo(bar.E[i], mul(mul(I.Io, E), sym));
   }
+  if constexpr (kParams)
+    for (int i = 0; i < NB; ++i) {
+      inertiaBar[i].m += Icb[i].m;
+      inertiaBar[i].h += Icb[i].h;
+      addTo(inertiaBar[i].Io, Icb[i].Io);
+    }
 }
 
 }  // namespace diffloco::gpu

@@ -21,33 +21,40 @@ struct FixedSoftTape {
   double q[MAXSOFTSUBSTEPS + 1][NQ], v[MAXSOFTSUBSTEPS + 1][NV];
 };
 
-// Reverse of the penalty law at the forward's branches (sim::softPenaltyForceVjp without the
-// coefficients' adjoints): the force's adjoint fb -> depthBar, vcBar (added).
-DL_HD void softForceVjp(const FixedOptions& o, const V3& vc, bool approaching, bool viscous,
-                        const V3& f, V3 fb, double& depthBar, V3& vcBar) {
+// Reverse of the penalty law at the forward's branches (sim::softPenaltyForceVjp): the force's
+// adjoint fb -> depthBar, vcBar and, with kParams, the coefficients' adjoints in p (added).
+template <bool kParams = false>
+DL_HD void softForceVjp(const FixedOptions& o, double depth, const V3& vc, bool approaching,
+                        bool viscous, const V3& f, V3 fb, double& depthBar, V3& vcBar,
+                        FixedParamBar* p = nullptr) {
   if (viscous) {
     vcBar[1] -= o.softKf * fb[1];
     vcBar[2] -= o.softKf * fb[2];
+    if constexpr (kParams) p->softKf -= vc[1] * fb[1] + vc[2] * fb[2];
   } else {  // f_t = -mu f_n e, e = v_t / |v_t|
     const double vt = norm2(vc[1], vc[2]);
     const double e1 = vc[1] / vt, e2 = vc[2] / vt;
     const double proj = fb[1] * e1 + fb[2] * e2;
     fb[0] -= o.mu * proj;  // from here on the normal force's adjoint, friction's included
+    if constexpr (kParams) p->mu -= f[0] * proj;
     const double k = -o.mu * f[0] / vt;
     vcBar[1] += k * (fb[1] - proj * e1);
     vcBar[2] += k * (fb[2] - proj * e2);
   }
   depthBar += o.softKp * fb[0];
-  if (approaching) vcBar[0] -= o.softKd * fb[0];
+  if constexpr (kParams) p->softKp += depth * fb[0];
+  if (approaching) {
+    if constexpr (kParams) p->softKd -= vc[0] * fb[0];
+    vcBar[0] -= o.softKd * fb[0];
+  }
 }
 
-// Adds to out the adjoints of (q, v, qTarget) of fixedStep's soft step given those of (q', v')
-// (gq, gv). Returns false (out unchanged) when a contact set overflows or the step has more than
-// MAXSOFTSUBSTEPS sub-steps, and when a state on the way is not finite.
-DL_HD bool fixedSoftStepVjp(const FixedModel& m, const FixedOptions& o, const HeightFieldView& hf,
-                            const double* q, const double* v, const double* qTarget,
-                            const double* gq, const double* gv, FixedSoftTape& t,
-                            FixedAdjoint& out) {
+// fixedSoftStepVjp's body; with kParams it adds the parameters' adjoints to *params.
+template <bool kParams>
+DL_HD bool softStepVjpImpl(const FixedModel& m, const FixedOptions& o, const HeightFieldView& hf,
+                           const double* q, const double* v, const double* qTarget,
+                           const double* gq, const double* gv, FixedSoftTape& t, FixedAdjoint& out,
+                           FixedParamBar* params) {
   const int n = o.softSubsteps > 1 ? o.softSubsteps : 1;
   if (n > MAXSOFTSUBSTEPS) return false;
   const double h = o.dt / n;
@@ -121,15 +128,18 @@ DL_HD bool fixedSoftStepVjp(const FixedModel& m, const FixedOptions& o, const He
       const bool viscous = o.softKf * norm2(vc[1], vc[2]) <= o.mu * fn;
       const V3 f = softForce(o, dep, vc);
       V3 vcb = zero3();
-      softForceVjp(o, vc, approaching, viscous, f, fb, depthBar[a], vcb);
+      softForceVjp<kParams>(o, dep, vc, approaching, viscous, f, fb, depthBar[a], vcb, params);
       for (int r = 0; r < 3; ++r)
         for (int k = 0; k < NV; ++k) Jbar[3 * a + r][k] += f[r] * Fbar[k] + vcb[r] * vs0[k];
       for (int k = 0; k < NV; ++k)
         local.v[k] +=
             fc.Jc[3 * a][k] * vcb[0] + fc.Jc[3 * a + 1][k] * vcb[1] + fc.Jc[3 * a + 2][k] * vcb[2];
     }
-    contactGeometryVjp(m, d, fc, hf.heights != nullptr, Jbar, depthBar, bar);
-    stepDynamicsVjp(m, o, d, t.dyn, qs0, vs0, qTarget, h, t.u, v1Bar, lambda, Hbar, bar, local);
+    V3* offsetBar = nullptr;
+    if constexpr (kParams) offsetBar = params->footOffset;
+    contactGeometryVjp<kParams>(m, d, fc, hf.heights != nullptr, Jbar, depthBar, bar, offsetBar);
+    stepDynamicsVjp<kParams>(m, o, d, t.dyn, qs0, vs0, qTarget, h, t.u, v1Bar, lambda, Hbar, bar,
+                             local, params);
     for (int k = 0; k < NQ; ++k) qBar[k] = local.q[k];
     for (int k = 0; k < NV; ++k) vBar[k] = local.v[k];
   }
@@ -137,6 +147,24 @@ DL_HD bool fixedSoftStepVjp(const FixedModel& m, const FixedOptions& o, const He
   for (int k = 0; k < NV; ++k) out.v[k] += vBar[k];
   for (int k = 0; k < NJ; ++k) out.qTarget[k] += local.qTarget[k];
   return finite;
+}
+
+// Adds to out the adjoints of (q, v, qTarget) of fixedStep's soft step given those of (q', v')
+// (gq, gv). Returns false (out unchanged) when a contact set overflows or the step has more than
+// MAXSOFTSUBSTEPS sub-steps, and false with the adjoints added when a state on the way is not
+// finite.
+DL_HD bool fixedSoftStepVjp(const FixedModel& m, const FixedOptions& o, const HeightFieldView& hf,
+                            const double* q, const double* v, const double* qTarget,
+                            const double* gq, const double* gv, FixedSoftTape& t,
+                            FixedAdjoint& out) {
+  return softStepVjpImpl<false>(m, o, hf, q, v, qTarget, gq, gv, t, out, nullptr);
+}
+// The same, adding the parameters' adjoints to params too (unchanged where out is).
+DL_HD bool fixedSoftStepVjp(const FixedModel& m, const FixedOptions& o, const HeightFieldView& hf,
+                            const double* q, const double* v, const double* qTarget,
+                            const double* gq, const double* gv, FixedSoftTape& t, FixedAdjoint& out,
+                            FixedParamBar& params) {
+  return softStepVjpImpl<true>(m, o, hf, q, v, qTarget, gq, gv, t, out, &params);
 }
 
 }  // namespace diffloco::gpu

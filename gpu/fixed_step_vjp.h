@@ -1,13 +1,15 @@
 // The VJP (reverse-mode adjoint) of the hard and smoothed fixed-size step: fixedStepRecord runs
 // the forward step (the same code as fixedStep) and keeps what the backward reads in a fixed-size
 // per-world tape; fixedStepVjp maps the adjoints of (q', v') to those of (q, v, qTarget) with
-// the formulas and order of sim::stepVjp (sim/step_vjp.cpp explains them). The parameters'
-// adjoints (masses, gains, mu, kappa, ...) are not formed. Host and device code; no heap, no
-// exceptions.
+// the formulas and order of sim::stepVjp (sim/step_vjp.cpp explains them), and the parameters'
+// adjoints (gpu/fixed_param_bar.h) when given a FixedParamBar. The stages are templates on
+// kParams, so that the VJP without them (the training's, the GPU's) does none of their work and
+// keeps no branch for them. Host and device code; no heap, no exceptions.
 #pragma once
 
 #include "gpu/fixed_contact_vjp.h"
 #include "gpu/fixed_dynamics_vjp.h"
+#include "gpu/fixed_param_bar.h"
 #include "gpu/fixed_step.h"
 
 namespace diffloco::gpu {
@@ -47,10 +49,12 @@ DL_HD void setZero(FixedAdjoint& a) {
   for (int k = 0; k < NJ; ++k) a.qTarget[k] = 0;
 }
 
-// Adjoint of actuatorTorque: tauBar -> targetBar, qBar, qdBar (sim::actuatorTorqueVjp).
+// Adjoint of actuatorTorque: tauBar -> targetBar, qBar, qdBar and, with kParams, the gains'
+// adjoints p->kp, p->kd (sim::actuatorTorqueVjp).
+template <bool kParams = false>
 DL_HD void actuatorTorqueVjp(const FixedOptions& o, double effortLimit, double qTarget, double q,
                              double qd, double tauBar, double& targetBar, double& qBar,
-                             double& qdBar) {
+                             double& qdBar, FixedParamBar* p = nullptr) {
   const double effort = o.effort < effortLimit ? o.effort : effortLimit;
   const double tau = o.kp * (qTarget - q) - o.kd * qd;
   const double vmax = o.velocityLimit * (1.0 + effort / o.saturation);
@@ -68,17 +72,23 @@ DL_HD void actuatorTorqueVjp(const FixedOptions& o, double effortLimit, double q
     targetBar += o.kp * tauBar;
     qBar -= o.kp * tauBar;
     qdBar -= o.kd * tauBar;
+    if constexpr (kParams) {
+      p->kp += (qTarget - q) * tauBar;
+      p->kd -= qd * tauBar;
+    }
   }
 }
 
 // Reverse of stepDynamics(q, v, qTarget, h) run in d and dyn, given the adjoint ubar of u, lambda
 // = H^-1 ubar, and the adjoints already gathered on H (Hbar, NV x NV, consumed) and on the
-// kinematics at q_mid (bar, consumed). Adds to out (sim's dynamicsVjp in sim/step_vjp.cpp).
+// kinematics at q_mid (bar, consumed). Adds to out, and with kParams to p (sim's dynamicsVjp in
+// sim/step_vjp.cpp).
+template <bool kParams = false>
 DL_HD void stepDynamicsVjp(const FixedModel& m, const FixedOptions& o, const FixedData& d,
                            const FixedDynamicsTape& dyn, const double* q, const double* v,
                            const double* qTarget, double h, const double* u, const double* ubar,
-                           const double* lambda, double* Hbar, FixedKinBar& bar,
-                           FixedAdjoint& out) {
+                           const double* lambda, double* Hbar, FixedKinBar& bar, FixedAdjoint& out,
+                           FixedParamBar* p = nullptr) {
   double work[NV], dvbar[NV];
   // Reverse of stepDynamics: u = v - h H^-1 b, lambda = H^-1 ubar.
   for (int k = 0; k < NV; ++k) out.v[k] += ubar[k];
@@ -87,8 +97,10 @@ DL_HD void stepDynamicsVjp(const FixedModel& m, const FixedOptions& o, const Fix
   double bbar[NV];
   for (int k = 0; k < NV; ++k) bbar[k] = -h * lambda[k];
   // b = RNEA(q_mid, v) + damping v - tau.
-  biasForcesVjp(m, d, dyn, v, bbar, bar, out.v);
-  crbaVjp(m, d, dyn, Hbar, bar);
+  SInertia* inertiaBar = nullptr;
+  if constexpr (kParams) inertiaBar = p->inertia;
+  biasForcesVjp<kParams>(m, d, dyn, v, bbar, bar, out.v, inertiaBar);
+  crbaVjp<kParams>(m, d, dyn, Hbar, bar, inertiaBar);
   double qMid[NQ], qmidBar[NQ];
   for (int k = 0; k < NV; ++k) work[k] = 0.5 * h * v[k];
   integrate(q, work, qMid);
@@ -101,17 +113,17 @@ DL_HD void stepDynamicsVjp(const FixedModel& m, const FixedOptions& o, const Fix
   for (int j = 0; j < NJ; ++j) {
     const double bb = bbar[6 + j];
     out.v[6 + j] += m.damping[j] * bb;
-    actuatorTorqueVjp(o, m.effort[j], qTarget[j], q[7 + j], v[6 + j], -bb, out.qTarget[j],
-                      out.q[7 + j], out.v[6 + j]);
+    actuatorTorqueVjp<kParams>(o, m.effort[j], qTarget[j], q[7 + j], v[6 + j], -bb, out.qTarget[j],
+                               out.q[7 + j], out.v[6 + j], p);
   }
 }
 
-// Given the adjoints gq (NQ), gv (NV) of (q', v') of the step fixedStepRecord taped at
-// (q, v, qTarget), adds the adjoints of (q, v, qTarget) to out (sim::stepVjp, hard and smoothed).
-// hf only says whether the ground is a height field (the tape holds what was sampled).
-DL_HD void fixedStepVjp(const FixedModel& m, const FixedOptions& o, const HeightFieldView& hf,
-                        const double* q, const double* v, const double* qTarget, const FixedTape& t,
-                        const double* gq, const double* gv, FixedAdjoint& out) {
+// fixedStepVjp's body; with kParams it adds the parameters' adjoints to *params.
+template <bool kParams>
+DL_HD void stepVjpImpl(const FixedModel& m, const FixedOptions& o, const HeightFieldView& hf,
+                       const double* q, const double* v, const double* qTarget, const FixedTape& t,
+                       const double* gq, const double* gv, FixedAdjoint& out,
+                       FixedParamBar* params) {
   const double h = o.dt;
   const FixedData& d = t.d;
   const FixedContacts& fc = t.fc;
@@ -149,7 +161,9 @@ DL_HD void fixedStepVjp(const FixedModel& m, const FixedOptions& o, const Height
     }
     // p = GaussSeidel(G, c, sigma).
     double GbT[3 * MAXACTIVE][3 * MAXACTIVE], cbar[3 * MAXACTIVE], sigmaBar[MAXACTIVE];
-    solveContactsVjp(o, fc, t.gs, pbar, GbT, cbar, sigmaBar);
+    double* muBar = nullptr;
+    if constexpr (kParams) muBar = &params->mu;
+    solveContactsVjp<kParams>(o, fc, t.gs, pbar, GbT, cbar, sigmaBar, muBar);
     // Gsym = Gbar + Gbar^T (in place: GbT becomes Gsym)
     for (int r = 0; r < mc; ++r)
       for (int c = r; c < mc; ++c) {
@@ -226,15 +240,35 @@ DL_HD void fixedStepVjp(const FixedModel& m, const FixedOptions& o, const Height
       if (o.model == FixedContact::Smoothed) {
         const double s = fc.sigma[a], ds = s * (1 - s);
         depthBar[a] = sigmaBar[a] * ds * o.kappa;
+        if constexpr (kParams) params->kappa += sigmaBar[a] * ds * fc.contact[a].depth;
       }
     }
-    contactGeometryVjp(m, d, fc, hf.heights != nullptr, Jbar, depthBar, bar);
+    V3* offsetBar = nullptr;
+    if constexpr (kParams) offsetBar = params->footOffset;
+    contactGeometryVjp<kParams>(m, d, fc, hf.heights != nullptr, Jbar, depthBar, bar, offsetBar);
   } else {
     for (int k = 0; k < NV; ++k) lambda[k] = ubar[k];
     solveH(m, d, lambda);
   }
 
-  stepDynamicsVjp(m, o, d, t.dyn, q, v, qTarget, h, u, ubar, lambda, Hbar, bar, out);
+  stepDynamicsVjp<kParams>(m, o, d, t.dyn, q, v, qTarget, h, u, ubar, lambda, Hbar, bar, out,
+                           params);
+}
+
+// Given the adjoints gq (NQ), gv (NV) of (q', v') of the step fixedStepRecord taped at
+// (q, v, qTarget), adds the adjoints of (q, v, qTarget) to out (sim::stepVjp, hard and smoothed).
+// hf only says whether the ground is a height field (the tape holds what was sampled).
+DL_HD void fixedStepVjp(const FixedModel& m, const FixedOptions& o, const HeightFieldView& hf,
+                        const double* q, const double* v, const double* qTarget, const FixedTape& t,
+                        const double* gq, const double* gv, FixedAdjoint& out) {
+  stepVjpImpl<false>(m, o, hf, q, v, qTarget, t, gq, gv, out, nullptr);
+}
+// The same, adding the parameters' adjoints to params too (sim::StepAdjoint::params).
+DL_HD void fixedStepVjp(const FixedModel& m, const FixedOptions& o, const HeightFieldView& hf,
+                        const double* q, const double* v, const double* qTarget, const FixedTape& t,
+                        const double* gq, const double* gv, FixedAdjoint& out,
+                        FixedParamBar& params) {
+  stepVjpImpl<true>(m, o, hf, q, v, qTarget, t, gq, gv, out, &params);
 }
 
 }  // namespace diffloco::gpu

@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <memory>
 #include <random>
 #include <vector>
 
@@ -190,4 +191,188 @@ TEST(FixedStepVjp, StraightThroughAndBackwardTerrainMatch) {
   EXPECT_LE(compare(fix, dyn).rel, 1e-10);
   EXPECT_EQ(toFixed(o).model, FixedContact::Hard);
   EXPECT_EQ(toFixedBackward(o).model, FixedContact::Smoothed);
+}
+
+namespace {
+
+// Every parameter adjoint of a sim::ParamGrad as one list: the scalars, each sphere's offset, each
+// body's contracted mass and its (m, h, Io).
+std::vector<double> flatten(const sim::ParamGrad& g) {
+  std::vector<double> x = {g.mu, g.kappa, g.kp, g.kd, g.softKp, g.softKd, g.softKf};
+  for (const sim::Vec3& o : g.footOffset) x.insert(x.end(), o.data(), o.data() + 3);
+  for (int i = 0; i < g.mass.size(); ++i) x.push_back(g.mass[i]);
+  for (const sim::InertiaBar& b : g.inertia) {
+    x.push_back(b.m);
+    x.insert(x.end(), b.h.data(), b.h.data() + 3);
+    x.insert(x.end(), b.Io.data(), b.Io.data() + 9);
+  }
+  return x;
+}
+
+// The fixed VJP of world w with its parameters' adjoints (the backward model's options fo).
+bool fixedParamVjp(const FixedModel& fm, const FixedOptions& fo, const HeightFieldView& view,
+                   const WorldSet& in, const WorldSet& seeds, int w, FixedParamBar& p) {
+  const double* q = &in.q[w * NQ];
+  const double* v = &in.v[w * NV];
+  const double* t = &in.target[w * NJ];
+  const double* gq = &seeds.q[w * NQ];
+  const double* gv = &seeds.v[w * NV];
+  FixedAdjoint a;
+  setZero(a);
+  setZero(p);
+  if (fo.model == FixedContact::Soft) {
+    auto tape = std::make_unique<FixedSoftTape>();
+    return fixedSoftStepVjp(fm, fo, view, q, v, t, gq, gv, *tape, a, p);
+  }
+  auto tape = std::make_unique<FixedTape>();
+  double qn[NQ], vn[NV];
+  if (!fixedStepRecord(fm, fo, view, q, v, t, qn, vn, *tape)) return false;
+  fixedStepVjp(fm, fo, view, q, v, t, *tape, gq, gv, a, p);
+  return true;
+}
+
+}  // namespace
+
+// The parameters' adjoints (gpu/fixed_param_bar.h) against sim::stepVjp's ParamGrad, world by
+// world: friction, kappa, the PD gains, the soft coefficients, the spheres' offsets, the bodies'
+// masses and inertias, in every contact model on the plane and the height field.
+TEST(FixedStepVjp, ParameterAdjointsMatchSimStepVjp) {
+  const Anymal a;
+  const sim::Model& model = a.robot.model;
+  const FixedModel fm = toFixed(model);
+  const sim::HeightField bumps = bumpyField(0.04, 11);
+  const auto smooth = std::make_shared<sim::HeightField>(sim::smoothHeightField(bumps, 0.05));
+  const int n = 200;
+  for (const sim::HeightField* ground : {static_cast<const sim::HeightField*>(nullptr), &bumps}) {
+    const WorldSet start = randomWorlds(a.qStand, ground, n, ground ? 41 : 40);
+    const WorldSet seeds = randomSeeds(n, 42);
+    for (auto cm : {sim::ContactModel::Hard, sim::ContactModel::Smoothed, sim::ContactModel::Soft,
+                    sim::ContactModel::StraightThrough}) {
+      sim::SimOptions o = options(a.robot, cm, ground);
+      if (ground && cm == sim::ContactModel::StraightThrough) o.contact.backwardTerrain = smooth;
+      const FixedOptions fo = toFixedBackward(o);
+      const HeightFieldView view = backwardView(o);
+      double worst = 0, largestSim = 0;
+      std::vector<double> largestEach;
+      int failed = 0;
+      for (int w = 0; w < n; ++w) {
+        FixedParamBar p;
+        if (!fixedParamVjp(fm, fo, view, start, seeds, w, p)) {
+          ++failed;
+          continue;
+        }
+        sim::Data data(model);
+        sim::StepAdjoint adj(model);
+        const Eigen::Map<const sim::VecX> q(&start.q[w * NQ], NQ), v(&start.v[w * NV], NV),
+            t(&start.target[w * NJ], NJ), gq(&seeds.q[w * NQ], NQ), gv(&seeds.v[w * NV], NV);
+        sim::stepVjp(model, o, data, q, v, t, gq, gv, adj);
+        const std::vector<double> fix = flatten(toParamGrad(model, p)), dyn = flatten(adj.params);
+        ASSERT_EQ(fix.size(), dyn.size());
+        largestEach.resize(dyn.size(), 0.0);
+        for (size_t k = 0; k < dyn.size(); ++k) {
+          const double rel = std::abs(fix[k] - dyn[k]) / (1 + std::abs(dyn[k]));
+          EXPECT_LE(rel, 1e-10) << sim::toString(cm) << (ground ? " height field" : " plane")
+                                << ", world " << w << ", entry " << k << ": fixed " << fix[k]
+                                << ", sim " << dyn[k];
+          worst = std::max(worst, rel);
+          largestSim = std::max(largestSim, std::abs(dyn[k]));
+          largestEach[k] = std::max(largestEach[k], std::abs(dyn[k]));
+        }
+      }
+      std::printf("parameter adjoints %s, %s: max rel %.3g, largest %.3g\n", sim::toString(cm),
+                  ground ? "height field" : "plane", worst, largestSim);
+      EXPECT_EQ(failed, 0);
+      // not trivially zero: friction, the gains, every sphere offset's body and every body's mass
+      const bool soft = cm == sim::ContactModel::Soft;
+      EXPECT_GT(largestEach[0], 1e-6) << "mu";
+      EXPECT_GT(largestEach[2], 1e-6) << "kp";
+      EXPECT_GT(largestEach[3], 1e-9) << "kd";
+      if (cm == sim::ContactModel::Smoothed || cm == sim::ContactModel::StraightThrough)
+        EXPECT_GT(largestEach[1], 1e-9) << "kappa";
+      if (soft) EXPECT_GT(largestEach[4], 1e-9) << "soft_kp";
+      const size_t offsets = 7, masses = offsets + 3 * model.nspheres();
+      for (int i = 0; i < model.nbodies(); ++i)
+        EXPECT_GT(largestEach[masses + i], 1e-9) << "mass of body " << i;
+      EXPECT_GT(largestEach[offsets + 2], 1e-9) << "first foot's offset z";
+    }
+  }
+}
+
+// The parameters' adjoints against central differences of the fixed step itself: the derivative
+// of <seed, step> along a direction in every parameter at once (friction, kappa, the gains, the
+// soft coefficients, each sphere's offset, each body's mass, first moment and a symmetric change
+// of its rotational inertia).
+TEST(FixedStepVjp, ParameterAdjointsAgreeWithCentralDifferences) {
+  const Anymal a;
+  const FixedModel fm = toFixed(a.robot.model);
+  const sim::HeightField bumps = bumpyField(0.04, 11);
+  const int n = 6;
+  const double eps = 1e-6;
+  for (const sim::HeightField* ground : {static_cast<const sim::HeightField*>(nullptr), &bumps}) {
+    const WorldSet start = randomWorlds(a.qStand, ground, n, ground ? 21 : 20);
+    const WorldSet seeds = randomSeeds(n, 22);
+    const HeightFieldView view = toView(ground);
+    for (auto cm :
+         {sim::ContactModel::Hard, sim::ContactModel::Smoothed, sim::ContactModel::Soft}) {
+      const FixedOptions fo = toFixed(options(a.robot, cm, ground));
+      std::mt19937 rng(24);
+      std::uniform_real_distribution<double> u(-1, 1);
+      double worst = 0;
+      for (int w = 0; w < n; ++w) {
+        FixedParamBar p;
+        ASSERT_TRUE(fixedParamVjp(fm, fo, view, start, seeds, w, p));
+        // A direction, scaled to each parameter's size.
+        FixedParamBar dir;
+        setZero(dir);
+        dir.mu = 0.1 * u(rng), dir.kappa = 10 * u(rng), dir.kp = u(rng), dir.kd = 0.1 * u(rng);
+        dir.softKp = 100 * u(rng), dir.softKd = u(rng), dir.softKf = 10 * u(rng);
+        for (int j = 0; j < fm.nspheres; ++j) dir.footOffset[j] = v3(u(rng), u(rng), u(rng));
+        for (int i = 0; i < NB; ++i) {
+          const SInertia& I = fm.inertia[i];
+          dir.inertia[i].m = I.m * u(rng);
+          dir.inertia[i].h = v3(0.01 * u(rng), 0.01 * u(rng), 0.01 * u(rng));
+          for (int r = 0; r < 3; ++r)
+            for (int c = r; c < 3; ++c)
+              dir.inertia[i].Io(r, c) = dir.inertia[i].Io(c, r) = 0.01 * u(rng);
+        }
+        auto objective = [&](double s) {
+          FixedModel ms = fm;
+          FixedOptions os = fo;
+          os.mu += s * dir.mu, os.kappa += s * dir.kappa, os.kp += s * dir.kp;
+          os.kd += s * dir.kd, os.softKp += s * dir.softKp, os.softKd += s * dir.softKd;
+          os.softKf += s * dir.softKf;
+          for (int j = 0; j < fm.nspheres; ++j)
+            for (int r = 0; r < 3; ++r) ms.footOffset[j][r] += s * dir.footOffset[j][r];
+          for (int i = 0; i < NB; ++i) {
+            ms.inertia[i].m += s * dir.inertia[i].m;
+            for (int r = 0; r < 3; ++r) ms.inertia[i].h[r] += s * dir.inertia[i].h[r];
+            for (int k = 0; k < 9; ++k) ms.inertia[i].Io.e[k] += s * dir.inertia[i].Io.e[k];
+          }
+          double qn[NQ], vn[NV];
+          EXPECT_TRUE(fixedStep(ms, os, view, &start.q[w * NQ], &start.v[w * NV],
+                                &start.target[w * NJ], qn, vn));
+          double f = 0;
+          for (int k = 0; k < NQ; ++k) f += seeds.q[w * NQ + k] * qn[k];
+          for (int k = 0; k < NV; ++k) f += seeds.v[w * NV + k] * vn[k];
+          return f;
+        };
+        const double fd = (objective(eps) - objective(-eps)) / (2 * eps);
+        double ad = p.mu * dir.mu + p.kappa * dir.kappa + p.kp * dir.kp + p.kd * dir.kd +
+                    p.softKp * dir.softKp + p.softKd * dir.softKd + p.softKf * dir.softKf;
+        for (int j = 0; j < fm.nspheres; ++j)
+          for (int r = 0; r < 3; ++r) ad += p.footOffset[j][r] * dir.footOffset[j][r];
+        for (int i = 0; i < NB; ++i) {
+          ad += p.inertia[i].m * dir.inertia[i].m;
+          for (int r = 0; r < 3; ++r) ad += p.inertia[i].h[r] * dir.inertia[i].h[r];
+          for (int k = 0; k < 9; ++k) ad += p.inertia[i].Io.e[k] * dir.inertia[i].Io.e[k];
+        }
+        const double rel = std::abs(fd - ad) / (1 + std::abs(ad));
+        worst = std::max(worst, rel);
+        EXPECT_LE(rel, 1e-5) << sim::toString(cm) << (ground ? " height field" : " plane")
+                             << ", world " << w << ": FD " << fd << ", VJP " << ad;
+      }
+      std::printf("parameter FD check %s, %s: %d worlds, max rel %.3g\n", sim::toString(cm),
+                  ground ? "height field" : "plane", n, worst);
+    }
+  }
 }

@@ -1,0 +1,29 @@
+// The adjoints of the model's and the options' parameters that a fixed-size step's VJP forms on
+// request (sim::ParamGrad's entries on fixed-size data): what system identification reads.
+// fixedStepVjp and fixedSoftStepVjp ADD to it when given one; the training's VJP passes none and
+// pays nothing for it. toParamGrad (gpu/fixed_convert.h) turns it into a sim::ParamGrad.
+#pragma once
+
+#include "gpu/fixed_model.h"
+
+namespace diffloco::gpu {
+
+struct FixedParamBar {
+  double mu, kappa, kp, kd;       // friction, sigmoid stiffness, PD gains
+  double softKp, softKd, softKf;  // the soft model's penalty coefficients
+  V3 footOffset[MAXSPHERES];      // each sphere's centre in its body (FixedModel::footOffset)
+  SInertia inertia[NB];           // each body's (m, h, Io), Io as a general 3 x 3 matrix
+};
+
+DL_HD void setZero(FixedParamBar& p) {
+  p.mu = p.kappa = p.kp = p.kd = 0;
+  p.softKp = p.softKd = p.softKf = 0;
+  for (int j = 0; j < MAXSPHERES; ++j) p.footOffset[j] = zero3();
+  for (int i = 0; i < NB; ++i) {
+    p.inertia[i].m = 0;
+    p.inertia[i].h = zero3();
+    for (int k = 0; k < 9; ++k) p.inertia[i].Io.e[k] = 0;
+  }
+}
+
+}  // namespace diffloco::gpu
