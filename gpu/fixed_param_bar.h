@@ -26,4 +26,16 @@ DL_HD void setZero(FixedParamBar& p) {
   }
 }
 
+// a += b.
+DL_HD void addTo(FixedParamBar& a, const FixedParamBar& b) {
+  a.mu += b.mu, a.kappa += b.kappa, a.kp += b.kp, a.kd += b.kd;
+  a.softKp += b.softKp, a.softKd += b.softKd, a.softKf += b.softKf;
+  for (int j = 0; j < MAXSPHERES; ++j) a.footOffset[j] += b.footOffset[j];
+  for (int i = 0; i < NB; ++i) {
+    a.inertia[i].m += b.inertia[i].m;
+    a.inertia[i].h += b.inertia[i].h;
+    for (int k = 0; k < 9; ++k) a.inertia[i].Io.e[k] += b.inertia[i].Io.e[k];
+  }
+}
+
 }  // namespace diffloco::gpu

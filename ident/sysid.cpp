@@ -15,6 +15,8 @@
 #include <random>
 #include <sstream>
 
+#include "gpu/fixed_convert.h"
+#include "gpu/fixed_rollout.h"
 #include "io/atomic_file.h"
 #include "io/csv.h"
 #include "io/excerpt.h"
@@ -650,6 +652,8 @@ Evaluation evaluate(const System& sys, const std::vector<Trajectory>& data,
   const int nq = model.nq(), nv = model.nv(), nj = model.nj(), H = o.horizon;
   const bool grad = !names.empty();
 
+  const bool fixed =
+      o.fixedPath && gpu::notInFixedPath(model).empty() && gpu::notInFixedPath(opt).empty();
   const int threads = std::max(1, o.threads);
   struct Acc {
     std::unique_ptr<sim::Data> data;
@@ -674,7 +678,9 @@ Evaluation evaluate(const System& sys, const std::vector<Trajectory>& data,
     const int t0 = segs[i].start;
     MatX targets(nj, H);
     for (int j = 0; j < H; ++j) targets.col(j) = tr.targets[t0 + j];
-    const sim::Rollout r = sim::rollout(model, opt, *A.data, tr.q[t0], tr.v[t0], targets);
+    const sim::Rollout r = fixed
+                               ? gpu::fixedRollout(model, opt, *A.data, tr.q[t0], tr.v[t0], targets)
+                               : sim::rollout(model, opt, *A.data, tr.q[t0], tr.v[t0], targets);
     std::vector<VecX> gq(H + 1), gv(H + 1);
     for (int j = 1; j <= H; ++j) {
       if (grad) {
@@ -687,7 +693,9 @@ Evaluation evaluate(const System& sys, const std::vector<Trajectory>& data,
       A.loss += L;
     }
     if (!grad) return;
-    const sim::RolloutAdjoint adj = sim::rolloutVjp(model, opt, *A.data, r, targets, gq, gv);
+    const sim::RolloutAdjoint adj =
+        fixed ? gpu::fixedRolloutVjp(model, opt, *A.data, r, targets, gq, gv)
+              : sim::rolloutVjp(model, opt, *A.data, r, targets, gq, gv);
     if (i < bad[worker].segment)
       for (const auto& n : names)
         if (!std::isfinite(chainRule(sys, model, adj.params, n))) {

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "gpu/fixed_convert.h"
 #include "ident/sysid.h"
 #include "sim/step.h"
 
@@ -244,6 +245,45 @@ TEST(Sysid, LossGradientMatchesFiniteDifferences) {
     check(sys, data, {"kp", "kd", "mu", "mass:" + sys.model.bodies[0].name,
                       "mass:" + sys.model.bodies[3].name},
           o);
+  }
+}
+
+// The fixed-size step's predictions and gradient (gpu/fixed_rollout.h, the default where a robot
+// fits) against sim::rollout's: the same loss and gradient, in every contact model.
+TEST(Sysid, FixedPathMatchesTheDynamicOne) {
+  sysid::System sys = sysid::robotSystem(loadRobot("anymal"));
+  ASSERT_EQ(gpu::notInFixedPath(sys.model), "");
+  sysid::GenerateOptions g;
+  g.count = 1;
+  g.duration = 0.3;
+  const auto data = sysid::generate(sys, g);
+  sys.set("kp", 60);
+  sys.set("kd", 1.0);
+  const std::string base = "mass:" + sys.model.bodies[0].name;
+  const std::string shank = "mass:" + sys.model.bodies[3].name;
+  sysid::FitOptions o;
+  o.horizon = 5;
+  o.stride = 4;
+  for (auto cm : {sim::ContactModel::Hard, sim::ContactModel::Smoothed, sim::ContactModel::Soft,
+                  sim::ContactModel::StraightThrough}) {
+    sys.opt.contact.model = cm;
+    sys.opt.contact.softSubsteps = 5;
+    std::vector<std::string> names = {"kp", "kd", "mu", base, shank};
+    if (cm == sim::ContactModel::Smoothed) names.push_back("kappa");
+    if (cm == sim::ContactModel::Soft) names.insert(names.end(), {"soft_kp", "soft_kd", "soft_kf"});
+    o.fixedPath = true;
+    const auto fixed = sysid::evaluate(sys, data, names, o);
+    o.fixedPath = false;
+    const auto dynamic = sysid::evaluate(sys, data, names, o);
+    EXPECT_GT(dynamic.loss, 0) << sim::toString(cm);
+    EXPECT_NEAR(fixed.loss, dynamic.loss, 1e-10 * dynamic.loss) << sim::toString(cm);
+    for (size_t i = 0; i < names.size(); ++i) {
+      std::printf("%-16s %-10s fixed %+.10e  dynamic %+.10e\n", sim::toString(cm), names[i].c_str(),
+                  fixed.grad[i], dynamic.grad[i]);
+      EXPECT_NEAR(fixed.grad[i], dynamic.grad[i], 1e-8 * std::abs(dynamic.grad[i]) + 1e-300)
+          << sim::toString(cm) << " " << names[i];
+      EXPECT_NE(dynamic.grad[i], 0) << sim::toString(cm) << " " << names[i];
+    }
   }
 }
 
