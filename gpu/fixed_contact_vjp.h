@@ -28,9 +28,10 @@ DL_HD V3 proxVjp(const V3& z, double mu, const V3& ob, double* muBar = nullptr) 
 // (3 MAXACTIVE x 3 MAXACTIVE, the first 3 nc rows and columns), cbar (3 nc), sigmaBar (nc) and,
 // with kParams, muBar (added) (sim::solveContactsVjp).
 template <bool kParams = false>
-DL_HD void solveContactsVjp(const FixedOptions& o, const FixedContacts& fc, const FixedGsTape& gs,
-                            const double* impulseBar, double (*GbT)[3 * MAXACTIVE], double* cbar,
-                            double* sigmaBar, double* muBar = nullptr) {
+DL_HD_OUTLINE void solveContactsVjp(const FixedOptions& o, const FixedContacts& fc,
+                                    const FixedGsTape& gs, const double* impulseBar,
+                                    double (*GbT)[3 * MAXACTIVE], double* cbar, double* sigmaBar,
+                                    double* muBar = nullptr) {
   const int nc = fc.nc, m = 3 * nc;
   const bool smooth = o.model == FixedContact::Smoothed;
   double p[3 * MAXACTIVE], pb[3 * MAXACTIVE], w[3 * MAXACTIVE], pGs[3 * MAXACTIVE];
@@ -138,9 +139,10 @@ DL_HD void solveContactsVjp(const FixedOptions& o, const FixedContacts& fc, cons
 // (sim::contactGeometryVjp). On the height field this includes the contact frame's and point's
 // dependence on where the foot is.
 template <bool kParams = false>
-DL_HD void contactGeometryVjp(const FixedModel& m, const FixedData& d, const FixedContacts& fc,
-                              bool terrain, const double (*Jbar)[NV], const double* depthBar,
-                              FixedKinBar& bar, V3* offsetBar = nullptr) {
+DL_HD_OUTLINE void contactGeometryVjp(const FixedModel& m, const FixedData& d,
+                                      const FixedContacts& fc, bool terrain,
+                                      const double (*Jbar)[NV], const double* depthBar,
+                                      FixedKinBar& bar, V3* offsetBar = nullptr) {
   for (int a = 0; a < fc.nc; ++a) {
     const int j = fc.active[a];
     const int body = m.footBody[j];

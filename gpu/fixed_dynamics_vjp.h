@@ -37,9 +37,9 @@ DL_HD void inertiaTimesBar(const SMotion& a, const SForce& outBar, SInertia& Ib)
 // Adjoint of biasForces run at (d's configuration, v): tauBar -> bar, vbar and, with kParams,
 // inertiaBar (sim::biasForcesVjp).
 template <bool kParams = false>
-DL_HD void biasForcesVjp(const FixedModel& m, const FixedData& d, const FixedDynamicsTape& t,
-                         const double* v, const double* tauBar, FixedKinBar& bar, double* vbar,
-                         SInertia* inertiaBar = nullptr) {
+DL_HD_OUTLINE void biasForcesVjp(const FixedModel& m, const FixedData& d,
+                                 const FixedDynamicsTape& t, const double* v, const double* tauBar,
+                                 FixedKinBar& bar, double* vbar, SInertia* inertiaBar = nullptr) {
   SForce fb[NB];
   SMotion vb[NB], ab[NB];
   for (int i = 0; i < NB; ++i) {
@@ -123,8 +123,8 @@ DL_HD double hAt(const double* H, int r, int c) {
 // inertiaBar (sim::crbaVjp). Each column's force chain is recomputed (the same operations as
 // crba) instead of taped.
 template <bool kParams = false>
-DL_HD void crbaVjp(const FixedModel& m, const FixedData& d, const FixedDynamicsTape& t,
-                   const double* Hbar, FixedKinBar& bar, SInertia* inertiaBar = nullptr) {
+DL_HD_OUTLINE void crbaVjp(const FixedModel& m, const FixedData& d, const FixedDynamicsTape& t,
+                           const double* Hbar, FixedKinBar& bar, SInertia* inertiaBar = nullptr) {
   SInertia Icb[NB];
   for (int i = 0; i < NB; ++i) {
     Icb[i].m = 0;

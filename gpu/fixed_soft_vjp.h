@@ -51,10 +51,10 @@ DL_HD void softForceVjp(const FixedOptions& o, double depth, const V3& vc, bool 
 
 // fixedSoftStepVjp's body; with kParams it adds the parameters' adjoints to *params.
 template <bool kParams>
-DL_HD bool softStepVjpImpl(const FixedModel& m, const FixedOptions& o, const HeightFieldView& hf,
-                           const double* q, const double* v, const double* qTarget,
-                           const double* gq, const double* gv, FixedSoftTape& t, FixedAdjoint& out,
-                           FixedParamBar* params) {
+DL_HD_OUTLINE bool softStepVjpImpl(const FixedModel& m, const FixedOptions& o,
+                                   const HeightFieldView& hf, const double* q, const double* v,
+                                   const double* qTarget, const double* gq, const double* gv,
+                                   FixedSoftTape& t, FixedAdjoint& out, FixedParamBar* params) {
   const int n = o.softSubsteps > 1 ? o.softSubsteps : 1;
   if (n > MAXSOFTSUBSTEPS) return false;
   const double h = o.dt / n;

@@ -84,11 +84,12 @@ DL_HD void actuatorTorqueVjp(const FixedOptions& o, double effortLimit, double q
 // kinematics at q_mid (bar, consumed). Adds to out, and with kParams to p (sim's dynamicsVjp in
 // sim/step_vjp.cpp).
 template <bool kParams = false>
-DL_HD void stepDynamicsVjp(const FixedModel& m, const FixedOptions& o, const FixedData& d,
-                           const FixedDynamicsTape& dyn, const double* q, const double* v,
-                           const double* qTarget, double h, const double* u, const double* ubar,
-                           const double* lambda, double* Hbar, FixedKinBar& bar, FixedAdjoint& out,
-                           FixedParamBar* p = nullptr) {
+DL_HD_OUTLINE void stepDynamicsVjp(const FixedModel& m, const FixedOptions& o, const FixedData& d,
+                                   const FixedDynamicsTape& dyn, const double* q, const double* v,
+                                   const double* qTarget, double h, const double* u,
+                                   const double* ubar, const double* lambda, double* Hbar,
+                                   FixedKinBar& bar, FixedAdjoint& out,
+                                   FixedParamBar* p = nullptr) {
   double work[NV], dvbar[NV];
   // Reverse of stepDynamics: u = v - h H^-1 b, lambda = H^-1 ubar.
   for (int k = 0; k < NV; ++k) out.v[k] += ubar[k];
@@ -120,10 +121,10 @@ DL_HD void stepDynamicsVjp(const FixedModel& m, const FixedOptions& o, const Fix
 
 // fixedStepVjp's body; with kParams it adds the parameters' adjoints to *params.
 template <bool kParams>
-DL_HD void stepVjpImpl(const FixedModel& m, const FixedOptions& o, const HeightFieldView& hf,
-                       const double* q, const double* v, const double* qTarget, const FixedTape& t,
-                       const double* gq, const double* gv, FixedAdjoint& out,
-                       FixedParamBar* params) {
+DL_HD_OUTLINE void stepVjpImpl(const FixedModel& m, const FixedOptions& o,
+                               const HeightFieldView& hf, const double* q, const double* v,
+                               const double* qTarget, const FixedTape& t, const double* gq,
+                               const double* gv, FixedAdjoint& out, FixedParamBar* params) {
   const double h = o.dt;
   const FixedData& d = t.d;
   const FixedContacts& fc = t.fc;
