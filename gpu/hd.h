@@ -9,9 +9,9 @@
 #define DL_HD inline
 #endif
 
-// The VJP's large stages, kept out of line on the host: inlined into their one caller of the
-// VJP without the parameters' adjoints, they made the batch VJP 2-5 % slower (diffloco bench).
-// The device code is inlined as nvcc chooses.
+// The VJP's large stages, kept out of line on the host: inlined into their one caller (the VJP
+// without the parameters' adjoints), they make the batch VJP 2-5 % slower (diffloco bench). The
+// device code is inlined as nvcc chooses.
 #if defined(__CUDA_ARCH__)
 #define DL_HD_OUTLINE DL_HD
 #else
