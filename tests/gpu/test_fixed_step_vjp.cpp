@@ -45,6 +45,38 @@ double largest(const std::vector<double>& x) {
   return m;
 }
 
+// The central-difference checks' cases: the plane and a bumpy height field, each in the hard,
+// smoothed and soft models, from the same random worlds and output seeds.
+struct FdCase {
+  const sim::HeightField* ground;
+  sim::ContactModel model;
+  FixedOptions options;
+  HeightFieldView view;
+  const WorldSet& start;
+  const WorldSet& seeds;
+  const char* groundName() const { return ground ? "height field" : "plane"; }
+};
+
+template <class Check>
+void forEachFdCase(const Anymal& a, int worlds, Check check) {
+  const sim::HeightField bumps = bumpyField(0.04, 11);
+  for (const sim::HeightField* ground : {static_cast<const sim::HeightField*>(nullptr), &bumps}) {
+    const WorldSet start = randomWorlds(a.qStand, ground, worlds, ground ? 21 : 20);
+    const WorldSet seeds = randomSeeds(worlds, 22);
+    for (auto cm : {sim::ContactModel::Hard, sim::ContactModel::Smoothed, sim::ContactModel::Soft})
+      check(
+          FdCase{ground, cm, toFixed(options(a.robot, cm, ground)), toView(ground), start, seeds});
+  }
+}
+
+// <seed of world w, (q', v')>: the scalar whose derivative the VJP gives.
+double seeded(const WorldSet& seeds, int w, const double* qn, const double* vn) {
+  double f = 0;
+  for (int k = 0; k < NQ; ++k) f += seeds.q[w * NQ + k] * qn[k];
+  for (int k = 0; k < NV; ++k) f += seeds.v[w * NV + k] * vn[k];
+  return f;
+}
+
 }  // namespace
 
 TEST(FixedStepVjp, MatchesSimStepVjpOnPlaneAndHeightField) {
@@ -102,54 +134,43 @@ TEST(FixedStepVjp, SmoothedWithCutoffMatches) {
 TEST(FixedStepVjp, AgreesWithCentralDifferences) {
   const Anymal a;
   const FixedModel fm = toFixed(a.robot.model);
-  const sim::HeightField bumps = bumpyField(0.04, 11);
   const int n = 6;
   const double eps = 1e-6;
-  for (const sim::HeightField* ground : {static_cast<const sim::HeightField*>(nullptr), &bumps}) {
-    const WorldSet start = randomWorlds(a.qStand, ground, n, ground ? 21 : 20);
-    const WorldSet seeds = randomSeeds(n, 22);
-    const HeightFieldView view = toView(ground);
-    for (auto cm :
-         {sim::ContactModel::Hard, sim::ContactModel::Smoothed, sim::ContactModel::Soft}) {
-      const FixedOptions fo = toFixed(options(a.robot, cm, ground));
-      WorldSet adj;
-      ASSERT_EQ(vjpFixed(fm, fo, view, start, seeds, adj), 0);
-      std::mt19937 rng(23);
-      std::uniform_real_distribution<double> u(-1, 1);
-      double worst = 0;
-      for (int w = 0; w < n; ++w) {
-        const double* q = &start.q[w * NQ];
-        const double* v = &start.v[w * NV];
-        const double* t = &start.target[w * NJ];
-        double dq[NQ], dv[NV], dt[NJ];
-        for (double& x : dq) x = u(rng);
-        for (double& x : dv) x = u(rng);
-        for (double& x : dt) x = u(rng);
-        auto objective = [&](double s) {
-          double qs[NQ], vs[NV], ts[NJ], qn[NQ], vn[NV];
-          for (int k = 0; k < NQ; ++k) qs[k] = q[k] + s * dq[k];
-          for (int k = 0; k < NV; ++k) vs[k] = v[k] + s * dv[k];
-          for (int k = 0; k < NJ; ++k) ts[k] = t[k] + s * dt[k];
-          EXPECT_TRUE(fixedStep(fm, fo, view, qs, vs, ts, qn, vn));
-          double f = 0;
-          for (int k = 0; k < NQ; ++k) f += seeds.q[w * NQ + k] * qn[k];
-          for (int k = 0; k < NV; ++k) f += seeds.v[w * NV + k] * vn[k];
-          return f;
-        };
-        const double fd = (objective(eps) - objective(-eps)) / (2 * eps);
-        double ad = 0;
-        for (int k = 0; k < NQ; ++k) ad += adj.q[w * NQ + k] * dq[k];
-        for (int k = 0; k < NV; ++k) ad += adj.v[w * NV + k] * dv[k];
-        for (int k = 0; k < NJ; ++k) ad += adj.target[w * NJ + k] * dt[k];
-        const double rel = std::abs(fd - ad) / (1 + std::abs(ad));
-        worst = std::max(worst, rel);
-        EXPECT_LE(rel, 1e-5) << sim::toString(cm) << (ground ? " height field" : " plane")
-                             << ", world " << w << ": FD " << fd << ", VJP " << ad;
-      }
-      std::printf("FD check %s, %s: %d worlds, max rel %.3g\n", sim::toString(cm),
-                  ground ? "height field" : "plane", n, worst);
+  forEachFdCase(a, n, [&](const FdCase& c) {
+    WorldSet adj;
+    ASSERT_EQ(vjpFixed(fm, c.options, c.view, c.start, c.seeds, adj), 0);
+    std::mt19937 rng(23);
+    std::uniform_real_distribution<double> u(-1, 1);
+    double worst = 0;
+    for (int w = 0; w < n; ++w) {
+      const double* q = &c.start.q[w * NQ];
+      const double* v = &c.start.v[w * NV];
+      const double* t = &c.start.target[w * NJ];
+      double dq[NQ], dv[NV], dt[NJ];
+      for (double& x : dq) x = u(rng);
+      for (double& x : dv) x = u(rng);
+      for (double& x : dt) x = u(rng);
+      auto objective = [&](double s) {
+        double qs[NQ], vs[NV], ts[NJ], qn[NQ], vn[NV];
+        for (int k = 0; k < NQ; ++k) qs[k] = q[k] + s * dq[k];
+        for (int k = 0; k < NV; ++k) vs[k] = v[k] + s * dv[k];
+        for (int k = 0; k < NJ; ++k) ts[k] = t[k] + s * dt[k];
+        EXPECT_TRUE(fixedStep(fm, c.options, c.view, qs, vs, ts, qn, vn));
+        return seeded(c.seeds, w, qn, vn);
+      };
+      const double fd = (objective(eps) - objective(-eps)) / (2 * eps);
+      double ad = 0;
+      for (int k = 0; k < NQ; ++k) ad += adj.q[w * NQ + k] * dq[k];
+      for (int k = 0; k < NV; ++k) ad += adj.v[w * NV + k] * dv[k];
+      for (int k = 0; k < NJ; ++k) ad += adj.target[w * NJ + k] * dt[k];
+      const double rel = std::abs(fd - ad) / (1 + std::abs(ad));
+      worst = std::max(worst, rel);
+      EXPECT_LE(rel, 1e-5) << sim::toString(c.model) << ", " << c.groundName() << ", world " << w
+                           << ": FD " << fd << ", VJP " << ad;
     }
-  }
+    std::printf("FD check %s, %s: %d worlds, max rel %.3g\n", sim::toString(c.model),
+                c.groundName(), n, worst);
+  });
 }
 
 // straight_through (its VJP is the smoothed model's at the state) and a straight-through terrain
@@ -287,9 +308,12 @@ TEST(FixedStepVjp, ParameterAdjointsMatchSimStepVjp) {
       EXPECT_GT(largestEach[0], 1e-6) << "mu";
       EXPECT_GT(largestEach[2], 1e-6) << "kp";
       EXPECT_GT(largestEach[3], 1e-9) << "kd";
-      if (cm == sim::ContactModel::Smoothed || cm == sim::ContactModel::StraightThrough)
+      if (cm == sim::ContactModel::Smoothed || cm == sim::ContactModel::StraightThrough) {
         EXPECT_GT(largestEach[1], 1e-9) << "kappa";
-      if (soft) EXPECT_GT(largestEach[4], 1e-9) << "soft_kp";
+      }
+      if (soft) {
+        EXPECT_GT(largestEach[4], 1e-9) << "soft_kp";
+      }
       const size_t offsets = 7, masses = offsets + 3 * model.nspheres();
       for (int i = 0; i < model.nbodies(); ++i)
         EXPECT_GT(largestEach[masses + i], 1e-9) << "mass of body " << i;
@@ -305,74 +329,64 @@ TEST(FixedStepVjp, ParameterAdjointsMatchSimStepVjp) {
 TEST(FixedStepVjp, ParameterAdjointsAgreeWithCentralDifferences) {
   const Anymal a;
   const FixedModel fm = toFixed(a.robot.model);
-  const sim::HeightField bumps = bumpyField(0.04, 11);
   const int n = 6;
   const double eps = 1e-6;
-  for (const sim::HeightField* ground : {static_cast<const sim::HeightField*>(nullptr), &bumps}) {
-    const WorldSet start = randomWorlds(a.qStand, ground, n, ground ? 21 : 20);
-    const WorldSet seeds = randomSeeds(n, 22);
-    const HeightFieldView view = toView(ground);
-    for (auto cm :
-         {sim::ContactModel::Hard, sim::ContactModel::Smoothed, sim::ContactModel::Soft}) {
-      const FixedOptions fo = toFixed(options(a.robot, cm, ground));
-      std::mt19937 rng(24);
-      std::uniform_real_distribution<double> u(-1, 1);
-      double worst = 0;
-      for (int w = 0; w < n; ++w) {
-        FixedParamBar p;
-        ASSERT_TRUE(fixedParamVjp(fm, fo, view, start, seeds, w, p));
-        // A direction, scaled to each parameter's size.
-        FixedParamBar dir;
-        setZero(dir);
-        dir.mu = 0.1 * u(rng), dir.kappa = 10 * u(rng), dir.kp = u(rng), dir.kd = 0.1 * u(rng);
-        dir.softKp = 100 * u(rng), dir.softKd = u(rng), dir.softKf = 10 * u(rng);
-        for (int j = 0; j < fm.nspheres; ++j) dir.footOffset[j] = v3(u(rng), u(rng), u(rng));
-        for (int i = 0; i < NB; ++i) {
-          const SInertia& I = fm.inertia[i];
-          dir.inertia[i].m = I.m * u(rng);
-          dir.inertia[i].h = v3(0.01 * u(rng), 0.01 * u(rng), 0.01 * u(rng));
-          for (int r = 0; r < 3; ++r)
-            for (int c = r; c < 3; ++c)
-              dir.inertia[i].Io(r, c) = dir.inertia[i].Io(c, r) = 0.01 * u(rng);
-        }
-        auto objective = [&](double s) {
-          FixedModel ms = fm;
-          FixedOptions os = fo;
-          os.mu += s * dir.mu, os.kappa += s * dir.kappa, os.kp += s * dir.kp;
-          os.kd += s * dir.kd, os.softKp += s * dir.softKp, os.softKd += s * dir.softKd;
-          os.softKf += s * dir.softKf;
-          for (int j = 0; j < fm.nspheres; ++j)
-            for (int r = 0; r < 3; ++r) ms.footOffset[j][r] += s * dir.footOffset[j][r];
-          for (int i = 0; i < NB; ++i) {
-            ms.inertia[i].m += s * dir.inertia[i].m;
-            for (int r = 0; r < 3; ++r) ms.inertia[i].h[r] += s * dir.inertia[i].h[r];
-            for (int k = 0; k < 9; ++k) ms.inertia[i].Io.e[k] += s * dir.inertia[i].Io.e[k];
-          }
-          double qn[NQ], vn[NV];
-          EXPECT_TRUE(fixedStep(ms, os, view, &start.q[w * NQ], &start.v[w * NV],
-                                &start.target[w * NJ], qn, vn));
-          double f = 0;
-          for (int k = 0; k < NQ; ++k) f += seeds.q[w * NQ + k] * qn[k];
-          for (int k = 0; k < NV; ++k) f += seeds.v[w * NV + k] * vn[k];
-          return f;
-        };
-        const double fd = (objective(eps) - objective(-eps)) / (2 * eps);
-        double ad = p.mu * dir.mu + p.kappa * dir.kappa + p.kp * dir.kp + p.kd * dir.kd +
-                    p.softKp * dir.softKp + p.softKd * dir.softKd + p.softKf * dir.softKf;
-        for (int j = 0; j < fm.nspheres; ++j)
-          for (int r = 0; r < 3; ++r) ad += p.footOffset[j][r] * dir.footOffset[j][r];
-        for (int i = 0; i < NB; ++i) {
-          ad += p.inertia[i].m * dir.inertia[i].m;
-          for (int r = 0; r < 3; ++r) ad += p.inertia[i].h[r] * dir.inertia[i].h[r];
-          for (int k = 0; k < 9; ++k) ad += p.inertia[i].Io.e[k] * dir.inertia[i].Io.e[k];
-        }
-        const double rel = std::abs(fd - ad) / (1 + std::abs(ad));
-        worst = std::max(worst, rel);
-        EXPECT_LE(rel, 1e-5) << sim::toString(cm) << (ground ? " height field" : " plane")
-                             << ", world " << w << ": FD " << fd << ", VJP " << ad;
+  forEachFdCase(a, n, [&](const FdCase& c) {
+    const FixedOptions& fo = c.options;
+    std::mt19937 rng(24);
+    std::uniform_real_distribution<double> u(-1, 1);
+    double worst = 0;
+    for (int w = 0; w < n; ++w) {
+      FixedParamBar p;
+      ASSERT_TRUE(fixedParamVjp(fm, fo, c.view, c.start, c.seeds, w, p));
+      // A direction, scaled to each parameter's size.
+      FixedParamBar dir;
+      setZero(dir);
+      dir.mu = 0.1 * u(rng), dir.kappa = 10 * u(rng), dir.kp = u(rng), dir.kd = 0.1 * u(rng);
+      dir.softKp = 100 * u(rng), dir.softKd = u(rng), dir.softKf = 10 * u(rng);
+      for (int j = 0; j < fm.nspheres; ++j) dir.footOffset[j] = v3(u(rng), u(rng), u(rng));
+      for (int i = 0; i < NB; ++i) {
+        const SInertia& I = fm.inertia[i];
+        dir.inertia[i].m = I.m * u(rng);
+        dir.inertia[i].h = v3(0.01 * u(rng), 0.01 * u(rng), 0.01 * u(rng));
+        for (int r = 0; r < 3; ++r)
+          for (int k = r; k < 3; ++k)
+            dir.inertia[i].Io(r, k) = dir.inertia[i].Io(k, r) = 0.01 * u(rng);
       }
-      std::printf("parameter FD check %s, %s: %d worlds, max rel %.3g\n", sim::toString(cm),
-                  ground ? "height field" : "plane", n, worst);
+      auto objective = [&](double s) {
+        FixedModel ms = fm;
+        FixedOptions os = fo;
+        os.mu += s * dir.mu, os.kappa += s * dir.kappa, os.kp += s * dir.kp;
+        os.kd += s * dir.kd, os.softKp += s * dir.softKp, os.softKd += s * dir.softKd;
+        os.softKf += s * dir.softKf;
+        for (int j = 0; j < fm.nspheres; ++j)
+          for (int r = 0; r < 3; ++r) ms.footOffset[j][r] += s * dir.footOffset[j][r];
+        for (int i = 0; i < NB; ++i) {
+          ms.inertia[i].m += s * dir.inertia[i].m;
+          for (int r = 0; r < 3; ++r) ms.inertia[i].h[r] += s * dir.inertia[i].h[r];
+          for (int k = 0; k < 9; ++k) ms.inertia[i].Io.e[k] += s * dir.inertia[i].Io.e[k];
+        }
+        double qn[NQ], vn[NV];
+        EXPECT_TRUE(fixedStep(ms, os, c.view, &c.start.q[w * NQ], &c.start.v[w * NV],
+                              &c.start.target[w * NJ], qn, vn));
+        return seeded(c.seeds, w, qn, vn);
+      };
+      const double fd = (objective(eps) - objective(-eps)) / (2 * eps);
+      double ad = p.mu * dir.mu + p.kappa * dir.kappa + p.kp * dir.kp + p.kd * dir.kd +
+                  p.softKp * dir.softKp + p.softKd * dir.softKd + p.softKf * dir.softKf;
+      for (int j = 0; j < fm.nspheres; ++j)
+        for (int r = 0; r < 3; ++r) ad += p.footOffset[j][r] * dir.footOffset[j][r];
+      for (int i = 0; i < NB; ++i) {
+        ad += p.inertia[i].m * dir.inertia[i].m;
+        for (int r = 0; r < 3; ++r) ad += p.inertia[i].h[r] * dir.inertia[i].h[r];
+        for (int k = 0; k < 9; ++k) ad += p.inertia[i].Io.e[k] * dir.inertia[i].Io.e[k];
+      }
+      const double rel = std::abs(fd - ad) / (1 + std::abs(ad));
+      worst = std::max(worst, rel);
+      EXPECT_LE(rel, 1e-5) << sim::toString(c.model) << ", " << c.groundName() << ", world " << w
+                           << ": FD " << fd << ", VJP " << ad;
     }
-  }
+    std::printf("parameter FD check %s, %s: %d worlds, max rel %.3g\n", sim::toString(c.model),
+                c.groundName(), n, worst);
+  });
 }
