@@ -174,10 +174,9 @@ void Algorithm::load(torch::serialize::InputArchive& a) {
 double scheduledLearningRate(const std::string& schedule, double lr0, double decay, double lrFinal,
                              int i, int n) {
   if (schedule == "exponential") return lr0 * std::pow(decay, i);
-  if (schedule == "linear") {
-    const double w = n <= 1 ? 0.0 : i / (n - 1.0);
-    return (1 - w) * lr0 + w * lrFinal;
-  }
+  const double w = n <= 1 ? 0.0 : i / (n - 1.0);
+  if (schedule == "linear") return (1 - w) * lr0 + w * lrFinal;
+  if (schedule == "cosine") return lrFinal + (lr0 - lrFinal) * 0.5 * (1 + std::cos(M_PI * w));
   return lr0;
 }
 

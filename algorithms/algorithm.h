@@ -161,9 +161,10 @@ void allReduceGradients(const distributed::Communicator& c,
 // Makes `params` views into one new contiguous tensor holding their values, and returns it.
 torch::Tensor flattenParameters(const std::vector<torch::Tensor>& params);
 
-// Learning rate of iteration i (0-based) of n: "constant", "exponential" (lr0 decay^i) or
+// Learning rate of iteration i (0-based) of n: "constant", "exponential" (lr0 decay^i),
 // "linear" (lr0 at i = 0 to lrFinal at i = n - 1; the SHAC reference only approaches its final
-// rate, algorithms.md 1.3).
+// rate, algorithms.md 1.3) or "cosine" (lr0 to lrFinal along half a cosine: twice linear's
+// iterations below a tenth of lr0).
 double scheduledLearningRate(const std::string& schedule, double lr0, double decay, double lrFinal,
                              int i, int n);
 // A seed derived from (seed, stream): different streams of one run do not overlap.

@@ -18,7 +18,7 @@ struct ShacConfig {
   double actorLr = 2e-3;
   double criticLr = 2e-3;
   // "exponential": lr_i = lr_0 decay^i (Table 6); "linear": from lr_0 at the first iteration to
-  // lr_final at the last (Table 9); "constant".
+  // lr_final at the last (Table 9); "cosine": the same ends along half a cosine; "constant".
   std::string lrSchedule = "exponential";
   double actorLrDecay = 0.995;
   double criticLrDecay = 0.997;
@@ -46,15 +46,15 @@ struct ShacConfig {
     v.field("actor_lr", actorLr, "actor learning rate (start)", V::greater(0));
     v.field("critic_lr", criticLr, "critic learning rate (start)", V::greater(0));
     v.field("lr_schedule", lrSchedule, "learning-rate schedule",
-            V::oneOf({"exponential", "linear", "constant"}));
+            V::oneOf({"exponential", "linear", "cosine", "constant"}));
     v.field("actor_lr_decay", actorLrDecay, "exponential schedule: factor per iteration",
             V::openLow(0, 1));
     v.field("critic_lr_decay", criticLrDecay, "exponential schedule: factor per iteration",
             V::openLow(0, 1));
-    v.field("actor_lr_final", actorLrFinal, "linear schedule: actor rate at the last iteration",
-            V::atLeast(0));
-    v.field("critic_lr_final", criticLrFinal, "linear schedule: critic rate at the last iteration",
-            V::atLeast(0));
+    v.field("actor_lr_final", actorLrFinal,
+            "linear and cosine schedules: actor rate at the last iteration", V::atLeast(0));
+    v.field("critic_lr_final", criticLrFinal,
+            "linear and cosine schedules: critic rate at the last iteration", V::atLeast(0));
     v.field("adam_betas", adamBetas, "Adam (beta1, beta2) of both networks",
             V::halfOpen(0, 1).sized(2));
     v.field("target_alpha", targetAlpha,

@@ -167,6 +167,12 @@ TEST(Shac, LearningRateSchedules) {
   EXPECT_DOUBLE_EQ(scheduledLearningRate("linear", 5e-3, 0, 1e-5, 0, 101), 5e-3);
   EXPECT_DOUBLE_EQ(scheduledLearningRate("linear", 5e-3, 0, 1e-5, 100, 101), 1e-5);
   EXPECT_DOUBLE_EQ(scheduledLearningRate("linear", 5e-3, 0, 1e-5, 50, 101), (5e-3 + 1e-5) / 2);
+  EXPECT_DOUBLE_EQ(scheduledLearningRate("cosine", 5e-3, 0, 1e-5, 0, 101), 5e-3);
+  EXPECT_NEAR(scheduledLearningRate("cosine", 5e-3, 0, 1e-5, 100, 101), 1e-5, 1e-18);
+  EXPECT_NEAR(scheduledLearningRate("cosine", 5e-3, 0, 1e-5, 50, 101), (5e-3 + 1e-5) / 2, 1e-18);
+  // a quarter of the way: lr_final + (lr0 - lr_final) (1 + cos(pi / 4)) / 2
+  EXPECT_NEAR(scheduledLearningRate("cosine", 5e-3, 0, 1e-5, 25, 101),
+              1e-5 + (5e-3 - 1e-5) * (1 + std::sqrt(0.5)) / 2, 1e-18);
   EXPECT_DOUBLE_EQ(scheduledLearningRate("constant", 1e-3, 0.5, 0, 10, 100), 1e-3);
 }
 
