@@ -18,6 +18,9 @@ usage: tools/terrain_tables.py terrain EVAL.jsonl          per-terrain table of 
        tools/terrain_tables.py training LABEL=METRICS.csv ...   when each training run walked
        tools/terrain_tables.py commands LABEL=EVAL.jsonl ...    falls and lin. RMS by command,
                                                               per terrain type and file
+       tools/terrain_tables.py checkpoints EVAL.jsonl        falls and lin. RMS per checkpoint
+                                                              (rows with an "iteration"), a
+                                                              column pair per terrain type
        tools/terrain_tables.py stairs LABEL=EVAL.jsonl[,EVAL2.jsonl...] ...   a row per label:
                                                               ours' falls down and up the
                                                               hardest stairs per file (one file
@@ -245,9 +248,20 @@ def stairs(args):
         print(f"| {label} | {cell(down)} | {cell(up)} | {' / '.join(other)} |")
 
 
+def checkpoints(path):
+    table = {}
+    for r in rows(path):
+        table.setdefault(r["iteration"], {})[r["terrain_type"]] = r["result"]
+    types = list(dict.fromkeys(t for per in table.values() for t in per))
+    print("| iteration | " + " | ".join(f"{NAMES.get(t, t)}: falls, lin. RMS" for t in types) + " |")
+    print("|---" * (len(types) + 1) + "|")
+    for it in sorted(table):
+        print(f"| {it} | " + " | ".join(falls_rms(table[it].get(t)) for t in types) + " |")
+
+
 def main():
     modes = ("terrain", "readme", "seeds", "engines", "robustness", "flat", "training", "commands",
-             "stairs")
+             "stairs", "checkpoints")
     if len(sys.argv) < 3 or sys.argv[1] not in modes:
         sys.exit(__doc__)
     if sys.argv[1] == "terrain":
@@ -266,6 +280,8 @@ def main():
         commands(sys.argv[2:])
     elif sys.argv[1] == "stairs":
         stairs(sys.argv[2:])
+    elif sys.argv[1] == "checkpoints":
+        checkpoints(sys.argv[2])
     else:
         robustness(sys.argv[2:])
     return 0
