@@ -53,8 +53,9 @@ DL_HD bool collectContacts(const FixedModel& m, const FixedOptions& o, const Fix
     const bool leg = j >= NFEET;
     const double entry = leg ? o.legEntry : o.footEntry;
     const V3 centre = sphereCentre(m, d, j);
-    if (leg && hf.heights && depthUpperBound(hf, centre, m.footRadius[j]) < entry) continue;
-    const FixedSphereContact c = sphereContact(hf, centre, m.footRadius[j]);
+    if (leg && hf.heights && depthUpperBound(hf, centre, m.footRadius[j], o.closestTerrain) < entry)
+      continue;
+    const FixedSphereContact c = sphereContact(hf, centre, m.footRadius[j], o.closestTerrain);
     if (!(c.depth >= entry)) continue;
     if (fc.nc == MAXACTIVE) return false;
     fc.active[fc.nc] = j;

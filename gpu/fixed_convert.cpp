@@ -41,12 +41,6 @@ std::string notInFixedPath(const sim::SimOptions& opt) {
   const sim::ContactOptions& c = opt.contact;
   if (c.model == sim::ContactModel::Soft && c.integrator != sim::Integrator::Fixed)
     return "the soft model's adaptive integrator is not in";
-  for (const sim::HeightField* hf : {c.terrain.get(), c.backwardTerrain.get()}) {
-    if (hf && c.terrainContact != sim::TerrainContact::Vertical)
-      return "terrain_contact closest is not in (vertical only)";
-    if (hf && hf->interpolant != sim::Interpolant::CatmullRom)
-      return "the monotone terrain interpolant is not in (catmull_rom only)";
-  }
   return "";
 }
 
@@ -116,6 +110,7 @@ FixedOptions toFixed(const sim::SimOptions& opt) {
   f.softKd = c.softKd;
   f.softKf = c.softKf;
   f.softSubsteps = c.softSubsteps;
+  f.closestTerrain = c.terrainContact == sim::TerrainContact::Closest;
   f.kp = opt.actuator.kp;
   f.kd = opt.actuator.kd;
   f.effort = opt.actuator.effort;
@@ -137,14 +132,14 @@ HeightFieldView backwardView(const sim::SimOptions& opt) {
 }
 
 HeightFieldView toView(const sim::HeightField* hf) {
-  if (!hf) return HeightFieldView{0, 0, 1, 0, 0, nullptr, nullptr};
+  if (!hf) return HeightFieldView{0, 0, 1, 0, 0, nullptr, nullptr, false};
   static_assert(sizeof(sim::CellBound) == 2 * sizeof(float) && offsetof(sim::CellBound, top) == 0 &&
                 offsetof(sim::CellBound, minNormalZ) == sizeof(float));
-  const float* bounds = hf->finalized() && hf->interpolant == sim::Interpolant::CatmullRom
-                            ? reinterpret_cast<const float*>(hf->cellBounds.data())
-                            : nullptr;
-  return HeightFieldView{hf->originX, hf->originY,        hf->spacing, hf->nx,
-                         hf->ny,      hf->heights.data(), bounds};
+  const float* bounds =
+      hf->finalized() ? reinterpret_cast<const float*>(hf->cellBounds.data()) : nullptr;
+  return HeightFieldView{
+      hf->originX, hf->originY,        hf->spacing, hf->nx,
+      hf->ny,      hf->heights.data(), bounds,      hf->interpolant == sim::Interpolant::Monotone};
 }
 
 sim::ParamGrad toParamGrad(const sim::Model& model, const FixedParamBar& p) {

@@ -14,7 +14,7 @@
 namespace diffloco::gpu {
 
 // Why a model or the options do not fit the fixed path (its sizes; the soft model's adaptive
-// integrator, the closest-point terrain contact, the monotone interpolant), or "" if they do.
+// integrator), or "" if they do.
 std::string notInFixedPath(const sim::Model& model);
 std::string notInFixedPath(const sim::SimOptions& opt);
 

@@ -60,18 +60,22 @@ struct FixedOptions {
   double footEntry, legEntry;
   double softKp, softKd, softKf;
   int softSubsteps;
+  // sim::TerrainContact::Closest: a sphere touches a height field at the surface point closest to
+  // its centre (gpu/fixed_terrain.h), else along the vertical under it.
+  bool closestTerrain;
   double kp, kd, effort, saturation, velocityLimit;  // actuator
 };
 
 // A height field's samples, read in place (host vector or device buffer), as sim::HeightField.
 // heights == nullptr means the plane z = 0. cellBounds: sim::HeightField::cellBounds as two
 // floats a cell (top, minNormalZ) in its layout, or nullptr: the leg spheres' depth bound then
-// reads the 16 samples around each sphere.
+// reads the samples around each sphere. monotone: sim::Interpolant::Monotone, else Catmull-Rom.
 struct HeightFieldView {
   double originX, originY, spacing;
   int nx, ny;
   const double* heights;
   const float* cellBounds;
+  bool monotone;
 };
 
 }  // namespace diffloco::gpu

@@ -55,6 +55,35 @@ sim::HeightField bumpyField(double amplitude, unsigned seed) {
   return hf;
 }
 
+sim::HeightField stairsField(double rise, double run) {
+  sim::HeightField hf;
+  hf.originX = hf.originY = -2.0;
+  hf.spacing = 0.05;
+  hf.nx = hf.ny = 81;
+  hf.heights.resize(static_cast<size_t>(hf.nx) * hf.ny);
+  for (int iy = 0; iy < hf.ny; ++iy)
+    for (int ix = 0; ix < hf.nx; ++ix)
+      hf.heights[static_cast<size_t>(iy) * hf.nx + ix] = rise * std::floor(ix * hf.spacing / run);
+  hf.finalize();
+  return hf;
+}
+
+std::vector<TerrainOption> terrainOptions(const std::vector<sim::HeightField>& grounds) {
+  std::vector<TerrainOption> out;
+  for (const sim::HeightField& ground : grounds)
+    for (auto ip : {sim::Interpolant::CatmullRom, sim::Interpolant::Monotone})
+      for (auto tc : {sim::TerrainContact::Vertical, sim::TerrainContact::Closest}) {
+        if (ip == sim::Interpolant::CatmullRom && tc == sim::TerrainContact::Vertical) continue;
+        auto field = std::make_shared<sim::HeightField>(ground);
+        field->interpolant = ip;
+        field->finalize();
+        out.push_back({field, tc,
+                       std::string(ground.spacing < 0.1 ? "stairs" : "bumps") + ", " +
+                           sim::toString(ip) + ", " + sim::toString(tc)});
+      }
+  return out;
+}
+
 int stepDynamic(const sim::Model& model, const sim::SimOptions& opt, const WorldSet& in,
                 WorldSet& out) {
   out = in;
@@ -189,9 +218,31 @@ SphereCount spheresEntering(const FixedModel& model, const FixedOptions& o,
   SphereCount n;
   for (int j = 0; j < model.nspheres; ++j) {
     const bool leg = j >= NFEET;
-    if (sphereContact(hf, sphereCentre(model, d, j), model.footRadius[j]).depth >=
+    if (sphereContact(hf, sphereCentre(model, d, j), model.footRadius[j], o.closestTerrain).depth >=
         (leg ? o.legEntry : o.footEntry))
       ++(leg ? n.legs : n.feet);
+  }
+  return n;
+}
+
+int adoptOverflowed(const FixedModel& model, const FixedOptions& o, const HeightFieldView& hf,
+                    const WorldSet& start, const std::vector<char>& failed,
+                    const WorldSet& reference, WorldSet& fixed) {
+  int n = 0;
+  FixedData d;
+  for (int k = 0; k < start.n; ++k) {
+    if (!failed[k]) continue;
+    forwardKinematics(model, d, &start.q[static_cast<size_t>(k) * NQ]);
+    const SphereCount c = spheresEntering(model, o, hf, d);
+    if (c.feet + c.legs <= MAXACTIVE) return -1;
+    ++n;
+    auto copy = [&](const std::vector<double>& from, std::vector<double>& to, int size) {
+      std::copy_n(from.begin() + static_cast<long>(k) * size, size,
+                  to.begin() + static_cast<long>(k) * size);
+    };
+    copy(reference.q, fixed.q, NQ);
+    copy(reference.v, fixed.v, NV);
+    copy(reference.target, fixed.target, NJ);
   }
   return n;
 }

@@ -3,6 +3,8 @@
 // the difference measure between two results.
 #pragma once
 
+#include <memory>
+#include <string>
 #include <vector>
 
 #include "gpu/fixed_dynamics.h"
@@ -28,6 +30,20 @@ WorldSet randomWorlds(const std::vector<double>& qStand, const sim::HeightField*
 
 // A height field of random samples, +-amplitude around 0, covering [-2, 2]^2 m at 0.1 m spacing.
 sim::HeightField bumpyField(double amplitude, unsigned seed);
+// Stairs along x over the same square at 5 cm spacing: steps of `rise` every `run` metres, up
+// from x = -2 (each riser a one-cell ramp of the interpolant, where the closest surface point lies
+// farthest from the one under a sphere's centre).
+sim::HeightField stairsField(double rise, double run);
+
+// A ground with one of the terrain options beside the default (vertical contact on Catmull-Rom):
+// the closest-point contact, the monotone surface, or both; `name` for messages.
+struct TerrainOption {
+  std::shared_ptr<sim::HeightField> field;  // finalized with its interpolant
+  sim::TerrainContact contact;
+  std::string name;
+};
+// The three options on each of `grounds` (named "bumps" or "stairs" by their spacing).
+std::vector<TerrainOption> terrainOptions(const std::vector<sim::HeightField>& grounds);
 
 // One step of every world through sim::step (dynamic sizes) or gpu::fixedStep (host build).
 // Returns the number of worlds whose result is not finite.
@@ -69,6 +85,14 @@ struct SphereCount {
 };
 SphereCount spheresEntering(const FixedModel& model, const FixedOptions& o,
                             const HeightFieldView& hf, const FixedData& d);
+
+// The worlds whose fixed step failed (`failed`, from stepFixed or vjpFixed) because more than
+// MAXACTIVE spheres enter its contact problem at the start: each gets the reference's result
+// (q, v, target), so that the other worlds can be compared. Returns how many there were, or -1 if
+// a world failed for another reason.
+int adoptOverflowed(const FixedModel& model, const FixedOptions& o, const HeightFieldView& hf,
+                    const WorldSet& start, const std::vector<char>& failed,
+                    const WorldSet& reference, WorldSet& fixed);
 
 // Worlds with no foot, some feet and all feet touching the ground (depth >= 0) at their start;
 // worlds with a leg sphere touching it, the most spheres touching in one world, and the worlds

@@ -46,13 +46,23 @@ constexpr double kTolerance = 1e-10;
 
 // A contact model on the plane or the bumpy height field; backward: the VJP on a smoothed copy of
 // the height field (straight-through terrain, sim::ContactOptions::backwardTerrain).
+// faithful: the height field's monotone surface with the closest-point contact (the ground that
+// agrees with MuJoCo's hfield).
 struct Case {
   sim::ContactModel model;
   bool terrain;
   bool backward = false;
+  bool faithful = false;
   std::string name() const {
     return std::string(sim::toString(model)) + (terrain ? "/terrain" : "/plane") +
-           (backward ? "+backward" : "");
+           (backward ? "+backward" : "") + (faithful ? "+closest" : "");
+  }
+  // The bound of the fixed VJP against sim::stepVjp, two codes that round differently: the soft
+  // model's sub-steps differentiate the closest point through the inverse of its Hessian, which
+  // amplifies rounding (tests/gpu/test_fixed_step_vjp.cpp measures it). The GPU against the CPU's
+  // fixed VJP, the same code, keeps kTolerance.
+  double vjpToDynamicTolerance() const {
+    return faithful && model == sim::ContactModel::Soft ? 1e-9 : kTolerance;
   }
 };
 
@@ -68,6 +78,14 @@ std::vector<Case> allCases() {
   return cases;
 }
 
+// allCases and, for the parity sections, each model on the faithful ground.
+std::vector<Case> parityCases() {
+  std::vector<Case> cases = allCases();
+  for (auto cm : {sim::ContactModel::Hard, sim::ContactModel::Smoothed, sim::ContactModel::Soft})
+    cases.push_back({cm, true, false, true});
+  return cases;
+}
+
 // Per-world comparison: the largest difference and how many worlds exceed the tolerance.
 struct WorldDiff {
   Difference d;
@@ -75,7 +93,8 @@ struct WorldDiff {
 };
 
 // targets: the target entries count too (adjoints).
-WorldDiff compareWorlds(const WorldSet& a, const WorldSet& b, bool targets = false) {
+WorldDiff compareWorlds(const WorldSet& a, const WorldSet& b, bool targets = false,
+                        double tolerance = kTolerance) {
   WorldDiff r;
   r.d = targets ? compareWithTargets(a, b) : compare(a, b);
   for (int w = 0; w < a.n; ++w) {
@@ -89,7 +108,7 @@ WorldDiff compareWorlds(const WorldSet& a, const WorldSet& b, bool targets = fal
       x.target.assign(a.target.begin() + w * NJ, a.target.begin() + (w + 1) * NJ);
       y.target.assign(b.target.begin() + w * NJ, b.target.begin() + (w + 1) * NJ);
     }
-    r.over += !((targets ? compareWithTargets(x, y) : compare(x, y)).rel <= kTolerance);
+    r.over += !((targets ? compareWithTargets(x, y) : compare(x, y)).rel <= tolerance);
   }
   return r;
 }
@@ -187,8 +206,9 @@ void vjpSections(Json& js, bool& allOk, const std::string& device, const Robot& 
   js["vjp_soft_scratch_bytes"] = sizeof(FixedSoftTape);
   js["vjp_difference"] = "max over q-bar, v-bar, qTarget-bar entries of |a - b| / (1 + |b|)";
   Json& parity = js["vjp_parity"] = Json::array();
-  for (size_t ci = 0; ci < cases.size(); ++ci) {
-    const Case& c = cases[ci];
+  const std::vector<Case> checked = parityCases();
+  for (size_t ci = 0; ci < checked.size(); ++ci) {
+    const Case& c = checked[ci];
     const sim::SimOptions o = options(c);
     const HeightFieldView view = toView(o.contact.terrain.get());
     const WorldSet start =
@@ -200,12 +220,13 @@ void vjpSections(Json& js, bool& allOk, const std::string& device, const Robot& 
     const int badDyn = vjpDynamic(robot.model, o, start, seeds, dyn);
     const int badFix =
         vjpFixed(fm, toFixedBackward(o), backwardView(o), start, seeds, fix, &failedFix);
-    const WorldDiff cpu = compareWorlds(skipping(fix, dyn, failedFix), dyn, true);
+    const WorldDiff cpu =
+        compareWorlds(skipping(fix, dyn, failedFix), dyn, true, c.vjpToDynamicTolerance());
     allOk = allOk && cpu.over == 0;
     Json row = caseHeader(c, worlds, cov, badDyn, badFix);
     row["cpu_fixed_vs_dynamic"] = json(cpu);
-    std::printf("VJP %-14s cpu fixed vs dynamic: max rel %.3g (%d worlds over 1e-10)",
-                c.name().c_str(), cpu.d.rel, cpu.over);
+    std::printf("VJP %-14s cpu fixed vs dynamic: max rel %.3g (%d worlds over %.0e)",
+                c.name().c_str(), cpu.d.rel, cpu.over, c.vjpToDynamicTolerance());
     if (!device.empty()) {
       CudaBatch gpu(fm, toFixed(o), view, worlds);
       gpu.setVjp(toFixedBackward(o), backwardView(o));
@@ -216,7 +237,8 @@ void vjpSections(Json& js, bool& allOk, const std::string& device, const Robot& 
       int bad = gpu.vjp(CudaBatch::VjpKind::Fused);
       gpu.downloadAdjoints(fused.q.data(), fused.v.data(), fused.target.data());
       const WorldDiff vsFixed = compareWorlds(fused, fix, true),
-                      vsDyn = compareWorlds(skipping(fused, dyn, failedFix), dyn, true);
+                      vsDyn = compareWorlds(skipping(fused, dyn, failedFix), dyn, true,
+                                            c.vjpToDynamicTolerance());
       allOk = allOk && vsFixed.over == 0 && vsDyn.over == 0;
       row["gpu_fused_vs_cpu_fixed"] = json(vsFixed);
       row["gpu_fused_vs_dynamic"] = json(vsDyn);
@@ -512,7 +534,7 @@ struct Setup {
   Robot robot;
   std::vector<double> qStand;
   FixedModel fm;
-  std::shared_ptr<sim::HeightField> bumps, smoothBumps;
+  std::shared_ptr<sim::HeightField> bumps, smoothBumps, monotoneBumps;
 
   explicit Setup(bool feetOnly) : robot(loadRobot("anymal")) {
     if (feetOnly) {  // what the knee and shank spheres cost: the same robot without them
@@ -525,11 +547,15 @@ struct Setup {
     fm = toFixed(robot.model);
     bumps = std::make_shared<sim::HeightField>(bumpyField(0.04, 11));
     smoothBumps = std::make_shared<sim::HeightField>(sim::smoothHeightField(*bumps, 0.05));
+    monotoneBumps = std::make_shared<sim::HeightField>(*bumps);
+    monotoneBumps->interpolant = sim::Interpolant::Monotone;
+    monotoneBumps->finalize();
   }
   sim::SimOptions options(const Case& c) const {
     sim::SimOptions o = robot.simOptions(c.model);
-    if (c.terrain) o.contact.terrain = bumps;
+    if (c.terrain) o.contact.terrain = c.faithful ? monotoneBumps : bumps;
     if (c.backward) o.contact.backwardTerrain = smoothBumps;
+    if (c.faithful) o.contact.terrainContact = sim::TerrainContact::Closest;
     return o;
   }
 };
@@ -553,7 +579,7 @@ Json header(const std::string& device, const Robot& robot) {
 // GPU, the device against both.
 void paritySection(Json& js, bool& allOk, const std::string& device, const Setup& s,
                    const Flags& f) {
-  const std::vector<Case> cases = allCases();
+  const std::vector<Case> cases = parityCases();
   Json& parity = js["parity"] = Json::array();
   for (size_t ci = 0; ci < cases.size(); ++ci) {
     const Case& c = cases[ci];

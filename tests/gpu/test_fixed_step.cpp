@@ -1,10 +1,11 @@
 // gpu/fixed_step.h compiled for the CPU against sim::step: the functions gpu_check runs on a GPU
-// give sim::step's result to rounding, for every contact model, on the plane and on a bumpy height
-// field, in and out of contact. Needs no GPU.
+// give sim::step's result to rounding, for every contact model, on the plane and on height fields
+// (both interpolants, vertical and closest-point contact), in and out of contact. Needs no GPU.
 #include <gtest/gtest.h>
 
 #include <cstdio>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "gpu/fixed_convert.h"
@@ -51,22 +52,6 @@ TEST(FixedStep, AnymalFitsTheFixedSizes) {
   other.legSpheres.push_back(other.legSpheres.back());
   other.finalize();
   EXPECT_THROW(toFixed(other), std::invalid_argument);
-}
-
-// What the fixed-size step does not have is refused, not run differently: the closest-point
-// terrain contact and the monotone interpolant.
-TEST(FixedStep, RefusesTerrainOptionsItDoesNotHave) {
-  sim::SimOptions o;
-  auto hf = std::make_shared<sim::HeightField>();
-  hf->nx = hf->ny = 3;
-  hf->heights.assign(9, 0.0);
-  o.contact.terrain = hf;
-  EXPECT_NO_THROW(toFixed(o));
-  o.contact.terrainContact = sim::TerrainContact::Closest;
-  EXPECT_THROW(toFixed(o), std::invalid_argument);
-  o.contact.terrainContact = sim::TerrainContact::Vertical;
-  hf->interpolant = sim::Interpolant::Monotone;
-  EXPECT_THROW(toFixed(o), std::invalid_argument);
 }
 
 // More spheres in contact than the problem holds: the step fails instead of dropping contacts.
@@ -122,6 +107,42 @@ TEST(FixedStep, MatchesSimStepOnPlaneAndHeightField) {
   }
 }
 
+// The terrain options beside the default (vertical contact, Catmull-Rom): the closest-point
+// contact and the monotone interpolant, each and both, on bumps and on stairs (risers, where the
+// closest point lies farthest from the one under a sphere).
+TEST(FixedStep, MatchesSimStepWithClosestContactAndMonotoneSurface) {
+  const Anymal a;
+  const FixedModel fm = toFixed(a.robot.model);
+  for (const TerrainOption& t : terrainOptions({bumpyField(0.04, 14), stairsField(0.08, 0.3)})) {
+    const WorldSet start = randomWorlds(a.qStand, t.field.get(), 300, 15);
+    const HeightFieldView view = toView(t.field.get());
+    ASSERT_NE(view.cellBounds, nullptr);
+    EXPECT_EQ(view.monotone, t.field->interpolant == sim::Interpolant::Monotone);
+    for (auto cm :
+         {sim::ContactModel::Hard, sim::ContactModel::Smoothed, sim::ContactModel::Soft}) {
+      sim::SimOptions o = options(a.robot, cm);
+      o.contact.terrain = t.field;
+      o.contact.terrainContact = t.contact;
+      const FixedOptions fo = toFixed(o);
+      EXPECT_EQ(fo.closestTerrain, t.contact == sim::TerrainContact::Closest);
+      WorldSet dyn, fix;
+      std::vector<char> failed;
+      EXPECT_EQ(stepDynamic(a.robot.model, o, start, dyn), 0);
+      stepFixed(fm, fo, view, start, fix, &failed);
+      // The smoothed model takes leg spheres from 4.6 cm above the ground: on the stairs a
+      // kneeling world can bring more of them than the problem holds.
+      const int overflowed = adoptOverflowed(fm, fo, view, start, failed, dyn, fix);
+      EXPECT_GE(overflowed, 0) << "a fixed step failed with a contact set that fits";
+      EXPECT_LE(overflowed, 3);
+      const Difference d = compare(fix, dyn);
+      std::printf("%s, %s: max rel %.3g, %d worlds past MAXACTIVE\n", sim::toString(cm),
+                  t.name.c_str(), d.rel, overflowed);
+      EXPECT_LE(d.rel, 1e-10) << sim::toString(cm) << ", " << t.name << ": world " << d.world;
+      EXPECT_GT(compare(dyn, start).abs, 1e-3);
+    }
+  }
+}
+
 // The smoothed model with a finite cutoff leaves far feet out of the problem (a varying contact
 // count through the same code path as the hard model).
 TEST(FixedStep, SmoothedWithCutoffMatches) {
@@ -142,22 +163,34 @@ TEST(FixedStep, SmoothedWithCutoffMatches) {
 TEST(FixedStep, CellBoundsAndSampleBoundsGiveTheSameStep) {
   const Anymal a;
   const FixedModel fm = toFixed(a.robot.model);
-  const sim::HeightField bumps = bumpyField(0.04, 12);
-  ASSERT_TRUE(bumps.finalized());
-  const WorldSet start = randomWorlds(a.qStand, &bumps, 300, 13);
-  for (auto cm : {sim::ContactModel::Hard, sim::ContactModel::Smoothed}) {
-    sim::SimOptions o = options(a.robot, cm);
-    o.contact.terrain = std::make_shared<sim::HeightField>(bumps);
-    HeightFieldView cells = toView(&bumps), samples = cells;
-    ASSERT_NE(cells.cellBounds, nullptr);
-    samples.cellBounds = nullptr;
-    WorldSet dyn, fromCells, fromSamples;
-    stepDynamic(a.robot.model, o, start, dyn);
-    stepFixed(fm, toFixed(o), cells, start, fromCells);
-    stepFixed(fm, toFixed(o), samples, start, fromSamples);
-    EXPECT_EQ(compare(fromCells, fromSamples).abs, 0) << sim::toString(cm);
-    EXPECT_LE(compare(fromCells, dyn).rel, 1e-10) << sim::toString(cm);
-  }
+  for (auto ip : {sim::Interpolant::CatmullRom, sim::Interpolant::Monotone})
+    for (auto tc : {sim::TerrainContact::Vertical, sim::TerrainContact::Closest}) {
+      auto bumps = std::make_shared<sim::HeightField>(bumpyField(0.04, 12));
+      bumps->interpolant = ip;
+      bumps->finalize();
+      const WorldSet start = randomWorlds(a.qStand, bumps.get(), 300, 13);
+      for (auto cm : {sim::ContactModel::Hard, sim::ContactModel::Smoothed}) {
+        sim::SimOptions o = options(a.robot, cm);
+        o.contact.terrain = bumps;
+        o.contact.terrainContact = tc;
+        HeightFieldView cells = toView(bumps.get()), samples = cells;
+        ASSERT_NE(cells.cellBounds, nullptr);
+        samples.cellBounds = nullptr;
+        WorldSet dyn, fromCells, fromSamples;
+        std::vector<char> failed;
+        stepDynamic(a.robot.model, o, start, dyn);
+        stepFixed(fm, toFixed(o), cells, start, fromCells, &failed);
+        stepFixed(fm, toFixed(o), samples, start, fromSamples);
+        const std::string what =
+            std::string(sim::toString(cm)) + ", " + sim::toString(ip) + ", " + sim::toString(tc);
+        EXPECT_EQ(compare(fromCells, fromSamples).abs, 0) << what;
+        const int overflowed =
+            adoptOverflowed(fm, toFixed(o), cells, start, failed, dyn, fromCells);
+        EXPECT_GE(overflowed, 0) << what;
+        EXPECT_LE(overflowed, 3) << what;
+        EXPECT_LE(compare(fromCells, dyn).rel, 1e-10) << what;
+      }
+    }
 }
 
 // The fixed sizes are those of a 12-joint quadruped with 4 feet and up to MAXLEG leg spheres:

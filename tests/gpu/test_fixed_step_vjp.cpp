@@ -1,7 +1,7 @@
 // gpu/fixed_step_vjp.h and gpu/fixed_soft_vjp.h compiled for the CPU: the VJP of the fixed-size
 // hard, smoothed and soft steps against sim::stepVjp on random worlds in and out of contact, on the
-// plane and on a bumpy height field, and against central differences of the fixed forward step
-// itself. Needs no GPU.
+// plane and on height fields (both interpolants, vertical and closest-point contact), and against
+// central differences of the fixed forward step itself. Needs no GPU.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -45,27 +45,45 @@ double largest(const std::vector<double>& x) {
   return m;
 }
 
-// The central-difference checks' cases: the plane and a bumpy height field, each in the hard,
-// smoothed and soft models, from the same random worlds and output seeds.
+// The central-difference checks' cases: the plane, a bumpy height field, the same bumps on the
+// monotone surface with the closest-point contact, and stairs with the closest-point contact, each
+// in the hard, smoothed and soft models, from the same random worlds and output seeds.
 struct FdCase {
-  const sim::HeightField* ground;
+  const char* groundName;
   sim::ContactModel model;
   FixedOptions options;
   HeightFieldView view;
   const WorldSet& start;
   const WorldSet& seeds;
-  const char* groundName() const { return ground ? "height field" : "plane"; }
 };
 
 template <class Check>
 void forEachFdCase(const Anymal& a, int worlds, Check check) {
-  const sim::HeightField bumps = bumpyField(0.04, 11);
-  for (const sim::HeightField* ground : {static_cast<const sim::HeightField*>(nullptr), &bumps}) {
-    const WorldSet start = randomWorlds(a.qStand, ground, worlds, ground ? 21 : 20);
+  auto bumps = std::make_shared<sim::HeightField>(bumpyField(0.04, 11));
+  auto monotoneBumps = std::make_shared<sim::HeightField>(*bumps);
+  monotoneBumps->interpolant = sim::Interpolant::Monotone;
+  monotoneBumps->finalize();
+  auto stairs = std::make_shared<sim::HeightField>(stairsField(0.08, 0.3));
+  struct Ground {
+    std::shared_ptr<sim::HeightField> field;
+    sim::TerrainContact contact;
+    const char* name;
+  };
+  const Ground grounds[] = {
+      {nullptr, sim::TerrainContact::Vertical, "plane"},
+      {bumps, sim::TerrainContact::Vertical, "height field"},
+      {monotoneBumps, sim::TerrainContact::Closest, "monotone height field, closest point"},
+      {stairs, sim::TerrainContact::Closest, "stairs, closest point"}};
+  for (const Ground& g : grounds) {
+    const WorldSet start = randomWorlds(a.qStand, g.field.get(), worlds, g.field ? 21 : 20);
     const WorldSet seeds = randomSeeds(worlds, 22);
-    for (auto cm : {sim::ContactModel::Hard, sim::ContactModel::Smoothed, sim::ContactModel::Soft})
-      check(
-          FdCase{ground, cm, toFixed(options(a.robot, cm, ground)), toView(ground), start, seeds});
+    for (auto cm :
+         {sim::ContactModel::Hard, sim::ContactModel::Smoothed, sim::ContactModel::Soft}) {
+      sim::SimOptions o = options(a.robot, cm, nullptr);
+      o.contact.terrain = g.field;
+      o.contact.terrainContact = g.contact;
+      check(FdCase{g.name, cm, toFixed(o), toView(g.field.get()), start, seeds});
+    }
   }
 }
 
@@ -74,7 +92,7 @@ void forEachFdCase(const Anymal& a, int worlds, Check check) {
 void expectAgrees(const FdCase& c, int w, double fd, double ad, double& worst) {
   const double rel = std::abs(fd - ad) / (1 + std::abs(ad));
   worst = std::max(worst, rel);
-  EXPECT_LE(rel, 1e-5) << sim::toString(c.model) << ", " << c.groundName() << ", world " << w
+  EXPECT_LE(rel, 1e-5) << sim::toString(c.model) << ", " << c.groundName << ", world " << w
                        << ": FD " << fd << ", VJP " << ad;
 }
 
@@ -117,6 +135,44 @@ TEST(FixedStepVjp, MatchesSimStepVjpOnPlaneAndHeightField) {
                               << (ground ? " on the height field" : " on the plane") << ": world "
                               << d.world << ", max abs " << d.abs;
       EXPECT_GT(largest(dyn.target), 1e-3);  // the adjoints are not trivially zero
+    }
+  }
+}
+
+// The closest-point contact and the monotone surface, on bumps and on stairs.
+TEST(FixedStepVjp, MatchesSimStepVjpWithClosestContactAndMonotoneSurface) {
+  const Anymal a;
+  const FixedModel fm = toFixed(a.robot.model);
+  const int n = 300;
+  for (const TerrainOption& t : terrainOptions({bumpyField(0.04, 16), stairsField(0.08, 0.3)})) {
+    const WorldSet start = randomWorlds(a.qStand, t.field.get(), n, 17);
+    const WorldSet seeds = randomSeeds(n, 18);
+    const HeightFieldView view = toView(t.field.get());
+    for (auto cm :
+         {sim::ContactModel::Hard, sim::ContactModel::Smoothed, sim::ContactModel::Soft}) {
+      sim::SimOptions o = options(a.robot, cm, nullptr);
+      o.contact.terrain = t.field;
+      o.contact.terrainContact = t.contact;
+      const FixedOptions fo = toFixed(o);
+      WorldSet dyn, fix;
+      std::vector<char> failed;
+      EXPECT_EQ(vjpDynamic(a.robot.model, o, start, seeds, dyn), 0);
+      vjpFixed(fm, fo, view, start, seeds, fix, &failed);
+      const int overflowed = adoptOverflowed(fm, fo, view, start, failed, dyn, fix);
+      EXPECT_GE(overflowed, 0) << "a fixed step failed with a contact set that fits";
+      EXPECT_LE(overflowed, 3);
+      const Difference d = compareWithTargets(fix, dyn);
+      std::printf("VJP %s, %s: max rel %.3g, max abs %.3g, %d worlds past MAXACTIVE\n",
+                  sim::toString(cm), t.name.c_str(), d.rel, d.abs, overflowed);
+      // The soft model's sub-steps differentiate the closest point through the inverse of its
+      // Hessian, which amplifies rounding: moving these worlds' inputs by 1e-15 (relative) moves
+      // sim::stepVjp's soft adjoints by up to 4e-11 with the closest point and 2e-12 with the
+      // vertical contact, and the two codes round differently.
+      const bool amplifies =
+          cm == sim::ContactModel::Soft && t.contact == sim::TerrainContact::Closest;
+      EXPECT_LE(d.rel, amplifies ? 1e-9 : 1e-10)
+          << sim::toString(cm) << ", " << t.name << ": world " << d.world;
+      EXPECT_GT(largest(dyn.target), 1e-3);
     }
   }
 }
@@ -174,8 +230,8 @@ TEST(FixedStepVjp, AgreesWithCentralDifferences) {
       for (int k = 0; k < NJ; ++k) ad += adj.target[w * NJ + k] * dt[k];
       expectAgrees(c, w, fd, ad, worst);
     }
-    std::printf("FD check %s, %s: %d worlds, max rel %.3g\n", sim::toString(c.model),
-                c.groundName(), n, worst);
+    std::printf("FD check %s, %s: %d worlds, max rel %.3g\n", sim::toString(c.model), c.groundName,
+                n, worst);
   });
 }
 
@@ -390,6 +446,6 @@ TEST(FixedStepVjp, ParameterAdjointsAgreeWithCentralDifferences) {
       expectAgrees(c, w, fd, ad, worst);
     }
     std::printf("parameter FD check %s, %s: %d worlds, max rel %.3g\n", sim::toString(c.model),
-                c.groundName(), n, worst);
+                c.groundName, n, worst);
   });
 }
