@@ -146,8 +146,10 @@ DL_HD double patchSlopeBound(const HeightFieldView& hf) {
 }
 
 // The closest contact's depth bound (sim/terrain.cpp's closestDepthUpperBound): the highest surface
-// point of the patches within r + one spacing of the centre horizontally.
-DL_HD double closestDepthUpperBound(const HeightFieldView& hf, const V3& centre, double radius) {
+// point of the patches within r + one spacing of the centre horizontally. (Out of line on the host,
+// as closestPoint: inlined, the closest contact's code grows the vertical contact's callers.)
+DL_HD_OUTLINE double closestDepthUpperBound(const HeightFieldView& hf, const V3& centre,
+                                            double radius) {
   const double inv = 1.0 / hf.spacing;
   const double reach = radius + hf.spacing;
   int i0, i1, j0, j1;
@@ -222,8 +224,8 @@ DL_HD double depthUpperBound(const HeightFieldView& hf, const V3& centre, double
 // The surface point closest to c (sim/terrain.cpp's closestPoint, which explains the search):
 // Newton on |(x, y, h(x, y)) - c|^2 / 2 from c's (x, y), each step halved until it descends.
 // `outside`: whether c is above the surface under it.
-DL_HD void closestPoint(const HeightFieldView& hf, const V3& c, double& px, double& py,
-                        FixedSurface& s, bool& outside) {
+DL_HD_OUTLINE void closestPoint(const HeightFieldView& hf, const V3& c, double& px, double& py,
+                                FixedSurface& s, bool& outside) {
   px = c[0], py = c[1];
   s = sampleSurface(hf, px, py);
   outside = c[2] >= s.h;

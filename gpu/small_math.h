@@ -129,10 +129,10 @@ DL_HD SForce inertiaTimes(const SInertia& I, const SMotion& a) {
 }
 
 // Transform parent -> child (E, r), as sim::Transform.
-DL_HD SMotion xApply(const M3& E, const V3& r, const SMotion& m) {
+DL_HD_INLINE SMotion xApply(const M3& E, const V3& r, const SMotion& m) {
   return {mul(E, m.v - cross(r, m.w)), mul(E, m.w)};
 }
-DL_HD SForce xApplyTranspose(const M3& E, const V3& r, const SForce& f) {
+DL_HD_INLINE SForce xApplyTranspose(const M3& E, const V3& r, const SForce& f) {
   const V3 fp = mulT(E, f.f);
   return {fp, mulT(E, f.n) + cross(r, fp)};
 }
