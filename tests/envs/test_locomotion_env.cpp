@@ -565,12 +565,16 @@ TEST(LocomotionEnv, TerrainCurriculumPastTheLastLevel) {
         continue;
       }
       ++atTop;
-      if (rule == "stay") EXPECT_EQ(after, 9) << "env " << i;
+      if (rule == "stay") {
+        EXPECT_EQ(after, 9) << "env " << i;
+      }
       leftTop += after != 9;
     }
     ASSERT_GE(atTop, 3) << rule
                         << ": too few envs started on the last level to tell the rules apart";
-    if (rule == "random") EXPECT_GT(leftTop, 0);
+    if (rule == "random") {
+      EXPECT_GT(leftTop, 0);
+    }
   }
 }
 
@@ -614,7 +618,9 @@ TEST(LocomotionEnv, TerrainCurriculumAlongTheCommandedPath) {
       env.setCommands(torch::tensor(
           {{reverse, 0.0, 0.0}, {1.0, 0.0, 0.0}, {0.0, 0.0, 0.0}, {1.0, 0.0, 0.0}}, kF64));
       r = env.step(torch::zeros({4, 12}, kF64));
-      if (t == 3) ASSERT_EQ(ids(r.extras.resetIds), std::vector<std::int64_t>{2}) << rule;
+      if (t == 3) {
+        ASSERT_EQ(ids(r.extras.resetIds), std::vector<std::int64_t>{2}) << rule;
+      }
       q = env.q().clone();
     }
     ASSERT_EQ(ids(r.extras.resetIds), (std::vector<std::int64_t>{0, 1, 3})) << rule;

@@ -179,8 +179,9 @@ TEST(TaskConfig, WrittenTaskReadsBackToTheSameTask) {
       EXPECT_EQ(back.rewards.size(), t.rewards.size());
       EXPECT_EQ(back.commands.enabled, t.commands.enabled);
       EXPECT_EQ(back.randomization.pushes, t.randomization.pushes);
-      if (t.randomization.pushes)  // an absent key: off, its range not written
+      if (t.randomization.pushes) {  // an absent key: off, its range not written
         EXPECT_EQ(back.randomization.pushIntervalS.hi, t.randomization.pushIntervalS.hi);
+      }
       EXPECT_EQ(back.sim.contact.cutoff, 0.07);
     }
   // Flattening tells tasks apart where they differ.

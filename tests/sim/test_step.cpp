@@ -253,6 +253,8 @@ TEST(Step, BoxOnAnInclineSticksOrSlidesAtTheClosedForm) {
                 std::abs((s.q.head<3>() - p1).dot(n)));
     EXPECT_NEAR(accel, expected, 0.01 * g * std::sin(theta)) << toString(k.cm) << " mu " << k.mu;
     EXPECT_LT(std::abs((s.q.head<3>() - p1).dot(n)), 1e-3);  // stays on the surface
-    if (expected == 0.0) EXPECT_LT(std::abs(v2), 1e-4);
+    if (expected == 0.0) {
+      EXPECT_LT(std::abs(v2), 1e-4);
+    }
   }
 }

@@ -184,7 +184,9 @@ TEST(Terrain, MonotoneStepEdgeHasNoLip) {
     EXPECT_GE(p.h, prev - 1e-15) << x;  // round-off: the value weights sum to 1 to 1 ulp
     EXPECT_GE(p.h, -1e-15) << x;
     EXPECT_LE(p.h, 1.0 + 1e-15) << x;
-    if (x < 0.5 || x > 0.6) EXPECT_NEAR(p.h, std::round(p.h), 1e-15) << x;
+    if (x < 0.5 || x > 0.6) {
+      EXPECT_NEAR(p.h, std::round(p.h), 1e-15) << x;
+    }
     prev = p.h;
   }
   EXPECT_NEAR(sampleSurface(s, 0.55, 0.15).h, 0.5, 1e-15);
