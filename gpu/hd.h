@@ -19,8 +19,8 @@
 #endif
 
 // The small spatial transforms in RNEA's and CRBA's loops, which the host compiler must inline:
-// left to its heuristics, GCC keeps one out of line once the step's translation unit grows (the
-// closest-point contact did that), and the VJP pays a call per body (7-9 % of it, gpu_check).
+// left to its heuristics, GCC keeps one out of line in a translation unit as large as the step's
+// with the closest-point contact, and the VJP pays a call per body (7-9 % of it, gpu_check).
 #if defined(__CUDA_ARCH__)
 #define DL_HD_INLINE DL_HD
 #else

@@ -225,6 +225,19 @@ SphereCount spheresEntering(const FixedModel& model, const FixedOptions& o,
   return n;
 }
 
+WorldSet skipping(const WorldSet& a, const WorldSet& b, const std::vector<char>& skip) {
+  WorldSet r = a;
+  for (int w = 0; w < a.n; ++w) {
+    if (!skip[w]) continue;
+    std::copy(b.q.begin() + w * NQ, b.q.begin() + (w + 1) * NQ, r.q.begin() + w * NQ);
+    std::copy(b.v.begin() + w * NV, b.v.begin() + (w + 1) * NV, r.v.begin() + w * NV);
+    if (!b.target.empty())
+      std::copy(b.target.begin() + w * NJ, b.target.begin() + (w + 1) * NJ,
+                r.target.begin() + w * NJ);
+  }
+  return r;
+}
+
 int adoptOverflowed(const FixedModel& model, const FixedOptions& o, const HeightFieldView& hf,
                     const WorldSet& start, const std::vector<char>& failed,
                     const WorldSet& reference, WorldSet& fixed) {
@@ -236,14 +249,8 @@ int adoptOverflowed(const FixedModel& model, const FixedOptions& o, const Height
     const SphereCount c = spheresEntering(model, o, hf, d);
     if (c.feet + c.legs <= MAXACTIVE) return -1;
     ++n;
-    auto copy = [&](const std::vector<double>& from, std::vector<double>& to, int size) {
-      std::copy_n(from.begin() + static_cast<long>(k) * size, size,
-                  to.begin() + static_cast<long>(k) * size);
-    };
-    copy(reference.q, fixed.q, NQ);
-    copy(reference.v, fixed.v, NV);
-    copy(reference.target, fixed.target, NJ);
   }
+  fixed = skipping(fixed, reference, failed);
   return n;
 }
 

@@ -86,6 +86,11 @@ struct SphereCount {
 SphereCount spheresEntering(const FixedModel& model, const FixedOptions& o,
                             const HeightFieldView& hf, const FixedData& d);
 
+// a with b's entries (q, v, and target where b has them) in the worlds flagged in skip: the worlds
+// whose fixed step failed (a contact set larger than MAXACTIVE) are counted apart, not compared
+// with a step that ran.
+WorldSet skipping(const WorldSet& a, const WorldSet& b, const std::vector<char>& skip);
+
 // The worlds whose fixed step failed (`failed`, from stepFixed or vjpFixed) because more than
 // MAXACTIVE spheres enter its contact problem at the start: each gets the reference's result
 // (q, v, target), so that the other worlds can be compared. Returns how many there were, or -1 if

@@ -116,21 +116,6 @@ WorldDiff compareWorlds(const WorldSet& a, const WorldSet& b, bool targets = fal
   return r;
 }
 
-// a with b's entries in the worlds flagged in skip: the worlds whose fixed step failed (a contact
-// set larger than MAXACTIVE) are counted apart, not compared with a step that ran.
-WorldSet skipping(const WorldSet& a, const WorldSet& b, const std::vector<char>& skip) {
-  WorldSet r = a;
-  for (int w = 0; w < a.n; ++w) {
-    if (!skip[w]) continue;
-    std::copy(b.q.begin() + w * NQ, b.q.begin() + (w + 1) * NQ, r.q.begin() + w * NQ);
-    std::copy(b.v.begin() + w * NV, b.v.begin() + (w + 1) * NV, r.v.begin() + w * NV);
-    if (!b.target.empty())
-      std::copy(b.target.begin() + w * NJ, b.target.begin() + (w + 1) * NJ,
-                r.target.begin() + w * NJ);
-  }
-  return r;
-}
-
 Json json(const WorldDiff& w) {
   return {{"max_rel", w.d.rel}, {"max_abs", w.d.abs}, {"worlds_over_1e-10", w.over1e10}};
 }
