@@ -6,8 +6,8 @@
 #          docs/data/terrain/velocity_anymal_rough
 #   EVALS (environment, default all, in this order): terrain closest_monotone robustness levels
 #   commands stairs_conditions slope_conditions friction_closest_monotone smoothed spacing falls
-#   footholds same_protocol friction15_mujoco; e.g. two processes with disjoint groups use both
-#   cores.
+#   footholds same_protocol friction15_mujoco swing; e.g. two processes with disjoint groups use
+#   both cores.
 # Each file is written whole or not at all (a temporary file renamed at the end). The recordings
 # that falls and footholds read go to a temporary folder and are removed.
 set -euo pipefail
@@ -15,7 +15,7 @@ policy=$1 prefix=$2 bin=${3:-build/diffloco}
 here=$(cd "$(dirname "$0")" && pwd)
 groups=${EVALS:-terrain closest_monotone robustness levels commands stairs_conditions
   slope_conditions friction_closest_monotone smoothed spacing falls footholds same_protocol
-  friction15_mujoco}
+  friction15_mujoco swing}
 stairs="pyramid_stairs pyramid_stairs_inverted"
 closest_monotone="sim.terrain_contact=closest terrain.interpolant=monotone"
 nominal=(--set 'randomization.friction=[0.8,0.8]' --set randomization.push_velocity=0
@@ -100,6 +100,24 @@ print("# %s, friction %s: falls %d / %d, lin. RMS %.3f" % (sys.argv[2], sys.argv
   done
 }
 
+# swing: how high the feet swing (tools/record_swing.py), 32 recorded episodes on the plane at
+# nominal conditions and up the hardest stairs under the task's randomisation, a JSON line each.
+swing() {
+  local t set
+  for t in none pyramid_stairs_inverted; do
+    set=()
+    [[ $t != none ]] || set=("${nominal[@]}")
+    "$bin" eval "$policy" --contact hard --terrain "$t" --episodes 32 --envs 32 --seed 1 \
+      ${set[@]+"${set[@]}"} --record "$scratch/swing.json" --record-envs 32 >/dev/null
+    printf '{"engine": "diffloco", "terrain_type": "%s", "protocol": "%s", "result": ' "$t" \
+      "$([[ $t == none ]] && echo nominal || echo task)"
+    python3 "$here/record_swing.py" "$scratch/swing.json" --json |
+      python3 -c 'import json, sys; d = json.load(sys.stdin); d.pop("record"); print(json.dumps(d), end="")'
+    printf '}\n'
+    rm -f "$scratch/swing.json"
+  done
+}
+
 # same_protocol: ours under MuJoCo's protocol beside MuJoCo's rows (the stairs at 300 episodes, the
 # other grounds from the per-terrain file, which runs MuJoCo's protocol).
 same_protocol() {
@@ -149,6 +167,7 @@ for g in $groups; do
       write same_protocol_closest_monotone.jsonl env OURS_SET="$closest_monotone" PROTOCOL=mujoco \
         ENGINES=diffloco "$here/terrain_eval.sh" "$policy" 1000 0 "$bin" ;;
     friction15_mujoco) write stairs_friction15_mujoco.jsonl friction15_mujoco ;;
+    swing) write swing.jsonl swing ;;
     *) echo "unknown group '$g'" >&2; exit 2 ;;
   esac
 done

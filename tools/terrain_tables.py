@@ -26,8 +26,11 @@ usage: tools/terrain_tables.py terrain EVAL.jsonl          per-terrain table of 
                                                               hardest stairs per file (one file
                                                               a seed) and their mean, and the
                                                               falls on the other grounds
-The .jsonl files are what tools/terrain_eval.sh, tools/robustness_eval.sh and
-tools/command_split_eval.sh write (one JSON object per line: engine, terrain_type, condition or
+       tools/terrain_tables.py swing LABEL=SWING.jsonl ...   how high the feet swing, a row per
+                                                              file: the steps' peak clearance on
+                                                              each recorded ground
+The .jsonl files are what tools/terrain_eval.sh, tools/robustness_eval.sh,
+tools/command_split_eval.sh and tools/rough_policy_evals.sh's swing group write (one JSON object per line: engine, terrain_type, condition or
 commands, result); the .csv files are training metrics
 (a run's metrics.csv, or every 10th row of it)."""
 import csv
@@ -248,6 +251,25 @@ def stairs(args):
         print(f"| {label} | {cell(down)} | {cell(up)} | {' / '.join(other)} |")
 
 
+def swing(args):
+    files = [(label, by(path, "terrain_type")) for label, path in labelled(args)]
+    types = list(dict.fromkeys(t for _, f in files for t in f))
+    print("| policy | " + " | ".join(f"{NAMES.get(t, t)}: step height median (10-90 %) [cm], "
+                                    "under 2 cm, steps per foot and s" for t in types) + " |")
+    print("|---" * (len(types) + 1) + "|")
+    for label, f in files:
+        cells = []
+        for t in types:
+            r = f.get(t, {}).get("diffloco")
+            if r is None or not r["all"]["steps"]:
+                cells.append("")
+                continue
+            a = r["all"]
+            cells.append(f"{100 * a['median_m']:.1f} ({100 * a['p10_m']:.1f}-{100 * a['p90_m']:.1f}), "
+                         f"{100 * a['under_2cm']:.0f} %, {a['steps_per_s']:.2f}")
+        print(f"| {label} | " + " | ".join(cells) + " |")
+
+
 def checkpoints(path):
     table = {}
     for r in rows(path):
@@ -261,7 +283,7 @@ def checkpoints(path):
 
 def main():
     modes = ("terrain", "readme", "seeds", "engines", "robustness", "flat", "training", "commands",
-             "stairs", "checkpoints")
+             "stairs", "checkpoints", "swing")
     if len(sys.argv) < 3 or sys.argv[1] not in modes:
         sys.exit(__doc__)
     if sys.argv[1] == "terrain":
@@ -282,6 +304,8 @@ def main():
         stairs(sys.argv[2:])
     elif sys.argv[1] == "checkpoints":
         checkpoints(sys.argv[2])
+    elif sys.argv[1] == "swing":
+        swing(sys.argv[2:])
     else:
         robustness(sys.argv[2:])
     return 0
