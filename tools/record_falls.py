@@ -12,26 +12,20 @@ fraction of the way from the upright standing state (tilt 0, and 2 x HEIGHT_M) t
 ground is the record's height field (nearest sample; the plane z = 0 without one). "Full length"
 is the longest recorded episode: record enough envs that at least one ran to the time limit.
 """
-import json
 import math
 import sys
+
+from rollout_record import ground, load
 
 
 def main():
     if len(sys.argv) < 2:
         sys.exit(__doc__)
-    rec = json.load(open(sys.argv[1]))
+    rec = load(sys.argv[1])
     tilt_max = float(sys.argv[2]) if len(sys.argv) > 2 else 1.0
     height_min = float(sys.argv[3]) if len(sys.argv) > 3 else 0.25
     stride = 7 * len(rec["bodies"])  # per frame: each body's position and quaternion (w x y z)
-    ter = rec.get("terrain")
-
-    def ground(x, y):
-        if not ter:
-            return 0.0
-        i = min(max(round((x - ter["origin"][0]) / ter["spacing"]), 0), ter["nx"] - 1)
-        j = min(max(round((y - ter["origin"][1]) / ter["spacing"]), 0), ter["ny"] - 1)
-        return ter["heights"][j * ter["nx"] + i]
+    h_at = ground(rec)
 
     longest = max(e["frames"] for e in rec["envs"])
     counts = {"tilt": 0, "height": 0}
@@ -45,7 +39,7 @@ def main():
         tilt = math.acos(max(-1.0, min(1.0, 1 - 2 * (qx * qx + qy * qy))))
         roll = math.atan2(2 * (w * qx + qy * qz), 1 - 2 * (qx * qx + qy * qy))
         pitch = math.asin(max(-1.0, min(1.0, 2 * (w * qy - qz * qx))))
-        h = z - ground(x, y)
+        h = z - h_at(x, y)
         to_tilt = tilt / tilt_max
         to_height = (2 * height_min - h) / height_min
         cause = "tilt" if to_tilt >= to_height else "height"

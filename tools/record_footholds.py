@@ -13,17 +13,9 @@ over every env, over the envs that ran to the longest recorded length, over thos
 early (a fall), and over the last `last` seconds of those.
 """
 import argparse
-import json
 import math
 
-
-def rotate(q, v):
-    w, x, y, z = q
-    return (
-        (1 - 2 * (y * y + z * z)) * v[0] + 2 * (x * y - w * z) * v[1] + 2 * (x * z + w * y) * v[2],
-        2 * (x * y + w * z) * v[0] + (1 - 2 * (x * x + z * z)) * v[1] + 2 * (y * z - w * x) * v[2],
-        2 * (x * z - w * y) * v[0] + 2 * (y * z + w * x) * v[1] + (1 - 2 * (x * x + y * y)) * v[2],
-    )
+from rollout_record import feet, foot_centres, ground, load
 
 
 def main():
@@ -34,30 +26,16 @@ def main():
     ap.add_argument("--speed", type=float, default=0.1)
     ap.add_argument("--last", type=float, default=0.5)
     a = ap.parse_args()
-    try:
-        rec = json.load(open(a.record))
-    except (OSError, ValueError) as e:
-        raise SystemExit(f"{a.record}: cannot read a recording ({e})")
-    ter = rec.get("terrain")
-    if not ter:
+    rec = load(a.record)
+    if not rec.get("terrain"):
         raise SystemExit(f"{a.record}: no terrain in the recording (record on a --terrain)")
-    feet = [(s["body"], s["a"]) for s in rec["shapes"] if s["kind"] == "sphere"]
-    if not feet:
-        raise SystemExit(f"{a.record}: the recording has no sphere shapes (feet)")
-    nx, ny, sp = ter["nx"], ter["ny"], ter["spacing"]
-    ox, oy = ter["origin"][0], ter["origin"][1]
-    heights = ter["heights"]
-
-    def ground(x, y):
-        i = min(max(round((x - ox) / sp), 0), nx - 1)
-        j = min(max(round((y - oy) / sp), 0), ny - 1)
-        return heights[j * nx + i]
+    spheres = feet(rec, a.record)
+    h = ground(rec)
 
     def on_edge(x, y):
-        hs = [ground(x + dx, y + dy) for dx in (-a.reach, 0, a.reach) for dy in (-a.reach, 0, a.reach)]
+        hs = [h(x + dx, y + dy) for dx in (-a.reach, 0, a.reach) for dy in (-a.reach, 0, a.reach)]
         return max(hs) - min(hs) > a.rise
 
-    stride = 7 * len(rec["bodies"])
     dt = rec["dt"]
     last_frames = max(1, round(a.last / dt))
     longest = max(e["frames"] for e in rec["envs"])
@@ -69,12 +47,7 @@ def main():
         falls += fell
         prev = None
         for f in range(n):
-            base = f * stride
-            now = []
-            for body, off in feet:
-                p = pose[base + 7 * body:base + 7 * body + 3]
-                r = rotate(pose[base + 7 * body + 3:base + 7 * body + 7], off)
-                now.append((p[0] + r[0], p[1] + r[1], p[2] + r[2]))
+            now = foot_centres(rec, pose, f, spheres)
             if prev is not None:
                 for c, c0 in zip(now, prev):
                     if math.dist(c, c0) / dt >= a.speed:

@@ -17,14 +17,7 @@ import json
 import math
 import statistics
 
-
-def rotate(q, v):
-    w, x, y, z = q
-    return (
-        (1 - 2 * (y * y + z * z)) * v[0] + 2 * (x * y - w * z) * v[1] + 2 * (x * z + w * y) * v[2],
-        2 * (x * y + w * z) * v[0] + (1 - 2 * (x * x + z * z)) * v[1] + 2 * (y * z - w * x) * v[2],
-        2 * (x * z - w * y) * v[0] + 2 * (y * z + w * x) * v[1] + (1 - 2 * (x * x + y * y)) * v[2],
-    )
+from rollout_record import feet, foot_centres, ground, load
 
 
 def percentile(xs, p):
@@ -52,47 +45,25 @@ def main():
     ap.add_argument("--skip", type=float, default=1.0)
     ap.add_argument("--json", action="store_true", help="one JSON object instead of text")
     a = ap.parse_args()
-    try:
-        rec = json.load(open(a.record))
-    except (OSError, ValueError) as e:
-        raise SystemExit(f"{a.record}: cannot read a recording ({e})")
-    feet = [(s["body"], s["a"], s["radius"]) for s in rec.get("shapes", []) if s["kind"] == "sphere"]
-    if not feet:
-        raise SystemExit(f"{a.record}: the recording has no sphere shapes (feet)")
-    names = [rec["bodies"][body] for body, _, _ in feet]
-    ter = rec.get("terrain")
-    if ter:
-        nx, ny, sp = ter["nx"], ter["ny"], ter["spacing"]
-        ox, oy = ter["origin"][0], ter["origin"][1]
-        hs = ter["heights"]
+    rec = load(a.record)
+    spheres = feet(rec, a.record)
+    names = [rec["bodies"][body] for body, _, _ in spheres]
+    h = ground(rec)
 
-        def ground(x, y):
-            i = min(max(round((x - ox) / sp), 0), nx - 1)
-            j = min(max(round((y - oy) / sp), 0), ny - 1)
-            return hs[j * nx + i]
-    else:
-        def ground(x, y):
-            return 0.0
-
-    stride = 7 * len(rec["bodies"])
     dt = rec["dt"]
     skip = round(a.skip / dt)
-    heights = [[] for _ in feet]
+    heights = [[] for _ in spheres]
     seconds = 0.0
     for e in rec["envs"]:
         n, pose = e["frames"], e["pose"]
         if n <= skip + 1:
             continue
         seconds += (n - skip) * dt
-        prev = [None] * len(feet)
-        peak = [None] * len(feet)  # the running step's largest clearance; None: planted
+        prev = [None] * len(spheres)
+        peak = [None] * len(spheres)  # the running step's largest clearance; None: planted
         for f in range(skip, n):
-            base = f * stride
-            for k, (body, off, radius) in enumerate(feet):
-                p = pose[base + 7 * body:base + 7 * body + 3]
-                r = rotate(pose[base + 7 * body + 3:base + 7 * body + 7], off)
-                c = (p[0] + r[0], p[1] + r[1], p[2] + r[2])
-                clearance = c[2] - radius - ground(c[0], c[1])
+            for k, c in enumerate(foot_centres(rec, pose, f, spheres)):
+                clearance = c[2] - spheres[k][2] - h(c[0], c[1])
                 moving = prev[k] is not None and math.dist(c[:2], prev[k][:2]) / dt >= a.speed
                 if moving:
                     peak[k] = clearance if peak[k] is None else max(peak[k], clearance)
@@ -102,7 +73,7 @@ def main():
                 prev[k] = c
     every = [h for hk in heights for h in hk]
     out = {"record": a.record, "envs": len(rec["envs"]), "seconds": seconds,
-           "all": summary(every, seconds * len(feet)),
+           "all": summary(every, seconds * len(spheres)),
            "feet": {name: summary(hk, seconds) for name, hk in zip(names, heights)}}
     if a.json:
         print(json.dumps(out))
