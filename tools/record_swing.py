@@ -6,9 +6,10 @@ usage: record_swing.py RECORD.json [--speed 0.1] [--skip 1.0] [--json]
 RECORD.json: `diffloco eval ... --record RECORD.json --record-envs N` (the plane or a terrain).
 The feet are the record's sphere shapes. A foot's clearance in a frame is its sphere's lowest
 point above the ground under its centre (the recorded terrain's nearest sample, or z = 0 on the
-plane). A step is a run of frames in which the foot's centre moves at `speed` [m/s] or faster
-(a planted foot moves under 2 mm per 0.02 s control step at 0.1 m/s); its height is the largest
-clearance in the run. The first `skip` seconds of each episode (the start from the reset pose)
+plane). A step is a run of frames in which the foot's centre moves horizontally at `speed` [m/s]
+or faster (a planted foot moves under 2 mm per 0.02 s control step at 0.1 m/s; a foot lifted in
+place is not a step); its height is the largest clearance in the run, and a step still under way
+when its episode ends is left out. The first `skip` seconds of each episode (the start from the reset pose)
 are left out. Printed: the steps' heights (median, 10th and 90th percentile, the share under
 2 cm) over every foot and per foot, and the steps per foot and second.
 """
@@ -71,7 +72,7 @@ def main():
                     heights[k].append(peak[k])
                     peak[k] = None
                 prev[k] = c
-    every = [h for hk in heights for h in hk]
+    every = [x for hk in heights for x in hk]
     out = {"record": a.record, "envs": len(rec["envs"]), "seconds": seconds,
            "all": summary(every, seconds * len(spheres)),
            "feet": {name: summary(hk, seconds) for name, hk in zip(names, heights)}}

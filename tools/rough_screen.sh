@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A screen of a change to the rough config at a fifth of its budget (docs/terrain.md, "A
+# A screen of a change to the rough config at a third of its iterations (docs/terrain.md, "A
 # 5000-iteration screen"): the config from scratch for 5000 iterations (its learning-rate schedule
 # stretched over them, as the iterations table's 5000-iteration runs), exported, and evaluated on
 # every ground at the hardest level in our hard contact (1000 episodes each,

@@ -30,8 +30,8 @@ usage: tools/terrain_tables.py terrain EVAL.jsonl          per-terrain table of 
                                                               file: the steps' peak clearance on
                                                               each recorded ground
 The .jsonl files are what tools/terrain_eval.sh, tools/robustness_eval.sh,
-tools/command_split_eval.sh and tools/rough_policy_evals.sh's swing group write (one JSON object per line: engine, terrain_type, condition or
-commands, result); the .csv files are training metrics
+tools/command_split_eval.sh and tools/rough_policy_evals.sh's swing group write (one JSON object
+per line: engine, terrain_type, condition or commands, result); the .csv files are training metrics
 (a run's metrics.csv, or every 10th row of it)."""
 import csv
 import json
