@@ -9,9 +9,14 @@
 Each round runs every (variant, build) pair once, alternating, with `diffloco train CONFIG
 --set init_from=CHECKPOINT --set shac.iterations=N` plus the variant's `--set`s (space-separated
 key=value pairs), and takes the median of `Perf/iteration_time` over the iterations after the
-first `--skip` (warm-up). Run it with nothing else on the machine. The CSV has one row per run
-(round, variant, build, median seconds) and the table printed at the end gives, per variant, each
-build's median over the rounds and the ratio to the first variant of the same build.
+first `--skip` (warm-up). Run it with nothing else on the machine. `--copies NAME=N` runs variant
+NAME as N trainings at once (each pair of a round starts its copies together and waits for all),
+e.g. `--variant alone= --variant pair="run.sim_threads=1" --copies pair=2`: what runs side by
+side cost each other. The CSV has one row per run (round, variant, build, copies, the median
+seconds of an iteration, the mean over the copies, and the copies' iterations per second
+together) and the table printed at the end gives, per variant, each build's median over the
+rounds, the ratio to the first variant of the same build and the iterations per second of all
+copies together.
 """
 import argparse
 import csv
@@ -51,6 +56,8 @@ def main():
     ap.add_argument("--build", action="append", required=True, help="NAME=path to diffloco")
     ap.add_argument("--variant", action="append", required=True,
                     help="NAME=key=value key=value ... (the --sets of that variant; may be empty)")
+    ap.add_argument("--copies", action="append", default=[],
+                    help="NAME=N: variant NAME runs as N trainings at once (default 1)")
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--iterations", type=int, default=40)
     ap.add_argument("--skip", type=int, default=10)
@@ -60,6 +67,11 @@ def main():
         sys.exit("--iterations must exceed --skip")
     builds = parse_pairs(a.build, "--build")
     variants = parse_pairs(a.variant, "--variant")
+    copies = {name: 1 for name, _ in variants}
+    for name, n in parse_pairs(a.copies, "--copies"):
+        if name not in copies or not n.isdigit() or int(n) < 1:
+            sys.exit(f"--copies {name}={n}: expected a variant's name and a count >= 1")
+        copies[name] = int(n)
     for name, path in builds:
         if not Path(path).is_file():
             sys.exit(f"--build {name}: {path} is not a file")
@@ -70,23 +82,31 @@ def main():
     for r in range(a.rounds):
         for vname, sets in variants:
             for bname, binary in builds:
-                with tempfile.TemporaryDirectory() as out:
-                    cmd = [binary, "train", a.config, "--out", out,
-                           "--set", f"init_from={a.checkpoint}",
-                           "--set", f"shac.iterations={a.iterations}"]
-                    for kv in sets.split():
-                        cmd += ["--set", kv]
-                    res = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                         text=True)
-                    if res.returncode != 0:
-                        sys.exit(f"{' '.join(cmd)} failed:\n{res.stderr[-2000:]}")
-                    t = median_iteration_time(out, a.skip)
-                rows.append({"round": r, "variant": vname, "build": bname, "median_s": t})
+                n = copies[vname]
+                with tempfile.TemporaryDirectory() as parent:
+                    outs = [Path(parent) / str(i) for i in range(n)]
+                    procs = []
+                    for out in outs:
+                        cmd = [binary, "train", a.config, "--out", str(out),
+                               "--set", f"init_from={a.checkpoint}",
+                               "--set", f"shac.iterations={a.iterations}"]
+                        for kv in sets.split():
+                            cmd += ["--set", kv]
+                        procs.append((cmd, subprocess.Popen(cmd, stdout=subprocess.DEVNULL,
+                                                            stderr=subprocess.PIPE, text=True)))
+                    for cmd, proc in procs:
+                        _, err = proc.communicate()
+                        if proc.returncode != 0:
+                            sys.exit(f"{' '.join(cmd)} failed:\n{err[-2000:]}")
+                    t = statistics.mean(median_iteration_time(out, a.skip) for out in outs)
+                rows.append({"round": r, "variant": vname, "build": bname, "copies": n,
+                             "median_s": t, "iterations_per_s": n / t})
                 print(f"round {r} {vname:>20} {bname:>10}: {t:.4f} s", flush=True)
 
     tmp = Path(a.csv).with_suffix(".csv.tmp")
     with open(tmp, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=["round", "variant", "build", "median_s"])
+        w = csv.DictWriter(f, fieldnames=["round", "variant", "build", "copies", "median_s",
+                                          "iterations_per_s"])
         w.writeheader()
         w.writerows(rows)
     tmp.replace(a.csv)
@@ -95,10 +115,13 @@ def main():
         return statistics.median(x["median_s"] for x in rows if x["variant"] == v and x["build"] == b)
 
     first = variants[0][0]
-    print("| variant | " + " | ".join(f"{b} [s] (over {first})" for b, _ in builds) + " |")
+    print("| variant | " + " | ".join(f"{b} [s] (over {first}), iterations per s" for b, _ in builds)
+          + " |")
     print("|---|" + "---|" * len(builds))
     for vname, _ in variants:
-        cells = [f"{med(vname, b):.3f} ({med(vname, b) / med(first, b):.2f})" for b, _ in builds]
+        n = copies[vname]
+        cells = [f"{med(vname, b):.3f} ({med(vname, b) / med(first, b):.2f}), "
+                 f"{n / med(vname, b):.2f}" for b, _ in builds]
         print(f"| {vname} | " + " | ".join(cells) + " |")
 
 
