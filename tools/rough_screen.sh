@@ -11,6 +11,9 @@
 #   (exported), terrain_eval.jsonl, flat_nominal.jsonl and policy_swing.jsonl; each file is
 #   written whole or not at all.
 #   The --set arguments are the change, e.g. --set shac.actor_grad_norm=3; none: the control.
+#   They come after the script's own, so --set shac.iterations=15000 trains the config's length.
+#   Two screens side by side: add --set run.sim_threads=1 to each (it changes no result;
+#   docs/performance.md, "Trainings side by side").
 #   DIFFLOCO (environment, default build/diffloco): the binary.
 set -euo pipefail
 out=$1 seed=$2
