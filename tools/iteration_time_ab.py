@@ -92,11 +92,14 @@ def main():
                                "--set", f"shac.iterations={a.iterations}"]
                         for kv in sets.split():
                             cmd += ["--set", kv]
-                        procs.append((cmd, subprocess.Popen(cmd, stdout=subprocess.DEVNULL,
-                                                            stderr=subprocess.PIPE, text=True)))
+                        procs.append((cmd, subprocess.Popen(cmd, stdout=subprocess.PIPE,
+                                                            stderr=subprocess.STDOUT, text=True)))
                     for cmd, proc in procs:
-                        _, err = proc.communicate()
+                        err, _ = proc.communicate()  # the log, where diffloco reports errors
                         if proc.returncode != 0:
+                            for _, other in procs:  # no copy outlives the failed one
+                                other.kill()
+                                other.wait()
                             sys.exit(f"{' '.join(cmd)} failed:\n{err[-2000:]}")
                     t = statistics.mean(median_iteration_time(out, a.skip) for out in outs)
                 rows.append({"round": r, "variant": vname, "build": bname, "copies": n,
