@@ -106,6 +106,9 @@ def readme(path, *more):
 
 
 def labelled(args):
+    for a in args:
+        if "=" not in a or not a.split("=", 1)[1]:
+            sys.exit(f"terrain_tables.py: '{a}' is not LABEL=FILE")
     return [a.split("=", 1) for a in args]
 
 

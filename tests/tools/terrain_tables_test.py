@@ -1,0 +1,57 @@
+#!/usr/bin/env python3
+"""tools/terrain_tables.py's stairs table on synthetic evaluation files (run by ctest,
+tests/CMakeLists.txt).
+
+Two seeds' files with known falls: the stairs' columns are each file's falls down and up and
+their mean; the other grounds' column sums the five other grounds, the plane included. A file
+without a 1000-episode row of ours on the stairs and an argument without LABEL= are errors that
+name what is wrong.
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+tool = os.path.join(repo, "tools/terrain_tables.py")
+GROUNDS = ("none", "rough", "pyramid_slope", "pyramid_slope_inverted", "pyramid_stairs",
+           "pyramid_stairs_inverted", "obstacles")
+
+
+def write(path, falls, episodes=1000):
+    with open(path, "w") as f:
+        for t in GROUNDS:
+            result = {"falls": falls[t], "episodes": episodes, "lin_vel_rms": 0.2,
+                      "yaw_rate_rms": 0.1}
+            f.write(json.dumps({"engine": "diffloco", "terrain_type": t, "result": result}) + "\n")
+        # a MuJoCo row must not count as ours
+        f.write(json.dumps({"engine": "mujoco", "terrain_type": "none",
+                            "result": {"falls": 50, "episodes": 100}}) + "\n")
+
+
+def run(*args):
+    return subprocess.run([sys.executable, tool, *args], capture_output=True, text=True)
+
+
+def main():
+    with tempfile.TemporaryDirectory() as d:
+        a, b, short = (os.path.join(d, n) for n in ("a.jsonl", "b.jsonl", "short.jsonl"))
+        write(a, dict(zip(GROUNDS, (2, 10, 20, 30, 100, 60, 40))))
+        write(b, dict(zip(GROUNDS, (0, 5, 15, 25, 80, 40, 35))))
+        write(short, dict(zip(GROUNDS, (0,) * 7)), episodes=100)
+        r = run("stairs", f"two seeds={a},{b}", f"one={a}")
+        assert r.returncode == 0, r.stderr
+        lines = r.stdout.strip().split("\n")
+        assert lines[2] == "| two seeds | 100 / 80 (90) | 60 / 40 (50) | 102 / 80 |", lines[2]
+        assert lines[3] == "| one | 100 | 60 | 102 |", lines[3]
+        r = run("stairs", f"x={short}")
+        assert r.returncode != 0 and "no 1000-episode row of ours on pyramid_stairs" in r.stderr, r
+        r = run("stairs", a)
+        assert r.returncode != 0 and "is not LABEL=FILE" in r.stderr, r
+    print("terrain_tables.py: stairs table and its errors as expected")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
