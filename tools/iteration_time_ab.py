@@ -92,15 +92,19 @@ def main():
                                "--set", f"shac.iterations={a.iterations}"]
                         for kv in sets.split():
                             cmd += ["--set", kv]
-                        procs.append((cmd, subprocess.Popen(cmd, stdout=subprocess.PIPE,
-                                                            stderr=subprocess.STDOUT, text=True)))
-                    for cmd, proc in procs:
-                        err, _ = proc.communicate()  # the log, where diffloco reports errors
-                        if proc.returncode != 0:
-                            for _, other in procs:  # no copy outlives the failed one
+                        # The log goes to a file, not a pipe: a copy whose pipe nobody reads
+                        # while another is waited for would block on a full pipe and time that.
+                        log = Path(f"{out}.log")
+                        with open(log, "w") as f:
+                            procs.append((cmd, log, subprocess.Popen(cmd, stdout=f,
+                                                                     stderr=subprocess.STDOUT)))
+                    for cmd, log, proc in procs:
+                        if proc.wait() != 0:
+                            for _, _, other in procs:  # no copy outlives the failed one
                                 other.kill()
                                 other.wait()
-                            sys.exit(f"{' '.join(cmd)} failed:\n{err[-2000:]}")
+                            # the log is where diffloco reports errors
+                            sys.exit(f"{' '.join(cmd)} failed:\n{log.read_text()[-2000:]}")
                     t = statistics.mean(median_iteration_time(out, a.skip) for out in outs)
                 rows.append({"round": r, "variant": vname, "build": bname, "copies": n,
                              "median_s": t, "iterations_per_s": n / t})
