@@ -57,7 +57,6 @@ LocomotionEnv::LocomotionEnv(TaskConfig task, const EnvOptions& options)
   streams_.resize(n_);
   seed(options.seed);
   sim::Model& m = robot_.model;
-  const int nj = m.nj();
   for (auto& j : m.joints) j.armature = task_.armature;
   if (task_.sim.actuator.effort <= 0) task_.sim.actuator.effort = robot_.torqueLimit;
   decimation_ = task_.decimation();
@@ -71,6 +70,21 @@ LocomotionEnv::LocomotionEnv(TaskConfig task, const EnvOptions& options)
   }
   link_ = std::make_unique<SimLink>(m, task_.sim, n_, options.threads, options.simPath);
 
+  initConstants();
+  const std::int64_t historyDepth = initTerms();
+  initState(historyDepth);
+  reset();
+  setDifferentiable(options.differentiable);
+  if (options.printSummary) {
+    std::istringstream lines(summary());
+    for (std::string line; std::getline(lines, line);) spdlog::info("{}", line);
+  }
+}
+
+// The task's constants that the terms read (TermContext::k).
+void LocomotionEnv::initConstants() {
+  const sim::Model& m = robot_.model;
+  const int nj = m.nj();
   k_.defaultJointPos = fromEigen(robot_.defaultJointPos);
   k_.effort = torch::empty({nj}, kF64);
   for (int j = 0; j < nj; ++j)
@@ -91,8 +105,13 @@ LocomotionEnv::LocomotionEnv(TaskConfig task, const EnvOptions& options)
   k_.link = link_.get();
   k_.terrain = terrain_.field;
   k_.terrainSlopes = task_.sim.contact.backwardTerrain;
+}
 
-  // Sizes, per-column observation scale and noise, reward weights, what the terms read.
+// Sizes, per-column observation scale and noise, reward weights, what the terms read; returns
+// the number of last actions to keep (the deepest latency or action_history term).
+std::int64_t LocomotionEnv::initTerms() {
+  const sim::Model& m = robot_.model;
+  const int nj = m.nj();
   std::vector<double> scale, noise;
   for (const auto& t : task_.observations) {
     int dim = 0;
@@ -137,13 +156,18 @@ LocomotionEnv::LocomotionEnv(TaskConfig task, const EnvOptions& options)
           throw std::runtime_error(task_.source + ": " + t.name + ": " + e.what());
         }
     }
+  return historyDepth;
+}
 
+// The state tensors and each env's terrain tile.
+void LocomotionEnv::initState(std::int64_t historyDepth) {
+  const int nj = robot_.model.nj();
   standing_ = fromEigen(robot_.standingConfiguration());
   command_ = torch::zeros({n_, 3}, kF64);
   lastAction_ = torch::zeros({n_, nj}, kF64);
   episodeStep_ = torch::zeros({n_}, kI64);
   pushAt_ = torch::zeros({n_}, kI64);
-  episodeSums_ = torch::zeros({n_, static_cast<std::int64_t>(weights.size())}, kF64);
+  episodeSums_ = torch::zeros({n_, static_cast<std::int64_t>(rewardNames_.size())}, kF64);
   q_ = asTensor(link_->batch().q);
   v_ = asTensor(link_->batch().v);
   origin_ = torch::zeros({n_, 2}, kF64);
@@ -155,18 +179,12 @@ LocomotionEnv::LocomotionEnv(TaskConfig task, const EnvOptions& options)
     terrainColumn_ = torch::empty({n_}, kI64);
     terrainLevel_ = torch::empty({n_}, kI64);
     for (int i = 0; i < n_; ++i) {
-      terrainColumn_[i] = (options.firstEnv + i) % tc.columns;
+      terrainColumn_[i] = (options_.firstEnv + i) % tc.columns;
       const int top = std::min(tc.curriculum.maxInitLevel, tc.rows - 1);
       terrainLevel_[i] = tc.level >= 0 ? tc.level
                                        : std::min<std::int64_t>(
                                              top, static_cast<std::int64_t>(uniform(i, 0, top + 1)));
     }
-  }
-  reset();
-  setDifferentiable(options.differentiable);
-  if (options.printSummary) {
-    std::istringstream lines(summary());
-    for (std::string line; std::getline(lines, line);) spdlog::info("{}", line);
   }
 }
 
@@ -509,53 +527,14 @@ StepResult LocomotionEnv::step(const Tensor& actions) {
   if (!differentiable_) noGrad.emplace();
 
   const Tensor a = actions.to(torch::kDouble).clamp(-task_.actionClip, task_.actionClip);
-  Tensor applied = a;  // the action the joints get: a, or the one `delay` steps before it
-  if (actionHistory_.defined()) {
-    const std::int64_t depth = actionHistory_.size(1);
-    actionHistory_ = torch::cat({a.unsqueeze(1), actionHistory_.narrow(1, 0, depth - 1)}, 1);
-  }
-  if (actionDelay_.defined())
-    applied =
-        actionHistory_.gather(1, actionDelay_.view({n_, 1, 1}).expand({n_, 1, nj})).squeeze(1);
-  const Tensor qTarget = torch::add(k_.defaultJointPos, applied, task_.actionScale);
+  const Tensor qTarget = jointTargets(a);
   applyPushes();
 
   TermContext c(k_);
   // In the sampling mode q_, v_ are views of the simulator's state: clone what must survive it.
   if (needs_ & TermDef::kStepStart) c.vStart = differentiable_ ? v_ : v_.clone();
-  Tensor failed;  // [N] bool, undefined when no world failed
   std::int64_t nFailed = 0;
-  if (differentiable_) {
-    for (int s = 0; s < decimation_; ++s) {
-      if (s == decimation_ - 1 && (needs_ & TermDef::kSubstep)) {
-        c.qSub = q_;
-        c.vSub = v_;
-      }
-      SimStepResult r = simStep(*link_, q_, v_, qTarget);
-      q_ = r.q;
-      v_ = r.v;
-      if (link_->lastFailures() > 0) failed = failed.defined() ? failed | r.failed : r.failed;
-    }
-    if (failed.defined()) nFailed = failed.sum().item<std::int64_t>();
-  } else {
-    gpu::BatchSim& b = link_->batch();
-    asTensor(b.qTarget).copy_(qTarget);
-    std::vector<std::uint8_t> any;
-    for (int s = 0; s < decimation_; ++s) {
-      if (s == decimation_ - 1 && (needs_ & TermDef::kSubstep)) {
-        c.qSub = q_.clone();
-        c.vSub = v_.clone();
-      }
-      if (b.step() > 0) {
-        if (any.empty()) any.assign(n_, 0);
-        for (int w = 0; w < n_; ++w) any[w] |= b.failed[w];
-      }
-    }
-    if (!any.empty()) {
-      failed = torch::from_blob(any.data(), {n_}, torch::kUInt8).to(torch::kBool);
-      nFailed = failed.sum().item<std::int64_t>();
-    }
-  }
+  const Tensor failed = simulate(qTarget, c, nFailed);  // [N] bool, undefined when none failed
   episodeStep_ += 1;
   if (terrain_.field && task_.terrain.level < 0 && task_.terrain.curriculum.enabled &&
       task_.terrain.curriculum.demoteAgainst == "commanded_path")
@@ -585,16 +564,7 @@ StepResult LocomotionEnv::step(const Tensor& actions) {
   const Tensor truncated = timeOut & terminated.logical_not();
   const Tensor done = terminated | timeOut;
 
-  // Commands due for resampling are seen by the observations, not by this step's rewards.
-  if (task_.commands.enabled && task_.commands.resampleS > 0) {
-    const std::int64_t every = std::max<std::int64_t>(
-        1, std::lround(commandResampleScale_ * task_.commands.resampleS / task_.envDt));
-    const Tensor due = (episodeStep_ % every == 0).nonzero().squeeze(1);
-    if (due.numel() > 0) {
-      sampleCommands(toVector(due));
-      c.command = command_;
-    }
-  }
+  resampleDueCommands(c);  // seen by the observations, not by this step's rewards
 
   StepResult res;
   res.extras.terminalObs = computeObservations(c).to(options_.dtype);
@@ -602,27 +572,7 @@ StepResult LocomotionEnv::step(const Tensor& actions) {
   obs_ = res.extras.terminalObs;
   const Tensor ids = done.nonzero().squeeze(1);
   res.extras.resetIds = ids;
-  if (ids.numel() > 0) {
-    // Episode statistics of the envs that finish, before their counters are reset (plain loops:
-    // torch reductions over a few rows cost more than the whole step's terms).
-    const auto idv = toVector(ids);
-    const std::int64_t nt = episodeSums_.size(1);
-    const double* sums = episodeSums_.data_ptr<double>();
-    const std::int64_t* steps = episodeStep_.data_ptr<std::int64_t>();
-    std::vector<double> mean(nt, 0.0);
-    double length = 0;
-    for (auto id : idv) {
-      for (std::int64_t i = 0; i < nt; ++i) mean[i] += sums[id * nt + i] / idv.size();
-      length += steps[id] * task_.envDt / idv.size();
-    }
-    for (std::int64_t i = 0; i < nt; ++i)
-      res.extras.log["Episode/rew_" + rewardNames_[i]] = mean[i];
-    res.extras.log["Episode/length_s"] = length;
-    res.extras.log["Episode/count"] = static_cast<double>(idv.size());
-    resetEnvs(ids, true);
-    TermContext rc = resetContext(ids);
-    obs_ = obs_.index_copy(0, ids, computeObservations(rc, ids).to(options_.dtype));
-  }
+  if (ids.numel() > 0) endEpisodes(ids, res.extras.log);
   res.obs = obs_;
   res.rewards = rewards.to(options_.dtype);
   res.terminated = terminated;
@@ -631,6 +581,87 @@ StepResult LocomotionEnv::step(const Tensor& actions) {
   res.extras.log["Env/sim_failures"] = static_cast<double>(nFailed);
   if (terrain_.field) logTerrainLevels(res.extras.log);
   return res;
+}
+
+Tensor LocomotionEnv::jointTargets(const Tensor& a) {
+  const int nj = robot_.model.nj();
+  Tensor applied = a;  // the action the joints get: a, or the one `delay` steps before it
+  if (actionHistory_.defined()) {
+    const std::int64_t depth = actionHistory_.size(1);
+    actionHistory_ = torch::cat({a.unsqueeze(1), actionHistory_.narrow(1, 0, depth - 1)}, 1);
+  }
+  if (actionDelay_.defined())
+    applied =
+        actionHistory_.gather(1, actionDelay_.view({n_, 1, 1}).expand({n_, 1, nj})).squeeze(1);
+  return torch::add(k_.defaultJointPos, applied, task_.actionScale);
+}
+
+Tensor LocomotionEnv::simulate(const Tensor& qTarget, TermContext& c, std::int64_t& nFailed) {
+  Tensor failed;
+  if (differentiable_) {
+    for (int s = 0; s < decimation_; ++s) {
+      if (s == decimation_ - 1 && (needs_ & TermDef::kSubstep)) {
+        c.qSub = q_;
+        c.vSub = v_;
+      }
+      SimStepResult r = simStep(*link_, q_, v_, qTarget);
+      q_ = r.q;
+      v_ = r.v;
+      if (link_->lastFailures() > 0) failed = failed.defined() ? failed | r.failed : r.failed;
+    }
+    if (failed.defined()) nFailed = failed.sum().item<std::int64_t>();
+    return failed;
+  }
+  gpu::BatchSim& b = link_->batch();
+  asTensor(b.qTarget).copy_(qTarget);
+  std::vector<std::uint8_t> any;
+  for (int s = 0; s < decimation_; ++s) {
+    if (s == decimation_ - 1 && (needs_ & TermDef::kSubstep)) {
+      c.qSub = q_.clone();
+      c.vSub = v_.clone();
+    }
+    if (b.step() > 0) {
+      if (any.empty()) any.assign(n_, 0);
+      for (int w = 0; w < n_; ++w) any[w] |= b.failed[w];
+    }
+  }
+  if (!any.empty()) {
+    failed = torch::from_blob(any.data(), {n_}, torch::kUInt8).to(torch::kBool);
+    nFailed = failed.sum().item<std::int64_t>();
+  }
+  return failed;
+}
+
+void LocomotionEnv::resampleDueCommands(TermContext& c) {
+  if (!(task_.commands.enabled && task_.commands.resampleS > 0)) return;
+  const std::int64_t every = std::max<std::int64_t>(
+      1, std::lround(commandResampleScale_ * task_.commands.resampleS / task_.envDt));
+  const Tensor due = (episodeStep_ % every == 0).nonzero().squeeze(1);
+  if (due.numel() > 0) {
+    sampleCommands(toVector(due));
+    c.command = command_;
+  }
+}
+
+void LocomotionEnv::endEpisodes(const Tensor& ids, std::map<std::string, double>& log) {
+  // Episode statistics of the envs that finish, before their counters are reset (plain loops:
+  // torch reductions over a few rows cost more than the whole step's terms).
+  const auto idv = toVector(ids);
+  const std::int64_t nt = episodeSums_.size(1);
+  const double* sums = episodeSums_.data_ptr<double>();
+  const std::int64_t* steps = episodeStep_.data_ptr<std::int64_t>();
+  std::vector<double> mean(nt, 0.0);
+  double length = 0;
+  for (auto id : idv) {
+    for (std::int64_t i = 0; i < nt; ++i) mean[i] += sums[id * nt + i] / idv.size();
+    length += steps[id] * task_.envDt / idv.size();
+  }
+  for (std::int64_t i = 0; i < nt; ++i) log["Episode/rew_" + rewardNames_[i]] = mean[i];
+  log["Episode/length_s"] = length;
+  log["Episode/count"] = static_cast<double>(idv.size());
+  resetEnvs(ids, true);
+  TermContext rc = resetContext(ids);
+  obs_ = obs_.index_copy(0, ids, computeObservations(rc, ids).to(options_.dtype));
 }
 
 // ---------------------------------------------------------------------------------------------

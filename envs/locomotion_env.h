@@ -116,6 +116,20 @@ class LocomotionEnv : public VecEnv {
   void loadStateDict(const std::map<std::string, torch::Tensor>& state);
 
  private:
+  // Construction: the task's constants for the terms, the terms' sizes and weights (returns the
+  // number of last actions to keep), the state tensors and each env's terrain tile.
+  void initConstants();
+  std::int64_t initTerms();
+  void initState(std::int64_t historyDepth);
+  // The parts of step(): the joint targets of the clipped actions a (through the latency's
+  // action history); the decimation's simulator steps with them held, differentiable or in
+  // place, c's sub-step state filled where a term reads it (returns the worlds that failed,
+  // undefined when none did, and their count); the commands whose resampling is due; the
+  // episode statistics into `log`, reset and new observations of the envs `ids` that finished.
+  torch::Tensor jointTargets(const torch::Tensor& a);
+  torch::Tensor simulate(const torch::Tensor& qTarget, TermContext& c, std::int64_t& nFailed);
+  void resampleDueCommands(TermContext& c);
+  void endEpisodes(const torch::Tensor& ids, std::map<std::string, double>& log);
   // `episodesEnded`: the envs finished an episode in step() (the terrain curriculum judges it);
   // false for reset(), which starts every env afresh on its current level.
   void resetEnvs(const torch::Tensor& ids, bool episodesEnded);
