@@ -28,6 +28,9 @@ struct IterationStats {
   // by them); what the first one was.
   int skippedUpdates = 0;
   std::string skippedWhat;
+  void skip(const std::string& what) {
+    if (skippedUpdates++ == 0) skippedWhat = what;
+  }
 };
 
 // Episodes of the training envs (stochastic policy, raw undiscounted rewards, rsl_rl's and SHAC's

@@ -85,132 +85,153 @@ Ppo::Rollout Ppo::rollout() {
   return ro;
 }
 
+// The rollout's samples as [T N, .] rows, the advantages normalised, the value targets.
+struct Ppo::Samples {
+  Tensor obs, actions, oldLogp, oldMean, oldValues, returns, advantages;
+};
+
+// Sums over an iteration's updates, for the logged means.
+struct Ppo::UpdateSums {
+  double value = 0, surrogate = 0, entropy = 0, kl = 0, actorNorm = 0, criticNorm = 0;
+  int updates = 0, klCount = 0;
+};
+
 IterationStats Ppo::iterate() {
   const auto start = std::chrono::steady_clock::now();
   IterationStats s;
-  auto skip = [&s](const std::string& what) {
-    if (s.skippedUpdates++ == 0) s.skippedWhat = what;
-  };
   Rollout ro = rollout();
   s.collectionS = seconds(start);
   const auto learnStart = std::chrono::steady_clock::now();
 
-  const Tensor adv =
-      gaeAdvantages(ro.rewards, ro.values, ro.nextValues, ro.dones, config_.gamma, config_.lambda);
-  const Tensor returns = (adv + ro.values).reshape(-1);
-  // Normalised with the world's mean and (unbiased) deviation.
-  Tensor advN = adv.reshape(-1);
-  const double n = static_cast<double>(advN.numel() * comm_.size());
-  const double advMean = comm_.allReduceSum(advN.sum().item<double>()) / n;
-  const double advVar =
-      comm_.allReduceSum((advN - advMean).square().sum().item<double>()) / std::max(1.0, n - 1);
-  advN = (advN - advMean) / (std::sqrt(advVar) + 1e-8);
-  const int64_t O = ro.obs.size(2), A = ro.actions.size(2);
-  const Tensor obs = ro.obs.reshape({-1, O}), actions = ro.actions.reshape({-1, A});
-  const Tensor oldLogp = ro.logProbs.reshape(-1), oldMean = ro.means.reshape({-1, A});
-  const Tensor oldValues = ro.values.reshape(-1);
+  const Samples d = samples(ro);
   // Minibatches of the world's samples: this rank computes its rows' share of each loss and the
   // ranks' gradients are summed.
-  const int64_t total = obs.size(0) * comm_.size();
+  const int64_t total = d.obs.size(0) * comm_.size();
   const int64_t mb = std::max<int64_t>(1, total / config_.minibatches);
-  const double eps = config_.clip;
-
-  double sumValue = 0, sumSurr = 0, sumEnt = 0, sumKl = 0, sumAn = 0, sumCn = 0;
-  int updates = 0, klCount = 0;
+  UpdateSums sums;
   for (int e = 0; e < config_.epochs; ++e) {
     // A new permutation every epoch (rsl_rl reuses one for all epochs).
     const Tensor perm = torch::randperm(total, gen_, torch::TensorOptions().dtype(torch::kLong));
     for (int b = 0; b < config_.minibatches; ++b) {
       const int64_t size = std::min(mb, total - b * mb);
-      const Tensor idx = localRows(perm.narrow(0, b * mb, size));
-      const Tensor o = obs.index_select(0, idx);
-      const Tensor mean = actor_->mean(o);
-      const Tensor& logStd = actor_->logStd();
-      const Tensor mOld = oldMean.index_select(0, idx);
-
-      if (config_.schedule == "adaptive") {
-        // rsl_rl: KL(old || new) of this minibatch, before the step, decides the rate.
-        torch::NoGradGuard noGrad;
-        const double kl =
-            comm_.allReduceSum(policies::gaussianKl(mOld, ro.logStd, mean.detach(), logStd.detach())
-                                   .sum()
-                                   .item<double>()) /
-            static_cast<double>(size);
-        if (std::isfinite(kl)) {
-          if (kl > 2 * config_.desiredKl)
-            lr_ = std::max(1e-5, lr_ / 1.5);
-          else if (kl < config_.desiredKl / 2 && kl > 0)
-            lr_ = std::min(1e-2, lr_ * 1.5);
-          sumKl += kl;
-          ++klCount;
-        }
-        actorOpt_->setLr(lr_);
-        criticOpt_->setLr(lr_);
-      }
-
-      const Tensor logp = policies::gaussianLogProb(actions.index_select(0, idx), mean, logStd);
-      const Tensor a = advN.index_select(0, idx);
-      const Tensor ratio = (logp - oldLogp.index_select(0, idx)).exp();
-      const Tensor surr = torch::max(-a * ratio, -a * ratio.clamp(1 - eps, 1 + eps)).sum() /
-                          static_cast<double>(size);
-      const Tensor v = critic_->forward(o);
-      const Tensor ret = returns.index_select(0, idx);
-      Tensor valueLoss;
-      if (config_.clippedValueLoss) {
-        const Tensor vOld = oldValues.index_select(0, idx);
-        const Tensor vClip = vOld + (v - vOld).clamp(-eps, eps);
-        valueLoss = torch::max((v - ret).square(), (vClip - ret).square()).sum();
-      } else {
-        valueLoss = (v - ret).square().sum();
-      }
-      valueLoss = valueLoss / static_cast<double>(size);
-      // The entropy term reads no samples: each rank adds its 1/W share.
-      const Tensor entropy = policies::gaussianEntropy(logStd);
-      const Tensor loss =
-          surr + config_.valueLossCoef * valueLoss - config_.entropyCoef / comm_.size() * entropy;
-
-      actorOpt_->zeroGrad();
-      criticOpt_->zeroGrad();
-      double lv = loss.item<double>();
-      if (std::isfinite(lv)) loss.backward();
-      double surrV = surr.item<double>(), valueV = valueLoss.item<double>();
-      allReduceGradients(comm_, {actorOpt_->grad(), criticOpt_->grad()}, {&lv, &surrV, &valueV});
-      if (!std::isfinite(lv)) {
-        skip("loss (" + std::to_string(lv) + ")");
-        continue;
-      }
-      const double an = actorOpt_->clipGradNorm(config_.maxGradNorm);
-      const double cn = criticOpt_->clipGradNorm(config_.maxGradNorm);
-      if (!std::isfinite(an) || !std::isfinite(cn)) {
-        skip("gradient (actor norm " + std::to_string(an) + ", critic norm " + std::to_string(cn) +
-             ")");
-        continue;
-      }
-      actorOpt_->step();
-      criticOpt_->step();
-      sumValue += valueV;
-      sumSurr += surrV;
-      sumEnt += entropy.item<double>();
-      sumAn += an;
-      sumCn += cn;
-      ++updates;
+      updateMinibatch(d, localRows(perm.narrow(0, b * mb, size)), size, ro.logStd, sums, s);
     }
   }
   updateNormalizer(actor_, ro.rawObs);
   ++iteration_;
 
   const double nan = std::nan("");
+  const int updates = sums.updates;
   s.envSteps = stepsPerIteration();
   s.learnS = seconds(learnStart);
-  s.scalars["Loss/value"] = updates ? sumValue / updates : nan;
-  s.scalars["Loss/surrogate"] = updates ? sumSurr / updates : nan;
-  s.scalars["Loss/entropy"] = updates ? sumEnt / updates : nan;
+  s.scalars["Loss/value"] = updates ? sums.value / updates : nan;
+  s.scalars["Loss/surrogate"] = updates ? sums.surrogate / updates : nan;
+  s.scalars["Loss/entropy"] = updates ? sums.entropy / updates : nan;
   s.scalars["Loss/learning_rate"] = lr_;
-  s.scalars["Loss/kl"] = klCount ? sumKl / klCount : nan;
-  s.scalars["Grad/actor_norm"] = updates ? sumAn / updates : nan;
-  s.scalars["Grad/critic_norm"] = updates ? sumCn / updates : nan;
+  s.scalars["Loss/kl"] = sums.klCount ? sums.kl / sums.klCount : nan;
+  s.scalars["Grad/actor_norm"] = updates ? sums.actorNorm / updates : nan;
+  s.scalars["Grad/critic_norm"] = updates ? sums.criticNorm / updates : nan;
   s.scalars["Policy/mean_std"] = actor_->logStd().exp().mean().item<double>();
   return s;
+}
+
+Ppo::Samples Ppo::samples(const Rollout& ro) {
+  const Tensor adv =
+      gaeAdvantages(ro.rewards, ro.values, ro.nextValues, ro.dones, config_.gamma, config_.lambda);
+  Samples d;
+  d.returns = (adv + ro.values).reshape(-1);
+  // Normalised with the world's mean and (unbiased) deviation.
+  Tensor advN = adv.reshape(-1);
+  const double n = static_cast<double>(advN.numel() * comm_.size());
+  const double advMean = comm_.allReduceSum(advN.sum().item<double>()) / n;
+  const double advVar =
+      comm_.allReduceSum((advN - advMean).square().sum().item<double>()) / std::max(1.0, n - 1);
+  d.advantages = (advN - advMean) / (std::sqrt(advVar) + 1e-8);
+  const int64_t O = ro.obs.size(2), A = ro.actions.size(2);
+  d.obs = ro.obs.reshape({-1, O});
+  d.actions = ro.actions.reshape({-1, A});
+  d.oldLogp = ro.logProbs.reshape(-1);
+  d.oldMean = ro.means.reshape({-1, A});
+  d.oldValues = ro.values.reshape(-1);
+  return d;
+}
+
+void Ppo::adaptLearningRate(const Tensor& oldMean, const Tensor& oldLogStd, const Tensor& mean,
+                            int64_t size, UpdateSums& sums) {
+  // rsl_rl: KL(old || new) of this minibatch, before the step, decides the rate.
+  torch::NoGradGuard noGrad;
+  const double kl = comm_.allReduceSum(policies::gaussianKl(oldMean, oldLogStd, mean.detach(),
+                                                            actor_->logStd().detach())
+                                           .sum()
+                                           .item<double>()) /
+                    static_cast<double>(size);
+  if (std::isfinite(kl)) {
+    if (kl > 2 * config_.desiredKl)
+      lr_ = std::max(1e-5, lr_ / 1.5);
+    else if (kl < config_.desiredKl / 2 && kl > 0)
+      lr_ = std::min(1e-2, lr_ * 1.5);
+    sums.kl += kl;
+    ++sums.klCount;
+  }
+  actorOpt_->setLr(lr_);
+  criticOpt_->setLr(lr_);
+}
+
+void Ppo::updateMinibatch(const Samples& d, const Tensor& idx, int64_t size,
+                          const Tensor& oldLogStd, UpdateSums& sums, IterationStats& s) {
+  const double eps = config_.clip;
+  const Tensor o = d.obs.index_select(0, idx);
+  const Tensor mean = actor_->mean(o);
+  const Tensor& logStd = actor_->logStd();
+  if (config_.schedule == "adaptive")
+    adaptLearningRate(d.oldMean.index_select(0, idx), oldLogStd, mean, size, sums);
+
+  const Tensor logp = policies::gaussianLogProb(d.actions.index_select(0, idx), mean, logStd);
+  const Tensor a = d.advantages.index_select(0, idx);
+  const Tensor ratio = (logp - d.oldLogp.index_select(0, idx)).exp();
+  const Tensor surr =
+      torch::max(-a * ratio, -a * ratio.clamp(1 - eps, 1 + eps)).sum() / static_cast<double>(size);
+  const Tensor v = critic_->forward(o);
+  const Tensor ret = d.returns.index_select(0, idx);
+  Tensor valueLoss;
+  if (config_.clippedValueLoss) {
+    const Tensor vOld = d.oldValues.index_select(0, idx);
+    const Tensor vClip = vOld + (v - vOld).clamp(-eps, eps);
+    valueLoss = torch::max((v - ret).square(), (vClip - ret).square()).sum();
+  } else {
+    valueLoss = (v - ret).square().sum();
+  }
+  valueLoss = valueLoss / static_cast<double>(size);
+  // The entropy term reads no samples: each rank adds its 1/W share.
+  const Tensor entropy = policies::gaussianEntropy(logStd);
+  const Tensor loss =
+      surr + config_.valueLossCoef * valueLoss - config_.entropyCoef / comm_.size() * entropy;
+
+  actorOpt_->zeroGrad();
+  criticOpt_->zeroGrad();
+  double lv = loss.item<double>();
+  if (std::isfinite(lv)) loss.backward();
+  double surrV = surr.item<double>(), valueV = valueLoss.item<double>();
+  allReduceGradients(comm_, {actorOpt_->grad(), criticOpt_->grad()}, {&lv, &surrV, &valueV});
+  if (!std::isfinite(lv)) {
+    s.skip("loss (" + std::to_string(lv) + ")");
+    return;
+  }
+  const double an = actorOpt_->clipGradNorm(config_.maxGradNorm);
+  const double cn = criticOpt_->clipGradNorm(config_.maxGradNorm);
+  if (!std::isfinite(an) || !std::isfinite(cn)) {
+    s.skip("gradient (actor norm " + std::to_string(an) + ", critic norm " + std::to_string(cn) +
+           ")");
+    return;
+  }
+  actorOpt_->step();
+  criticOpt_->step();
+  sums.value += valueV;
+  sums.surrogate += surrV;
+  sums.entropy += entropy.item<double>();
+  sums.actorNorm += an;
+  sums.criticNorm += cn;
+  ++sums.updates;
 }
 
 void Ppo::save(torch::serialize::OutputArchive& a) {

@@ -59,6 +59,18 @@ class Ppo : public Algorithm {
   void loadNetworks(torch::serialize::InputArchive& a) override;
 
  private:
+  struct Samples;
+  struct UpdateSums;
+  // The rollout's samples flattened, with the normalised advantages and the value targets.
+  Samples samples(const Rollout& ro);
+  // The adaptive schedule: the rate from this minibatch's KL(old || new) before its step.
+  void adaptLearningRate(const torch::Tensor& oldMean, const torch::Tensor& oldLogStd,
+                         const torch::Tensor& mean, int64_t size, UpdateSums& sums);
+  // One minibatch (rows idx of d, `size` of the world's samples): the clipped surrogate, the
+  // value loss and the entropy, their gradients summed over the ranks, clipping and Adam.
+  void updateMinibatch(const Samples& d, const torch::Tensor& idx, int64_t size,
+                       const torch::Tensor& oldLogStd, UpdateSums& sums, IterationStats& s);
+
   PpoConfig config_;
   policies::Actor actor_{nullptr};
   policies::Critic critic_{nullptr};

@@ -3,7 +3,9 @@
 #include <chrono>
 #include <cmath>
 #include <exception>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "algorithms/returns.h"
 
@@ -24,6 +26,13 @@ Tensor finiteRows(const Tensor& obs) {
 }
 
 }  // namespace
+
+// The critic's fit on its thread (fitCritic): sums over its updates and the updates it left out.
+struct Shac::CriticFit {
+  double valueLoss = 0, norm = 0, seconds = 0;
+  int updates = 0;
+  std::vector<std::string> skipped;
+};
 
 Shac::Shac(envs::VecEnv& env, const ShacConfig& config, const policies::PolicyConfig& policy,
            std::uint64_t seed, distributed::Communicator comm)
@@ -156,10 +165,6 @@ IterationStats Shac::iterate() {
   actorOpt_->setLr(lrA);
   criticOpt_->setLr(lrC);
 
-  auto skip = [&s](const std::string& what) {
-    if (s.skippedUpdates++ == 0) s.skippedWhat = what;
-  };
-
   // Actor: back-propagation through the window. Critic: regression on TD(lambda) targets.
   // The two touch disjoint parameters and graphs (the actor's loss reads the frozen target critic),
   // so the critic is fitted on a second thread while the actor's backward pass runs: on two cores
@@ -171,83 +176,27 @@ IterationStats Shac::iterate() {
       lambdaReturns(w.rewards, w.nextValues, w.dones, config_.gamma, config_.lambda).reshape(-1);
   const Tensor x = w.obs.reshape({-1, w.obs.size(2)});
 
-  struct CriticFit {
-    double valueLoss = 0, norm = 0, seconds = 0;
-    int updates = 0;
-    std::vector<std::string> skipped;
-    std::exception_ptr error;
-  } cf;
+  CriticFit cf;
+  std::exception_ptr criticError;
   std::thread criticThread([&] {
     try {
-      const auto criticStart = std::chrono::steady_clock::now();
-      // Shuffled minibatches (the reference's contiguous, unshuffled time slices give minibatches
-      // of a few consecutive steps each; shuffling decorrelates them).
-      // Minibatches of the world's samples; this rank computes its rows' share of each loss
-      // and the ranks' gradients are summed.
-      const Tensor xc = x.to(torch::kFloat).contiguous();
-      const Tensor yc = targets.to(torch::kFloat).contiguous();
-      const int64_t total = x.size(0) * comm_.size();
-      const int64_t mb = std::max<int64_t>(1, total / config_.criticMinibatches);
-      for (int e = 0; e < config_.criticIterations; ++e) {
-        const Tensor perm =
-            torch::randperm(total, gen_, torch::TensorOptions().dtype(torch::kLong));
-        for (int b = 0; b < config_.criticMinibatches; ++b) {
-          const int64_t size = std::min(mb, total - b * mb);
-          const Tensor idx = localRows(perm.narrow(0, b * mb, size)).to(torch::kLong).contiguous();
-          criticOpt_->zeroGrad();
-          double lv = criticFit_->lossAndGradient(
-              criticOpt_->flat().data_ptr<float>(), xc.data_ptr<float>(), yc.data_ptr<float>(),
-              idx.data_ptr<int64_t>(), idx.numel(), static_cast<double>(size),
-              criticOpt_->grad().data_ptr<float>());
-          allReduceGradients(criticComm_, {criticOpt_->grad()}, {&lv});
-          if (!std::isfinite(lv)) {
-            cf.skipped.push_back("critic loss (" + std::to_string(lv) + ")");
-            continue;
-          }
-          const double gn = criticOpt_->clipGradNorm(config_.criticGradNorm);
-          if (!std::isfinite(gn)) {
-            cf.skipped.push_back("critic gradient (norm " + std::to_string(gn) + ")");
-            continue;
-          }
-          criticOpt_->step();
-          cf.valueLoss += lv;
-          cf.norm += gn;
-          ++cf.updates;
-        }
-      }
-      cf.seconds = seconds(criticStart);
+      cf = fitCritic(x, targets);
     } catch (...) {
-      cf.error = std::current_exception();
+      criticError = std::current_exception();
     }
   });
-
-  actorOpt_->zeroGrad();
-  double actorLoss = w.actorLoss.item<double>();
-  double actorNorm = std::nan("");
+  double actorLoss = 0, actorNorm = std::nan("");
   try {
-    if (std::isfinite(actorLoss)) w.actorLoss.backward();
-    // The world's loss is the sum of the ranks' shares.
-    allReduceGradients(comm_, {actorOpt_->grad()}, {&actorLoss});
+    actorLoss = updateActor(w, actorNorm, s);
   } catch (...) {
     criticThread.join();  // its collectives fail within the same timeout
     throw;
   }
-  if (std::isfinite(actorLoss)) {
-    actorNorm = actorOpt_->clipGradNorm(config_.actorGradNorm);
-    if (std::isfinite(actorNorm))
-      actorOpt_->step();
-    else
-      skip("actor gradient (norm " + std::to_string(actorNorm) + ")");
-  } else {
-    skip("actor loss (" + std::to_string(actorLoss) + ")");
-  }
   w.actorLoss = Tensor();  // frees the graph through the simulator
   const double backwardS = seconds(learnStart);
   criticThread.join();
-  if (cf.error) std::rethrow_exception(cf.error);
-  for (const auto& what : cf.skipped) skip(what);
-  const double valueLoss = cf.valueLoss, criticNorm = cf.norm, criticS = cf.seconds;
-  const int updates = cf.updates;
+  if (criticError) std::rethrow_exception(criticError);
+  for (const auto& what : cf.skipped) s.skip(what);
   {
     torch::NoGradGuard noGrad;
     targetFlat_.mul_(config_.targetAlpha).add_(criticOpt_->flat(), 1 - config_.targetAlpha);
@@ -258,17 +207,76 @@ IterationStats Shac::iterate() {
   s.envSteps = stepsPerIteration();
   s.learnS = seconds(learnStart);
   s.scalars["Perf/actor_backward_time"] = backwardS;
-  s.scalars["Perf/critic_time"] = criticS;
+  s.scalars["Perf/critic_time"] = cf.seconds;
   s.scalars["Loss/actor"] = actorLoss;
-  s.scalars["Loss/value"] = updates ? valueLoss / updates : std::nan("");
+  s.scalars["Loss/value"] = cf.updates ? cf.valueLoss / cf.updates : std::nan("");
   s.scalars["Loss/learning_rate_actor"] = lrA;
   s.scalars["Loss/learning_rate_critic"] = lrC;
   s.scalars["Grad/actor_norm"] = actorNorm;
-  s.scalars["Grad/critic_norm"] = updates ? criticNorm / updates : std::nan("");
+  s.scalars["Grad/critic_norm"] = cf.updates ? cf.norm / cf.updates : std::nan("");
   s.scalars["Policy/mean_std"] = actor_->logStd().exp().mean().item<double>();
   s.scalars["Train/value_mean"] = comm_.allReduceSum(targets.sum().item<double>()) /
                                   static_cast<double>(targets.numel() * comm_.size());
   return s;
+}
+
+double Shac::updateActor(Window& w, double& norm, IterationStats& s) {
+  actorOpt_->zeroGrad();
+  double loss = w.actorLoss.item<double>();
+  if (std::isfinite(loss)) w.actorLoss.backward();
+  // The world's loss is the sum of the ranks' shares.
+  allReduceGradients(comm_, {actorOpt_->grad()}, {&loss});
+  if (!std::isfinite(loss)) {
+    s.skip("actor loss (" + std::to_string(loss) + ")");
+    return loss;
+  }
+  norm = actorOpt_->clipGradNorm(config_.actorGradNorm);
+  if (std::isfinite(norm))
+    actorOpt_->step();
+  else
+    s.skip("actor gradient (norm " + std::to_string(norm) + ")");
+  return loss;
+}
+
+Shac::CriticFit Shac::fitCritic(const Tensor& x, const Tensor& targets) {
+  const auto criticStart = std::chrono::steady_clock::now();
+  CriticFit cf;
+  // Shuffled minibatches (the reference's contiguous, unshuffled time slices give minibatches
+  // of a few consecutive steps each; shuffling decorrelates them).
+  // Minibatches of the world's samples; this rank computes its rows' share of each loss
+  // and the ranks' gradients are summed.
+  const Tensor xc = x.to(torch::kFloat).contiguous();
+  const Tensor yc = targets.to(torch::kFloat).contiguous();
+  const int64_t total = x.size(0) * comm_.size();
+  const int64_t mb = std::max<int64_t>(1, total / config_.criticMinibatches);
+  for (int e = 0; e < config_.criticIterations; ++e) {
+    const Tensor perm = torch::randperm(total, gen_, torch::TensorOptions().dtype(torch::kLong));
+    for (int b = 0; b < config_.criticMinibatches; ++b) {
+      const int64_t size = std::min(mb, total - b * mb);
+      const Tensor idx = localRows(perm.narrow(0, b * mb, size)).to(torch::kLong).contiguous();
+      criticOpt_->zeroGrad();
+      double lv = criticFit_->lossAndGradient(
+          criticOpt_->flat().data_ptr<float>(), xc.data_ptr<float>(), yc.data_ptr<float>(),
+          idx.data_ptr<int64_t>(), idx.numel(), static_cast<double>(size),
+          criticOpt_->grad().data_ptr<float>());
+      allReduceGradients(criticComm_, {criticOpt_->grad()}, {&lv});
+      if (!std::isfinite(lv)) {
+        cf.skipped.push_back("critic loss (" + std::to_string(lv) + ")");
+        continue;
+      }
+      const double gn = criticOpt_->clipGradNorm(config_.criticGradNorm);
+      if (!std::isfinite(gn)) {
+        cf.skipped.push_back("critic gradient (norm " + std::to_string(gn) + ")");
+        continue;
+      }
+      criticOpt_->step();
+      cf.valueLoss += lv;
+      cf.norm += gn;
+      ++cf.updates;
+    }
+  }
+  cf.seconds = seconds(criticStart);
+  return cf;
 }
 
 void Shac::save(torch::serialize::OutputArchive& a) {

@@ -80,6 +80,13 @@ class Shac : public Algorithm {
   void loadNetworks(torch::serialize::InputArchive& a) override;
 
  private:
+  struct CriticFit;
+  // Step 3: back-propagation through the window w, clipping and Adam; returns the world's loss,
+  // sets the gradient's norm (left as it was when the loss is not finite), notes skipped updates.
+  double updateActor(Window& w, double& norm, IterationStats& s);
+  // Step 4 on the critic's thread: its epochs of minibatches on inputs x and targets.
+  CriticFit fitCritic(const torch::Tensor& x, const torch::Tensor& targets);
+
   ShacConfig config_;
   policies::Actor actor_{nullptr};
   policies::Critic critic_{nullptr}, target_{nullptr};
