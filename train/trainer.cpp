@@ -414,6 +414,44 @@ void checkNonFinite(const TrainConfig& cfg, const algorithms::IterationStats& s,
       "; lower the learning rates or the horizon, or check the task's rewards");
 }
 
+// The run's metrics files (rank 0: metrics.csv, TensorBoard's events when asked for), their
+// columns, and the wall time of the run before this session (from metrics.csv when resumed).
+struct RunLogs {
+  std::vector<std::string> columns, episodeKeys;
+  std::unique_ptr<runs::MetricsCsv> csv;
+  std::unique_ptr<runs::EventWriter> tb;
+  double wallBefore = 0;
+
+  // One iteration's row (m: the metrics by column; a missing or non-finite one is left out of
+  // the events).
+  void write(int iteration, std::map<std::string, double>& m) const {
+    if (csv) csv->row(m);
+    if (!tb) return;
+    std::map<std::string, double> scalars;
+    for (const auto& c : columns)
+      if (c != "iteration" && m.count(c) && std::isfinite(m[c])) scalars[c] = m[c];
+    tb->scalars(iteration, scalars);
+    tb->flush();
+  }
+};
+
+RunLogs openLogs(const TrainConfig& cfg, const RunSetup& run, const algorithms::Algorithm& algo,
+                 const envs::LocomotionEnv& env, bool main) {
+  RunLogs logs;
+  logs.columns = metricColumns(cfg, algo, env);
+  for (const auto& c : logs.columns)
+    if (c.rfind("Episode/", 0) == 0) logs.episodeKeys.push_back(c);
+  if (!main) return logs;
+  logs.csv = std::make_unique<runs::MetricsCsv>(run.runDir, logs.columns, run.resumeIteration);
+  if (cfg.run.tensorboard) logs.tb = std::make_unique<runs::EventWriter>(run.runDir);
+  if (run.resumeIteration > 0) {
+    const runs::Csv old = runs::readCsv(logs.csv->path());
+    if (!old.rows.empty()) logs.wallBefore = old.rows.back()[old.column("wall_s")];
+    if (!std::isfinite(logs.wallBefore)) logs.wallBefore = 0;
+  }
+  return logs;
+}
+
 // Runs one iteration; with a trace of its torch operations and autograd nodes (rank 0) when it
 // is the one asked for. Returns its statistics and wall time.
 std::pair<algorithms::IterationStats, double> iterateTraced(algorithms::Algorithm& algo,
@@ -466,22 +504,7 @@ TrainResult train(const TrainArgs& args) {
   const int total = algo->totalIterations();
 
   // ---- logs
-  const std::vector<std::string> columns = metricColumns(cfg, *algo, env);
-  std::vector<std::string> episodeKeys;
-  for (const auto& c : columns)
-    if (c.rfind("Episode/", 0) == 0) episodeKeys.push_back(c);
-  std::unique_ptr<runs::MetricsCsv> csv;
-  std::unique_ptr<runs::EventWriter> tb;
-  if (main) {
-    csv = std::make_unique<runs::MetricsCsv>(runDir, columns, run.resumeIteration);
-    if (cfg.run.tensorboard) tb = std::make_unique<runs::EventWriter>(runDir);
-  }
-  double wallBefore = 0;  // wall time of the run before this session (from metrics.csv)
-  if (main && run.resumeIteration > 0) {
-    const runs::Csv old = runs::readCsv(csv->path());
-    if (!old.rows.empty()) wallBefore = old.rows.back()[old.column("wall_s")];
-    if (!std::isfinite(wallBefore)) wallBefore = 0;
-  }
+  const RunLogs logs = openLogs(cfg, run, *algo, env, main);
   spdlog::info("run folder {}", runDir);
   spdlog::info(
       "{}: {} iterations x {} envs x {} steps; seed {}; torch threads {}, simulator "
@@ -512,17 +535,10 @@ TrainResult train(const TrainArgs& args) {
     const double session =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - sessionStart).count();
 
-    std::map<std::string, double> m =
-        iterationMetrics(cfg, s, *algo, env, comm, episodeKeys, iterS, wallBefore + session);
-    if (csv) csv->row(m);
-    if (tb) {
-      std::map<std::string, double> scalars;
-      for (const auto& c : columns)
-        if (c != "iteration" && m.count(c) && std::isfinite(m[c])) scalars[c] = m[c];
-      tb->scalars(done, scalars);
-      tb->flush();
-    }
-    logIteration(cfg, m, *algo, env, iterS, wallBefore + session,
+    std::map<std::string, double> m = iterationMetrics(cfg, s, *algo, env, comm, logs.episodeKeys,
+                                                       iterS, logs.wallBefore + session);
+    logs.write(done, m);
+    logIteration(cfg, m, *algo, env, iterS, logs.wallBefore + session,
                  session / (done - firstIteration) * (total - done));
     checkNonFinite(cfg, s, done, runDir, main, nanStreak);
 
