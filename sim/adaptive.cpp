@@ -217,8 +217,74 @@ double eventFraction(const AdaptiveScratch& W, double h, const double tol[3]) {
 }  // namespace
 
 namespace {
+
+// Hairer's estimate of the first step (Hairer, Norsett, Wanner I, II.4) from W.x and its
+// derivative in W.K.col(0); one more evaluation of the dynamics.
+double estimateFirstStep(const Model& model, const SimOptions& opt, Data& data,
+                         const Eigen::Ref<const VecX>& qTarget, AdaptiveScratch& W, double hMax) {
+  const AdaptiveOptions& o = opt.contact.adaptive;
+  W.sc = (o.atol + o.rtol * W.x.array().abs()).matrix();
+  const double n = static_cast<double>(W.x.size());
+  const double d0 = std::sqrt((W.x.array() / W.sc.array()).square().sum() / n);
+  const double d1 = std::sqrt((W.K.col(0).array() / W.sc.array()).square().sum() / n);
+  double h0 = (d0 < 1e-5 || d1 < 1e-5) ? 1e-6 : 0.01 * d0 / d1;
+  h0 = std::min(h0, hMax);
+  W.xs = W.x + h0 * W.K.col(0);
+  softDynamics(model, opt, data, W.xs, qTarget, W.K.col(1));
+  ++data.adaptive.evaluations;
+  const double d2 =
+      std::sqrt(((W.K.col(1) - W.K.col(0)).array() / W.sc.array()).square().sum() / n) / h0;
+  const double dm = std::max(d1, d2);
+  const double h1 = dm <= 1e-15 ? std::max(1e-6, 1e-3 * h0) : std::pow(0.01 / dm, 1.0 / 5.0);
+  return std::min(100 * h0, h1);
+}
+
+// Accepts the step of size h to W.xn: its impulses and contact modes into data, the step and
+// its starting point recorded, W.x moved to the new point (quaternion renormalised) with its
+// first stage the last one's.
+void acceptStep(const Model& model, Data& data, AdaptiveScratch& W, double h,
+                std::vector<double>* steps, std::vector<VecX>* checkpoints) {
+  Data::AdaptiveStats& st = data.adaptive;
+  const int nf = model.nspheres(), nq = model.nq();
+  if (steps) steps->push_back(h);
+  if (checkpoints) {  // kept, not cleared, between calls: no allocation once grown
+    if (static_cast<int>(checkpoints->size()) > st.accepted)
+      (*checkpoints)[st.accepted] = W.x;
+    else
+      checkpoints->push_back(W.x);
+  }
+  for (int i = 0; i < 6; ++i) {
+    data.mixMode(W.modes[i]);
+    if (rk::B[i] != 0)
+      for (int f = 0; f < 3 * nf; ++f) data.footImpulse[f] += h * rk::B[i] * W.F(f, i);
+  }
+  st.minStep = st.accepted ? std::min(st.minStep, h) : h;
+  st.maxStep = std::max(st.maxStep, h);
+  ++st.accepted;
+  W.x = W.xn;
+  W.x.segment<4>(3) /= W.x.segment<4>(3).norm();
+  // First same as last, with the quaternion rate of the renormalised quaternion.
+  W.K.col(0) = W.K.col(6);
+  W.K.col(0).segment<4>(3) = rk::quatRate(W.x.segment<4>(3), W.x.segment<3>(nq + 3));
+  W.F.col(0) = W.F.col(6);
+  W.S.col(0) = W.S.col(6);
+  W.Vn.col(0) = W.Vn.col(6);
+  W.modes[0] = W.modes[6];
+}
+
+}  // namespace
+
+namespace {
 std::atomic<AdaptiveCapHandler> gCapHandler{nullptr};
 std::atomic<long long> gCapHits{0};
+
+// The step cap was hit in this env step: counted in data and in the process, reported to the
+// handler.
+void countCapHit(const SimOptions& opt, Data& data) {
+  ++data.adaptiveCapHits;
+  ++gCapHits;
+  if (const AdaptiveCapHandler h = gCapHandler.load()) h(opt, data.adaptive);
+}
 }  // namespace
 
 void setAdaptiveCapHandler(AdaptiveCapHandler handler) { gCapHandler.store(handler); }
@@ -235,7 +301,6 @@ int integrateAdaptive(const Model& model, const SimOptions& opt, Data& data,
     throw std::invalid_argument(
         "adaptive integration: at most 32 contact spheres (feet and leg spheres)");
   AdaptiveScratch& W = workFor(model, data);
-  const int nf = model.nspheres(), nq = model.nq();
   const double T = opt.dt;
   const double hMax = o.maxStep > 0 ? std::min(o.maxStep, T) : T;
   const double hMin = std::min(std::max(o.minStep, 1e-14), hMax);
@@ -252,24 +317,9 @@ int integrateAdaptive(const Model& model, const SimOptions& opt, Data& data,
   recordFeet(W, 0, opt.contact, data, W.x, model.nv());
   st.evaluations = 1;
 
-  // First step: given, or Hairer's estimate (Hairer, Norsett, Wanner I, II.4).
+  // First step: given, or Hairer's estimate.
   double h = o.initialStep;
-  if (!(h > 0)) {
-    W.sc = (o.atol + o.rtol * W.x.array().abs()).matrix();
-    const double n = static_cast<double>(W.x.size());
-    const double d0 = std::sqrt((W.x.array() / W.sc.array()).square().sum() / n);
-    const double d1 = std::sqrt((W.K.col(0).array() / W.sc.array()).square().sum() / n);
-    double h0 = (d0 < 1e-5 || d1 < 1e-5) ? 1e-6 : 0.01 * d0 / d1;
-    h0 = std::min(h0, hMax);
-    W.xs = W.x + h0 * W.K.col(0);
-    softDynamics(model, opt, data, W.xs, qTarget, W.K.col(1));
-    ++st.evaluations;
-    const double d2 =
-        std::sqrt(((W.K.col(1) - W.K.col(0)).array() / W.sc.array()).square().sum() / n) / h0;
-    const double dm = std::max(d1, d2);
-    const double h1 = dm <= 1e-15 ? std::max(1e-6, 1e-3 * h0) : std::pow(0.01 / dm, 1.0 / 5.0);
-    h = std::min(100 * h0, h1);
-  }
+  if (!(h > 0)) h = estimateFirstStep(model, opt, data, qTarget, W, hMax);
   h = std::clamp(h, hMin, hMax);
 
   const double b1 = (o.pcoeff + o.icoeff) / 5.0, b2 = o.pcoeff / 5.0;
@@ -321,31 +371,7 @@ int integrateAdaptive(const Model& model, const SimOptions& opt, Data& data,
       if (eventLimited) ++st.events;
       eventLimited = false;
       eventTries = 0;
-      // Accept.
-      if (steps) steps->push_back(h);
-      if (checkpoints) {  // kept, not cleared, between calls: no allocation once grown
-        if (static_cast<int>(checkpoints->size()) > st.accepted)
-          (*checkpoints)[st.accepted] = W.x;
-        else
-          checkpoints->push_back(W.x);
-      }
-      for (int i = 0; i < 6; ++i) {
-        data.mixMode(W.modes[i]);
-        if (B[i] != 0)
-          for (int f = 0; f < 3 * nf; ++f) data.footImpulse[f] += h * B[i] * W.F(f, i);
-      }
-      st.minStep = st.accepted ? std::min(st.minStep, h) : h;
-      st.maxStep = std::max(st.maxStep, h);
-      ++st.accepted;
-      W.x = W.xn;
-      W.x.segment<4>(3) /= W.x.segment<4>(3).norm();
-      // First same as last, with the quaternion rate of the renormalised quaternion.
-      W.K.col(0) = W.K.col(6);
-      W.K.col(0).segment<4>(3) = quatRate(W.x.segment<4>(3), W.x.segment<3>(nq + 3));
-      W.F.col(0) = W.F.col(6);
-      W.S.col(0) = W.S.col(6);
-      W.Vn.col(0) = W.Vn.col(6);
-      W.modes[0] = W.modes[6];
+      acceptStep(model, data, W, h, steps, checkpoints);
       t = last ? T : t + h;
       double fac = std::isfinite(err)
                        ? safety * std::pow(std::max(err, 1e-10), -b1) * std::pow(errPrev, b2)
@@ -364,11 +390,7 @@ int integrateAdaptive(const Model& model, const SimOptions& opt, Data& data,
       rejectedLast = true;
     }
   }
-  if (st.capHit) {
-    ++data.adaptiveCapHits;
-    ++gCapHits;
-    if (const AdaptiveCapHandler h = gCapHandler.load()) h(opt, st);
-  }
+  if (st.capHit) countCapHit(opt, data);
   fbuf.swap(W.loopForce);
   xOut = W.x;
   return st.accepted;
