@@ -64,13 +64,10 @@ int runGenerate(SysidArgs& a) {
   return 0;
 }
 
-int runFit(SysidArgs& a) {
-  if (a.data.empty()) throw std::invalid_argument("sysid: --data FILE... is required (or --generate)");
-  if (a.fit.empty()) throw std::invalid_argument("sysid: --fit NAME,... is required");
-  sysid::System sys = buildSystem(a, a.model);
-  sys.opt.contact.model = sim::parseContactModel(a.contact);
+// The names of --fit: each item split at its commas, empty names dropped.
+std::vector<std::string> splitFitNames(const std::vector<std::string>& items) {
   std::vector<std::string> fitNames;
-  for (const auto& item : a.fit) {
+  for (const auto& item : items) {
     size_t start = 0;
     while (start <= item.size()) {
       const size_t comma = item.find(',', start);
@@ -81,9 +78,13 @@ int runFit(SysidArgs& a) {
       start = comma + 1;
     }
   }
-  fitNames = sys.expand(fitNames);
-  for (const auto& [n, v] : sysid::parseAssignments(a.weights)) {
-    auto& w = a.fo.weights;
+  return fitNames;
+}
+
+// --weights NAME=VALUE,... into the loss weights.
+void applyWeights(const std::vector<std::string>& weights, sysid::FitOptions& fo) {
+  for (const auto& [n, v] : sysid::parseAssignments(weights)) {
+    auto& w = fo.weights;
     if (n == "position") w.position = v;
     else if (n == "orientation") w.orientation = v;
     else if (n == "velocity") w.velocity = v;
@@ -95,6 +96,67 @@ int runFit(SysidArgs& a) {
                                   "' (position, orientation, velocity, angular_velocity, joint, "
                                   "joint_velocity)");
   }
+}
+
+using Truth = std::vector<std::pair<std::string, double>>;
+
+// The true value of parameter n, NaN when the truth file does not give it.
+double truthOf(const Truth& truth, const std::string& n) {
+  for (const auto& [k, v] : truth)
+    if (k == n) return v;
+  return std::nan("");
+}
+
+// The summary and the table of initial, fitted and true values, on stdout.
+void printFitResult(const sysid::System& sys, const sysid::FitResult& r, const SysidArgs& a,
+                    const Truth& truth) {
+  std::printf("sysid %s: %d segments of %d steps, %.4f s per gradient step (wall; %.4f s CPU, %d "
+              "thread(s)), final loss %.4e\n",
+              sys.name.c_str(), r.segments, a.fo.horizon, r.secondsPerStep, r.cpuSecondsPerStep,
+              a.fo.threads, r.finalLoss);
+  std::printf("%-16s %12s %12s %12s %9s\n", "parameter", "initial", "fitted", "truth", "error");
+  for (size_t i = 0; i < r.names.size(); ++i) {
+    const double t = truthOf(truth, r.names[i]);
+    if (std::isnan(t))
+      std::printf("%-16s %12.6g %12.6g %12s %9s\n", r.names[i].c_str(), r.initial[i], r.final[i],
+                  "-", "-");
+    else
+      std::printf("%-16s %12.6g %12.6g %12.6g %8.2f%%\n", r.names[i].c_str(), r.initial[i],
+                  r.final[i], t, 100 * (r.final[i] - t) / t);
+  }
+  std::printf("wrote %s/sysid_log.csv and %s/params.txt\n", a.out.c_str(), a.out.c_str());
+}
+
+// --json: the result as one JSON object.
+void writeFitJson(const sysid::System& sys, const sysid::FitResult& r, const SysidArgs& a,
+                  const Truth& truth) {
+  nlohmann::ordered_json params = nlohmann::ordered_json::object();
+  for (size_t i = 0; i < r.names.size(); ++i) {
+    auto& p = params[r.names[i]];
+    p["initial"] = io::jsonNumber(r.initial[i]);
+    p["fitted"] = io::jsonNumber(r.final[i]);
+    const double t = truthOf(truth, r.names[i]);
+    if (!std::isnan(t)) p["truth"] = io::jsonNumber(t);
+  }
+  const nlohmann::ordered_json j{{"model", sys.name},
+                                 {"segments", r.segments},
+                                 {"horizon", a.fo.horizon},
+                                 {"iterations", a.fo.iterations},
+                                 {"seconds_per_step", io::jsonNumber(r.secondsPerStep)},
+                                 {"cpu_seconds_per_step", io::jsonNumber(r.cpuSecondsPerStep)},
+                                 {"final_loss", io::jsonNumber(r.finalLoss)},
+                                 {"params", params}};
+  io::writeFileAtomic(a.json, j.dump() + "\n");
+}
+
+int runFit(SysidArgs& a) {
+  if (a.data.empty())
+    throw std::invalid_argument("sysid: --data FILE... is required (or --generate)");
+  if (a.fit.empty()) throw std::invalid_argument("sysid: --fit NAME,... is required");
+  sysid::System sys = buildSystem(a, a.model);
+  sys.opt.contact.model = sim::parseContactModel(a.contact);
+  const std::vector<std::string> fitNames = sys.expand(splitFitNames(a.fit));
+  applyWeights(a.weights, a.fo);
   if (sys.opt.contact.model != sim::ContactModel::Soft) {
     for (const auto& n : fitNames)
       if (n.rfind("mass:", 0) == 0 && sys.model.nbodies() == 1)
@@ -107,13 +169,8 @@ int runFit(SysidArgs& a) {
   for (const auto& tr : data) rows += tr.rows();
   if (a.out.empty()) a.out = "runs/sysid_" + sys.name;
 
-  std::vector<std::pair<std::string, double>> truth;
+  Truth truth;
   if (!a.truth.empty()) truth = sysid::readParams(a.truth);
-  auto truthOf = [&](const std::string& n) {
-    for (const auto& [k, v] : truth)
-      if (k == n) return v;
-    return std::nan("");
-  };
 
   spdlog::info("sysid {}: {} trajectories ({} rows, dt {} s) from {} file(s); {} contact, "
                "horizon {}, stride {}, {} iterations, Adam lr {} -> {}",
@@ -127,46 +184,15 @@ int runFit(SysidArgs& a) {
     if (a.printEvery <= 0) return;
     if (st.iteration % a.printEvery != 0 && st.iteration + 1 != a.fo.iterations) return;
     std::string vals;
-    for (size_t i = 0; i < fitNames.size(); ++i) vals += fmt::format("  {} {:.6g}", fitNames[i], st.values[i]);
+    for (size_t i = 0; i < fitNames.size(); ++i)
+      vals += fmt::format("  {} {:.6g}", fitNames[i], st.values[i]);
     spdlog::info("it {:4d}  loss {:.4e}{}  ({:.3f} s)", st.iteration, st.loss, vals, st.seconds);
   });
   sysid::writeFitLog(a.out + "/sysid_log.csv", r);
   sysid::writeParams(a.out + "/params.txt", sys, "fitted by diffloco sysid");
 
-  std::printf("sysid %s: %d segments of %d steps, %.4f s per gradient step (wall; %.4f s CPU, %d "
-              "thread(s)), final loss %.4e\n",
-              sys.name.c_str(), r.segments, a.fo.horizon, r.secondsPerStep, r.cpuSecondsPerStep,
-              a.fo.threads, r.finalLoss);
-  std::printf("%-16s %12s %12s %12s %9s\n", "parameter", "initial", "fitted", "truth", "error");
-  for (size_t i = 0; i < r.names.size(); ++i) {
-    const double t = truthOf(r.names[i]);
-    if (std::isnan(t))
-      std::printf("%-16s %12.6g %12.6g %12s %9s\n", r.names[i].c_str(), r.initial[i], r.final[i],
-                  "-", "-");
-    else
-      std::printf("%-16s %12.6g %12.6g %12.6g %8.2f%%\n", r.names[i].c_str(), r.initial[i],
-                  r.final[i], t, 100 * (r.final[i] - t) / t);
-  }
-  std::printf("wrote %s/sysid_log.csv and %s/params.txt\n", a.out.c_str(), a.out.c_str());
-  if (!a.json.empty()) {
-    nlohmann::ordered_json params = nlohmann::ordered_json::object();
-    for (size_t i = 0; i < r.names.size(); ++i) {
-      auto& p = params[r.names[i]];
-      p["initial"] = io::jsonNumber(r.initial[i]);
-      p["fitted"] = io::jsonNumber(r.final[i]);
-      const double t = truthOf(r.names[i]);
-      if (!std::isnan(t)) p["truth"] = io::jsonNumber(t);
-    }
-    const nlohmann::ordered_json j{{"model", sys.name},
-                                   {"segments", r.segments},
-                                   {"horizon", a.fo.horizon},
-                                   {"iterations", a.fo.iterations},
-                                   {"seconds_per_step", io::jsonNumber(r.secondsPerStep)},
-                                   {"cpu_seconds_per_step", io::jsonNumber(r.cpuSecondsPerStep)},
-                                   {"final_loss", io::jsonNumber(r.finalLoss)},
-                                   {"params", params}};
-    io::writeFileAtomic(a.json, j.dump() + "\n");
-  }
+  printFitResult(sys, r, a, truth);
+  if (!a.json.empty()) writeFitJson(sys, r, a, truth);
   return 0;
 }
 

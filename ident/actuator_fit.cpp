@@ -249,17 +249,13 @@ JointLog synthesizeJointLog(const DriveModel& m) {
 // ---------------------------------------------------------------------------------------------
 // The fit.
 
-ActuatorFit fitActuator(const JointLog& log, const FitOptions& o) {
-  ActuatorFit r;
-  r.source = log.source;
-  const int n = static_cast<int>(log.size());
-  r.samples = log.size();
-  const double dt = (log.time.back() - log.time.front()) / (n - 1);
+namespace {
 
-  // Torque: measured, or reconstructed from the dynamics with a known inertia.
+// Torque: measured, or reconstructed from the dynamics with a known inertia.
+std::vector<double> jointTorque(const JointLog& log, const FitOptions& o) {
+  const int n = static_cast<int>(log.size());
   std::vector<double> tau = log.tau;
-  const bool measured = log.hasTorque();
-  if (!measured) {
+  if (!log.hasTorque()) {
     if (!(o.inertia > 0))
       throw std::runtime_error(log.source +
                                ": the log has no 'tau' column: give the joint's effective inertia "
@@ -274,14 +270,18 @@ ActuatorFit fitActuator(const JointLog& log, const FitOptions& o) {
       tau[i] = o.inertia * qdd + o.friction * s + o.damping * log.qd[i];
     }
   }
+  return tau;
+}
 
-  // (1) + (2): delay and PD gains. The shift is bounded in double: a huge maxDelay must not
-  // overflow the int.
-  if (!(o.maxDelay >= 0 && std::isfinite(o.maxDelay)))
+// (1) + (2): delay and PD gains. The shift is bounded in double: a huge maxDelay must not
+// overflow the int.
+PdFit bestPdFit(const JointLog& log, const std::vector<double>& tau, double dt, double maxDelay) {
+  const int n = static_cast<int>(log.size());
+  if (!(maxDelay >= 0 && std::isfinite(maxDelay)))
     throw std::invalid_argument(
         "fit-actuator: the largest delay searched must be a finite number >= 0 [s], got " +
-        fmt(o.maxDelay));
-  const int maxShift = static_cast<int>(std::min<double>(n / 4, std::round(o.maxDelay / dt)));
+        fmt(maxDelay));
+  const int maxShift = static_cast<int>(std::min<double>(n / 4, std::round(maxDelay / dt)));
   PdFit best;
   best.sigma = -1;
   for (int s = 0; s <= maxShift; ++s) {
@@ -294,6 +294,177 @@ ActuatorFit fitActuator(const JointLog& log, const FitOptions& o) {
     }
     if (best.sigma < 0 || f.sigma < best.sigma) best = std::move(f);
   }
+  return best;
+}
+
+// The envelope of (3) and its standard errors; a part that could not be fitted keeps 1e10.
+struct Envelope {
+  double effort = 1e10, saturation = 1e10, velocityLimit = 1e10;
+  bool haveEffort = false, haveLine = false;
+  double seEffort = 0, seSat = 0, seVel = 0;
+};
+
+// (3) on the clipped samples (w: speed, t: torque, mirrored to the high side), sigma the
+// residual of the PD fit.
+Envelope fitEnvelope(const std::vector<double>& w, const std::vector<double>& t, double sigma) {
+  Envelope v;
+  if (w.size() < 10) return v;
+  bool& haveEffort = v.haveEffort;
+  bool& haveLine = v.haveLine;
+  std::vector<double> sorted = t;
+  std::sort(sorted.begin(), sorted.end());
+  // The plateau is the top of the clipped torques (few samples when the drive soon reaches
+  // the speed-torque line): start from the 99th percentile.
+  double E = sorted[static_cast<size_t>(0.99 * (sorted.size() - 1))];
+  double a = 0, b = 0;
+  // onLine: 1 line, 0 plateau, -1 outlier (farther than max(5 sigma, 4 robust sigmas) from
+  // the envelope: a mis-timed sample at a step of the target, a glitch).
+  std::vector<int> onLine(w.size(), 0);
+  for (size_t k = 0; k < w.size(); ++k) onLine[k] = t[k] < E - 3 * sigma;
+  for (int it = 0; it < 50; ++it) {
+    std::vector<size_t> L, P;
+    for (size_t k = 0; k < w.size(); ++k)
+      if (onLine[k] >= 0) (onLine[k] ? L : P).push_back(k);
+    haveLine = L.size() >= 10;
+    haveEffort = P.size() >= 5;
+    if (haveLine) {
+      Eigen::MatrixXd X(L.size(), 2);
+      Eigen::VectorXd y(L.size());
+      for (size_t j = 0; j < L.size(); ++j) X(j, 0) = 1, X(j, 1) = -w[L[j]], y[j] = t[L[j]];
+      const Lsq f = lsq(X, y);
+      a = f.b[0], b = f.b[1];
+      v.seSat = std::sqrt(f.cov(0, 0));
+      if (b > 0) {
+        const double va = f.cov(0, 0), vb = f.cov(1, 1), vab = f.cov(0, 1);
+        v.seVel = std::sqrt(std::max(
+            0.0, va / (b * b) + vb * a * a / std::pow(b, 4) - 2 * vab * a / std::pow(b, 3)));
+      }
+    }
+    if (haveEffort) {
+      double s = 0, s2 = 0;
+      for (size_t k : P) s += t[k], s2 += t[k] * t[k];
+      E = s / P.size();
+      v.seEffort = std::sqrt(std::max(0.0, s2 / P.size() - E * E) / P.size());
+    }
+    auto model = [&](size_t k) {
+      return haveLine && haveEffort ? std::min(a - b * w[k], E) : haveLine ? a - b * w[k] : E;
+    };
+    std::vector<double> absRes(w.size());
+    for (size_t k = 0; k < w.size(); ++k) absRes[k] = std::abs(t[k] - model(k));
+    std::vector<double> med = absRes;
+    std::nth_element(med.begin(), med.begin() + med.size() / 2, med.end());
+    const double cut = std::max(5 * sigma, 4 * 1.4826 * med[med.size() / 2]);
+    bool changed = false;
+    for (size_t k = 0; k < w.size(); ++k) {
+      const int l = absRes[k] > cut ? -1 : haveLine && (!haveEffort || a - b * w[k] < E) ? 1 : 0;
+      changed |= l != onLine[k];
+      onLine[k] = l;
+    }
+    if (!changed) break;
+  }
+  if (haveEffort) v.effort = E;
+  if (haveLine && b > 0)
+    v.saturation = a, v.velocityLimit = a / b;
+  else
+    haveLine = false;
+  return v;
+}
+
+// (3): the envelope from the clipped samples, mirrored to the high side: t = min(a - b w, E).
+void fitTorqueLimits(ActuatorFit& r, const JointLog& log, const std::vector<double>& tau,
+                     const PdFit& best) {
+  const int n = static_cast<int>(log.size());
+  std::vector<double> w, t;
+  for (int i = best.shift; i < n; ++i) {
+    if (best.cls[i] == 0) ++r.unclipped;
+    if (best.cls[i] == 1) w.push_back(log.qd[i]), t.push_back(tau[i]);
+    if (best.cls[i] == -1) w.push_back(-log.qd[i]), t.push_back(-tau[i]);
+  }
+  r.clipped = w.size();
+  const Envelope v = fitEnvelope(w, t, best.sigma);
+  r.effort = v.effort, r.saturation = v.saturation, r.velocityLimit = v.velocityLimit;
+  r.params.push_back({"effort", "N m", r.effort, v.seEffort, v.haveEffort});
+  r.params.push_back({"saturation", "N m", r.saturation, v.seSat, v.haveLine});
+  r.params.push_back({"velocity_limit", "rad/s", r.velocityLimit, v.seVel, v.haveLine});
+}
+
+// Torque error of the whole model over all samples.
+double modelRmsTorque(const ActuatorFit& r, const JointLog& log, const std::vector<double>& tau,
+                      int shift) {
+  const int n = static_cast<int>(log.size());
+  sim::ActuatorOptions a;
+  a.kp = r.kp, a.kd = r.kd, a.effort = r.effort, a.saturation = r.saturation;
+  a.velocityLimit = r.velocityLimit;
+  double s2 = 0;
+  for (int i = shift; i < n; ++i) {
+    const double e =
+        tau[i] - sim::actuatorTorque(a, r.effort, log.qTarget[i - shift], log.q[i], log.qd[i]);
+    s2 += e * e;
+  }
+  return std::sqrt(s2 / std::max(1, n - shift));
+}
+
+// The rows (dqd, int sign, int qd, int tau) of the momentum balance of (4), one per window of
+// 20 ms (at least 5 samples) where the joint moves in one direction.
+std::vector<std::array<double, 4>> momentumWindows(const JointLog& log,
+                                                   const std::vector<double>& tau, double dt) {
+  const int n = static_cast<int>(log.size());
+  const int K = std::max(5, static_cast<int>(std::lround(0.02 / dt)));
+  double noise = 0;  // velocity noise scale: RMS of second differences / sqrt(6)
+  for (int i = 1; i + 1 < n; ++i) {
+    const double d2 = log.qd[i + 1] - 2 * log.qd[i] + log.qd[i - 1];
+    noise += d2 * d2;
+  }
+  noise = std::sqrt(noise / std::max(1, n - 2) / 6.0);
+  std::vector<std::array<double, 4>> rows;  // (dqd, int sign, int qd) -> int tau
+  for (int s = 0; s + K < n; s += K) {
+    double lo = 1e300, hi = -1e300;
+    for (int i = s; i <= s + K; ++i) lo = std::min(lo, log.qd[i]), hi = std::max(hi, log.qd[i]);
+    const double margin = 4 * noise + 0.02;
+    if (!(lo > margin || hi < -margin)) continue;
+    double itau = 0, iqd = 0;
+    for (int i = s; i < s + K; ++i) {
+      const double h = log.time[i + 1] - log.time[i];
+      itau += 0.5 * h * (tau[i] + tau[i + 1]);
+      iqd += 0.5 * h * (log.qd[i] + log.qd[i + 1]);
+    }
+    const double isign = (lo > 0 ? 1.0 : -1.0) * (log.time[s + K] - log.time[s]);
+    rows.push_back({log.qd[s + K] - log.qd[s], isign, iqd, itau});
+  }
+  return rows;
+}
+
+// (4) from the windows' rows: inertia, friction and damping when there are at least 10.
+void fitJointDynamics(ActuatorFit& r, const std::vector<std::array<double, 4>>& rows) {
+  if (rows.size() >= 10) {
+    Eigen::MatrixXd X(rows.size(), 3);
+    Eigen::VectorXd y(rows.size());
+    for (size_t k = 0; k < rows.size(); ++k)
+      X(k, 0) = rows[k][0], X(k, 1) = rows[k][1], X(k, 2) = rows[k][2], y[k] = rows[k][3];
+    const Lsq f = lsq(X, y);
+    r.inertia = f.b[0], r.friction = f.b[1], r.damping = f.b[2];
+    r.rmsAccelResidual = f.rms;
+    r.params.push_back({"inertia", "kg m^2", r.inertia, std::sqrt(f.cov(0, 0))});
+    r.params.push_back({"friction", "N m", r.friction, std::sqrt(f.cov(1, 1))});
+    r.params.push_back({"damping", "N m s/rad", r.damping, std::sqrt(f.cov(2, 2))});
+  } else {
+    r.params.push_back({"inertia", "kg m^2", 0, 0, false});
+  }
+}
+
+}  // namespace
+
+ActuatorFit fitActuator(const JointLog& log, const FitOptions& o) {
+  ActuatorFit r;
+  r.source = log.source;
+  const int n = static_cast<int>(log.size());
+  r.samples = log.size();
+  const double dt = (log.time.back() - log.time.front()) / (n - 1);
+
+  const std::vector<double> tau = jointTorque(log, o);
+  const bool measured = log.hasTorque();
+
+  const PdFit best = bestPdFit(log, tau, dt, o.maxDelay);
   const int shift = best.shift;
   r.kp = best.kp, r.kd = best.kd, r.delay = shift * dt;
   r.rmsTorqueUnclipped = best.sigma;
@@ -301,134 +472,14 @@ ActuatorFit fitActuator(const JointLog& log, const FitOptions& o) {
   r.params.push_back({"kd", "N m s/rad", r.kd, std::sqrt(best.lsq.cov(1, 1))});
   r.params.push_back({"delay", "s", r.delay, dt / std::sqrt(12.0)});  // resolution of the grid
 
-  // (3): the envelope from the clipped samples, mirrored to the high side: t = min(a - b w, E).
-  std::vector<double> w, t;
-  for (int i = shift; i < n; ++i) {
-    if (best.cls[i] == 0) ++r.unclipped;
-    if (best.cls[i] == 1) w.push_back(log.qd[i]), t.push_back(tau[i]);
-    if (best.cls[i] == -1) w.push_back(-log.qd[i]), t.push_back(-tau[i]);
-  }
-  r.clipped = w.size();
-  const double sigma = best.sigma;
-  r.effort = 1e10, r.saturation = 1e10, r.velocityLimit = 1e10;
-  bool haveEffort = false, haveLine = false;
-  double seEffort = 0, seSat = 0, seVel = 0;
-  if (w.size() >= 10) {
-    std::vector<double> sorted = t;
-    std::sort(sorted.begin(), sorted.end());
-    // The plateau is the top of the clipped torques (few samples when the drive soon reaches
-    // the speed-torque line): start from the 99th percentile.
-    double E = sorted[static_cast<size_t>(0.99 * (sorted.size() - 1))];
-    double a = 0, b = 0;
-    // onLine: 1 line, 0 plateau, -1 outlier (farther than max(5 sigma, 4 robust sigmas) from
-    // the envelope: a mis-timed sample at a step of the target, a glitch).
-    std::vector<int> onLine(w.size(), 0);
-    for (size_t k = 0; k < w.size(); ++k) onLine[k] = t[k] < E - 3 * sigma;
-    for (int it = 0; it < 50; ++it) {
-      std::vector<size_t> L, P;
-      for (size_t k = 0; k < w.size(); ++k)
-        if (onLine[k] >= 0) (onLine[k] ? L : P).push_back(k);
-      haveLine = L.size() >= 10;
-      haveEffort = P.size() >= 5;
-      if (haveLine) {
-        Eigen::MatrixXd X(L.size(), 2);
-        Eigen::VectorXd y(L.size());
-        for (size_t j = 0; j < L.size(); ++j) X(j, 0) = 1, X(j, 1) = -w[L[j]], y[j] = t[L[j]];
-        const Lsq f = lsq(X, y);
-        a = f.b[0], b = f.b[1];
-        seSat = std::sqrt(f.cov(0, 0));
-        if (b > 0) {
-          const double va = f.cov(0, 0), vb = f.cov(1, 1), vab = f.cov(0, 1);
-          seVel = std::sqrt(std::max(
-              0.0, va / (b * b) + vb * a * a / std::pow(b, 4) - 2 * vab * a / std::pow(b, 3)));
-        }
-      }
-      if (haveEffort) {
-        double s = 0, s2 = 0;
-        for (size_t k : P) s += t[k], s2 += t[k] * t[k];
-        E = s / P.size();
-        seEffort = std::sqrt(std::max(0.0, s2 / P.size() - E * E) / P.size());
-      }
-      auto model = [&](size_t k) {
-        return haveLine && haveEffort ? std::min(a - b * w[k], E) : haveLine ? a - b * w[k] : E;
-      };
-      std::vector<double> absRes(w.size());
-      for (size_t k = 0; k < w.size(); ++k) absRes[k] = std::abs(t[k] - model(k));
-      std::vector<double> med = absRes;
-      std::nth_element(med.begin(), med.begin() + med.size() / 2, med.end());
-      const double cut = std::max(5 * sigma, 4 * 1.4826 * med[med.size() / 2]);
-      bool changed = false;
-      for (size_t k = 0; k < w.size(); ++k) {
-        const int l = absRes[k] > cut ? -1 : haveLine && (!haveEffort || a - b * w[k] < E) ? 1 : 0;
-        changed |= l != onLine[k];
-        onLine[k] = l;
-      }
-      if (!changed) break;
-    }
-    if (haveEffort) r.effort = E;
-    if (haveLine && b > 0)
-      r.saturation = a, r.velocityLimit = a / b;
-    else
-      haveLine = false;
-  }
-  r.params.push_back({"effort", "N m", r.effort, seEffort, haveEffort});
-  r.params.push_back({"saturation", "N m", r.saturation, seSat, haveLine});
-  r.params.push_back({"velocity_limit", "rad/s", r.velocityLimit, seVel, haveLine});
-
-  // Torque error of the whole model over all samples.
-  {
-    sim::ActuatorOptions a;
-    a.kp = r.kp, a.kd = r.kd, a.effort = r.effort, a.saturation = r.saturation;
-    a.velocityLimit = r.velocityLimit;
-    double s2 = 0;
-    for (int i = shift; i < n; ++i) {
-      const double e =
-          tau[i] - sim::actuatorTorque(a, r.effort, log.qTarget[i - shift], log.q[i], log.qd[i]);
-      s2 += e * e;
-    }
-    r.rmsTorque = std::sqrt(s2 / std::max(1, n - shift));
-  }
+  fitTorqueLimits(r, log, tau, best);
+  r.rmsTorque = modelRmsTorque(r, log, tau, shift);
 
   // (4): inertia, Coulomb friction and viscous damping from windows of the momentum balance
   // inertia (qd_end - qd_start) = int tau - friction int sign(qd) - damping int qd, on windows
   // where the joint moves in one direction (|qd| above the noise), so sign(qd) is known.
   if (measured) {
-    const int K = std::max(5, static_cast<int>(std::lround(0.02 / dt)));
-    double noise = 0;  // velocity noise scale: RMS of second differences / sqrt(6)
-    for (int i = 1; i + 1 < n; ++i) {
-      const double d2 = log.qd[i + 1] - 2 * log.qd[i] + log.qd[i - 1];
-      noise += d2 * d2;
-    }
-    noise = std::sqrt(noise / std::max(1, n - 2) / 6.0);
-    std::vector<std::array<double, 4>> rows;  // (dqd, int sign, int qd) -> int tau
-    for (int s = 0; s + K < n; s += K) {
-      double lo = 1e300, hi = -1e300;
-      for (int i = s; i <= s + K; ++i) lo = std::min(lo, log.qd[i]), hi = std::max(hi, log.qd[i]);
-      const double margin = 4 * noise + 0.02;
-      if (!(lo > margin || hi < -margin)) continue;
-      double itau = 0, iqd = 0;
-      for (int i = s; i < s + K; ++i) {
-        const double h = log.time[i + 1] - log.time[i];
-        itau += 0.5 * h * (tau[i] + tau[i + 1]);
-        iqd += 0.5 * h * (log.qd[i] + log.qd[i + 1]);
-      }
-      const double isign = (lo > 0 ? 1.0 : -1.0) * (log.time[s + K] - log.time[s]);
-      rows.push_back({log.qd[s + K] - log.qd[s], isign, iqd, itau});
-    }
-    if (rows.size() >= 10) {
-      Eigen::MatrixXd X(rows.size(), 3);
-      Eigen::VectorXd y(rows.size());
-      for (size_t k = 0; k < rows.size(); ++k)
-        X(k, 0) = rows[k][0], X(k, 1) = rows[k][1], X(k, 2) = rows[k][2], y[k] = rows[k][3];
-      const Lsq f = lsq(X, y);
-      r.inertia = f.b[0], r.friction = f.b[1], r.damping = f.b[2];
-      r.rmsAccelResidual = f.rms;
-      r.params.push_back({"inertia", "kg m^2", r.inertia, std::sqrt(f.cov(0, 0))});
-      r.params.push_back({"friction", "N m", r.friction, std::sqrt(f.cov(1, 1))});
-      r.params.push_back({"damping", "N m s/rad", r.damping, std::sqrt(f.cov(2, 2))});
-    } else {
-      r.params.push_back({"inertia", "kg m^2", 0, 0, false});
-    }
+    fitJointDynamics(r, momentumWindows(log, tau, dt));
   } else {
     r.inertia = o.inertia, r.friction = o.friction, r.damping = o.damping;
     r.params.push_back({"inertia", "kg m^2", r.inertia, 0, false});

@@ -99,19 +99,10 @@ std::vector<std::string> csvColumns(const sim::Model& model) {
 
 namespace {
 
-
-}  // namespace
-
-std::vector<Trajectory> readTrajectories(const std::string& path, const sim::Model& model) {
-  std::ifstream in(path);
-  std::error_code ec;
-  if (!in || std::filesystem::is_directory(path, ec))
-    throw DataError(path + ": cannot open trajectory file");
-  const int nq = model.nq(), nv = model.nv(), nj = model.nj();
-  const std::vector<std::string> want = csvColumns(model);
-
+// The first line that is neither blank nor a comment, split into its column names (empty at the
+// end of the file); lineNo counts the lines read, headerLine is the header's.
+std::vector<std::string> readHeaderLine(std::istream& in, int& lineNo, int& headerLine) {
   std::string line;
-  int lineNo = 0, headerLine = 0;
   std::vector<std::string> header;
   while (std::getline(in, line)) {
     ++lineNo;
@@ -121,7 +112,12 @@ std::vector<Trajectory> readTrajectories(const std::string& path, const sim::Mod
     headerLine = lineNo;
     break;
   }
-  if (header.empty()) throw DataError(path + ": empty file (no header line)");
+  return header;
+}
+
+// Each column's index by name; an empty or repeated name is an error.
+std::map<std::string, int> columnIndex(const std::vector<std::string>& header,
+                                       const std::string& path, int headerLine) {
   std::map<std::string, int> col;
   for (int i = 0; i < static_cast<int>(header.size()); ++i) {
     if (header[i].empty())
@@ -133,6 +129,13 @@ std::vector<Trajectory> readTrajectories(const std::string& path, const sim::Mod
                       std::to_string(col[header[i]] + 1));
     col[header[i]] = i;
   }
+  return col;
+}
+
+// Per wanted column, its index in the file; a missing one is an error listing all of them.
+std::vector<int> wantedColumns(const std::map<std::string, int>& col,
+                               const std::vector<std::string>& want, const std::string& path,
+                               int headerLine, const sim::Model& model) {
   std::vector<int> idx;  // per wanted column, its index in the file
   std::string missing;
   for (const auto& w : want) {
@@ -150,16 +153,98 @@ std::vector<Trajectory> readTrajectories(const std::string& path, const sim::Mod
     throw DataError(path + ":" + std::to_string(headerLine) + ": missing column(s) " + missing +
                     " (model '" + model.name + "' needs: " + all + ")");
   }
+  return idx;
+}
+
+// "file:line: column N 'name'", the start of a message about one cell.
+std::string cellWhere(const std::string& path, const std::vector<std::string>& header, int ln,
+                      int c) {
+  return path + ":" + std::to_string(ln) + ": column " + std::to_string(c + 1) + " '" +
+         io::excerpt(header[c]) + "'";
+}
+
+// The wanted columns' numbers of one row (fields f, line lineNo), in csvColumns' order.
+std::vector<double> parseRow(const std::vector<std::string>& f, const std::vector<int>& idx,
+                             const std::string& path, const std::vector<std::string>& header,
+                             int lineNo) {
+  std::vector<double> x(idx.size());
+  for (size_t w = 0; w < idx.size(); ++w) {
+    const std::string& s = f[idx[w]];
+    char* end = nullptr;
+    const double val = std::strtod(s.c_str(), &end);
+    if (s.empty() || end != s.c_str() + s.size())
+      throw DataError(cellWhere(path, header, lineNo, idx[w]) + ": not a number: \"" +
+                      io::excerpt(s) + "\"");
+    if (std::isnan(val)) throw DataError(cellWhere(path, header, lineNo, idx[w]) + ": NaN");
+    if (!std::isfinite(val))
+      throw DataError(cellWhere(path, header, lineNo, idx[w]) + ": infinite value " +
+                      io::excerpt(s));
+    x[w] = val;
+  }
+  return x;
+}
+
+// Checks that time t follows the last row of tr (on line prevLine) by the trajectory's step, and
+// takes the step from its second row. where() starts a message (a callable: only errors build it).
+template <class Where>
+void checkTimeStep(Trajectory& tr, double t, int prevLine, const Where& where) {
+  const double prev = tr.t.back();
+  if (!(t > prev))
+    throw DataError(where() + ": time " + fmtNum(t) + " does not increase (previous row, line " +
+                    std::to_string(prevLine) + ": " + fmtNum(prev) + ")");
+  const double step = t - prev;
+  if (tr.rows() == 1) {
+    tr.dt = step;
+  } else if (std::abs(step - tr.dt) > 0.01 * tr.dt) {
+    throw DataError(where() + ": time step " + fmtNum(step) + " (from " + fmtNum(prev) +
+                    ") differs from the trajectory's " + fmtNum(tr.dt) +
+                    " by more than 1 %; the simulator needs uniformly sampled data");
+  }
+}
+
+// Appends the row x (line lineNo) to tr, its quaternion normalised; one far from unit norm is an
+// error naming its columns (qw..qz: wanted columns 4..7).
+void appendRow(Trajectory& tr, const std::vector<double>& x, const sim::Model& model,
+               const std::vector<int>& idx, const std::string& path, int lineNo) {
+  const int nq = model.nq(), nv = model.nv(), nj = model.nj();
+  VecX q(nq), v(nv), tg(nj);
+  for (int i = 0; i < nq; ++i) q[i] = x[1 + i];
+  for (int i = 0; i < nv; ++i) v[i] = x[1 + nq + i];
+  for (int i = 0; i < nj; ++i) tg[i] = x[1 + nq + nv + i];
+  const double qn = q.segment<4>(3).norm();
+  if (!(std::abs(qn - 1) <= 0.1))
+    throw DataError(path + ":" + std::to_string(lineNo) + ": columns " +
+                    std::to_string(idx[4] + 1) + "-" + std::to_string(idx[7] + 1) +
+                    " (qw, qx, qy, qz): quaternion norm " + fmtNum(qn) +
+                    " is not close to 1 (more than 10 % off)");
+  q.segment<4>(3) /= qn;
+  tr.t.push_back(x[0]);
+  tr.q.push_back(q);
+  tr.v.push_back(v);
+  tr.targets.push_back(tg);
+  tr.lines.push_back(lineNo);
+}
+
+}  // namespace
+
+std::vector<Trajectory> readTrajectories(const std::string& path, const sim::Model& model) {
+  std::ifstream in(path);
+  std::error_code ec;
+  if (!in || std::filesystem::is_directory(path, ec))
+    throw DataError(path + ": cannot open trajectory file");
+  const std::vector<std::string> want = csvColumns(model);
+
+  int lineNo = 0, headerLine = 0;
+  const std::vector<std::string> header = readHeaderLine(in, lineNo, headerLine);
+  if (header.empty()) throw DataError(path + ": empty file (no header line)");
+  std::map<std::string, int> col = columnIndex(header, path, headerLine);
+  const std::vector<int> idx = wantedColumns(col, want, path, headerLine, model);
   const int trajCol = col.count("traj") ? col["traj"] : -1;
 
   std::vector<Trajectory> out;
   std::map<std::string, bool> seenIds;
   std::string currentId;
   std::vector<int> rowLine;  // per row of the current trajectory
-  auto where = [&](int ln, int c) {
-    return path + ":" + std::to_string(ln) + ": column " + std::to_string(c + 1) + " '" +
-           io::excerpt(header[c]) + "'";
-  };
   auto finish = [&]() {
     if (out.empty()) return;
     Trajectory& tr = out.back();
@@ -168,6 +253,7 @@ std::vector<Trajectory> readTrajectories(const std::string& path, const sim::Mod
                       " has " + std::to_string(tr.rows()) + " row(s); at least 2 are needed");
   };
   const int tCol = idx[0];
+  std::string line;
   while (std::getline(in, line)) {
     ++lineNo;
     const std::string tl = io::trimmed(line);
@@ -180,7 +266,8 @@ std::vector<Trajectory> readTrajectories(const std::string& path, const sim::Mod
     const std::string id = trajCol >= 0 ? f[trajCol] : "";
     if (out.empty() || id != currentId) {
       if (!out.empty() && seenIds.count(id))
-        throw DataError(where(lineNo, trajCol) + ": trajectory '" + io::excerpt(id) +
+        throw DataError(cellWhere(path, header, lineNo, trajCol) + ": trajectory '" +
+                        io::excerpt(id) +
                         "' continues after another one; keep each trajectory's rows together");
       finish();
       seenIds[id] = true;
@@ -192,50 +279,11 @@ std::vector<Trajectory> readTrajectories(const std::string& path, const sim::Mod
       rowLine.clear();
     }
     Trajectory& tr = out.back();
-    std::vector<double> x(want.size());
-    for (size_t w = 0; w < want.size(); ++w) {
-      const std::string& s = f[idx[w]];
-      char* end = nullptr;
-      const double val = std::strtod(s.c_str(), &end);
-      if (s.empty() || end != s.c_str() + s.size())
-        throw DataError(where(lineNo, idx[w]) + ": not a number: \"" + io::excerpt(s) + "\"");
-      if (std::isnan(val)) throw DataError(where(lineNo, idx[w]) + ": NaN");
-      if (!std::isfinite(val))
-        throw DataError(where(lineNo, idx[w]) + ": infinite value " + io::excerpt(s));
-      x[w] = val;
-    }
-    const double t = x[0];
-    if (tr.rows() > 0) {
-      const double prev = tr.t.back();
-      if (!(t > prev))
-        throw DataError(where(lineNo, tCol) + ": time " + fmtNum(t) +
-                        " does not increase (previous row, line " +
-                        std::to_string(rowLine.back()) + ": " + fmtNum(prev) + ")");
-      const double step = t - prev;
-      if (tr.rows() == 1) {
-        tr.dt = step;
-      } else if (std::abs(step - tr.dt) > 0.01 * tr.dt) {
-        throw DataError(where(lineNo, tCol) + ": time step " + fmtNum(step) + " (from " +
-                        fmtNum(prev) + ") differs from the trajectory's " + fmtNum(tr.dt) +
-                        " by more than 1 %; the simulator needs uniformly sampled data");
-      }
-    }
-    VecX q(nq), v(nv), tg(nj);
-    for (int i = 0; i < nq; ++i) q[i] = x[1 + i];
-    for (int i = 0; i < nv; ++i) v[i] = x[1 + nq + i];
-    for (int i = 0; i < nj; ++i) tg[i] = x[1 + nq + nv + i];
-    const double qn = q.segment<4>(3).norm();
-    if (!(std::abs(qn - 1) <= 0.1))
-      throw DataError(path + ":" + std::to_string(lineNo) + ": columns " +
-                      std::to_string(idx[4] + 1) + "-" + std::to_string(idx[7] + 1) +
-                      " (qw, qx, qy, qz): quaternion norm " + fmtNum(qn) +
-                      " is not close to 1 (more than 10 % off)");
-    q.segment<4>(3) /= qn;
-    tr.t.push_back(t);
-    tr.q.push_back(q);
-    tr.v.push_back(v);
-    tr.targets.push_back(tg);
-    tr.lines.push_back(lineNo);
+    const std::vector<double> x = parseRow(f, idx, path, header, lineNo);
+    if (tr.rows() > 0)
+      checkTimeStep(tr, x[0], rowLine.back(),
+                    [&] { return cellWhere(path, header, lineNo, tCol); });
+    appendRow(tr, x, model, idx, path, lineNo);
     rowLine.push_back(lineNo);
   }
   if (out.empty()) throw DataError(path + ": no data rows after the header");
