@@ -125,6 +125,118 @@ void readDrive(const YAML::Node& defaults, Robot& r) {
   }
 }
 
+// The robot file, parsed and checked as a YAML tree.
+YAML::Node readRobotFile(const fs::path& path) {
+  if (!io::exists(path))
+    throw std::runtime_error(path.string() + ": robot file not found (expected a robot name from " +
+                             configDir() + "/robots or a path to a .yaml)");
+  YAML::Node y;
+  try {
+    y = YAML::LoadFile(path.string());
+  } catch (const YAML::Exception& e) {
+    throw std::runtime_error(path.string() + ": " + e.what());
+  }
+  config::checkYamlTree(y, path.string());
+  config::checkUniqueKeys(y, path.string());
+  return y;
+}
+
+// The robot file's top-level node is non-const here and below: a missing key's node then
+// exists, with a mark AtNode can read (a const lookup would throw YAML::InvalidNode there).
+YAML::Node need(YAML::Node& y, const char* key) {
+  if (!y[key]) throw std::runtime_error("missing key '" + std::string(key) + "'");
+  return y[key];
+}
+
+void checkRobotKeys(const YAML::Node& y) {
+  if (!y.IsMap()) throw std::runtime_error("expected a map of robot keys");
+  for (const auto& kv : y) {
+    const std::string key = kv.first.as<std::string>();
+    if (std::find(std::begin(kKeys), std::end(kKeys), key) == std::end(kKeys)) {
+      std::string known;
+      for (const char* k : kKeys) known += (known.empty() ? "" : ", ") + std::string(k);
+      throw AtNode(kv.first,
+                   "unknown key '" + io::excerpt(key) + "' (expected one of: " + known + ")");
+    }
+  }
+}
+
+// The URDF the robot file names, its warnings and notes into `rep`, its base link checked.
+sim::Model loadRobotUrdf(YAML::Node& y, const fs::path& path, RobotReport& rep) {
+  const YAML::Node urdfNode = need(y, "urdf");  // first, so a bad URDF is reported before the rest
+  if (y["strict"]) rep.strict = y["strict"].as<bool>();
+  sim::UrdfOptions uo;
+  uo.strict = rep.strict;
+  sim::UrdfReport report;
+  sim::Model model =
+      sim::loadUrdf((path.parent_path() / urdfNode.as<std::string>()).string(), uo, &report);
+  rep.warnings = report.warnings;
+  rep.notes = report.notes;
+  if (y["base_link"] && y["base_link"].as<std::string>() != model.bodies[0].name)
+    throw AtNode(y["base_link"], "base_link is '" + y["base_link"].as<std::string>() +
+                                     "' but the URDF's floating base is '" + model.bodies[0].name +
+                                     "'");
+  return model;
+}
+
+// `feet` and `leg_contacts` selected in r.model; `orderNode` is where a foot error points
+// without a `feet` key.
+void readFeet(YAML::Node& y, const YAML::Node& orderNode, Robot& r, RobotReport& rep) {
+  const int spheres = r.model.nfeet();
+  std::vector<std::string> feet;
+  if (y["feet"]) {
+    feet = y["feet"].as<std::vector<std::string>>();
+    if (feet.empty())
+      throw AtNode(y["feet"],
+                   "feet: the list is empty (leave the key out to take the spheres "
+                   "at the leg ends)");
+  } else {
+    feet = sim::findFeet(r.model);
+    std::string names;
+    for (const auto& f : feet) names += (names.empty() ? "" : ", ") + f;
+    if (feet.empty())
+      throw std::runtime_error("no 'feet' key and no collision sphere at the end of any leg");
+    rep.notes.push_back(r.yamlPath +
+                        ": no 'feet' key: the spheres at the ends of the legs are the "
+                        "feet: " +
+                        names);
+  }
+  std::vector<std::string> legLinks;
+  if (y["leg_contacts"]) {
+    if (!y["leg_contacts"].IsSequence())
+      throw AtNode(y["leg_contacts"], "leg_contacts must be a list of link names");
+    legLinks = y["leg_contacts"].as<std::vector<std::string>>();
+  }
+  // The feet alone first, so that an error in them names the `feet` key, not `leg_contacts`.
+  try {
+    (void)sim::selectFeet(r.model, feet);
+  } catch (const std::invalid_argument& e) {
+    throw AtNode(y["feet"] ? y["feet"] : orderNode, std::string("feet: ") + e.what());
+  }
+  try {
+    r.model = sim::selectFeet(r.model, feet, legLinks);
+  } catch (const std::invalid_argument& e) {
+    throw AtNode(y["leg_contacts"], std::string("leg_contacts: ") + e.what());
+  }
+  if (spheres > r.model.nspheres())
+    rep.notes.push_back(r.yamlPath + ": ignored " + std::to_string(spheres - r.model.nspheres()) +
+                        " collision spheres on links that are neither feet nor leg contacts");
+}
+
+void readDefaultPose(YAML::Node& y, Robot& r) {
+  r.defaultJointPos = sim::VecX::Zero(r.model.nj());
+  const YAML::Node pose = need(y, "default_joint_pos");
+  if (!pose.IsMap()) throw AtNode(pose, "default_joint_pos must be a map joint name -> angle");
+  for (const auto& kv : pose)
+    if (r.model.jointIndex(kv.first.as<std::string>()) < 0)
+      throw AtNode(kv.first, "default_joint_pos: '" + kv.first.as<std::string>() +
+                                 "' is not a movable joint of the URDF");
+  for (int i = 0; i < r.model.nj(); ++i) {
+    const auto& n = r.model.joints[i].name;
+    if (!pose[n]) throw AtNode(pose, "default_joint_pos: missing joint '" + n + "'");
+    r.defaultJointPos[i] = pose[n].as<double>();
+  }
+}
 }  // namespace
 
 std::string robotFilePath(const std::string& nameOrPath) {
@@ -142,110 +254,25 @@ Robot loadRobot(const std::string& nameOrPath, RobotReport* reportOut) {
   RobotReport& rep = reportOut ? *reportOut : local;
   rep = {};
   const fs::path path = robotFilePath(nameOrPath);
-  if (!io::exists(path))
-    throw std::runtime_error(path.string() + ": robot file not found (expected a robot name from " +
-                             configDir() + "/robots or a path to a .yaml)");
-  YAML::Node y;
-  try {
-    y = YAML::LoadFile(path.string());
-  } catch (const YAML::Exception& e) {
-    throw std::runtime_error(path.string() + ": " + e.what());
-  }
-  config::checkYamlTree(y, path.string());
-  config::checkUniqueKeys(y, path.string());
-  auto need = [&](const char* key) {
-    if (!y[key]) throw std::runtime_error("missing key '" + std::string(key) + "'");
-    return y[key];
-  };
+  YAML::Node y = readRobotFile(path);
   Robot r;
   r.name = path.stem().string();
   r.yamlPath = path.string();
   try {
-    if (!y.IsMap()) throw std::runtime_error("expected a map of robot keys");
-    for (const auto& kv : y) {
-      const std::string key = kv.first.as<std::string>();
-      if (std::find(std::begin(kKeys), std::end(kKeys), key) == std::end(kKeys)) {
-        std::string known;
-        for (const char* k : kKeys) known += (known.empty() ? "" : ", ") + std::string(k);
-        throw AtNode(kv.first,
-                     "unknown key '" + io::excerpt(key) + "' (expected one of: " + known + ")");
-      }
-    }
-    const YAML::Node urdfNode = need("urdf");  // first, so a bad URDF is reported before the rest
-    if (y["strict"]) rep.strict = y["strict"].as<bool>();
-    sim::UrdfOptions uo;
-    uo.strict = rep.strict;
-    sim::UrdfReport report;
-    r.model =
-        sim::loadUrdf((path.parent_path() / urdfNode.as<std::string>()).string(), uo, &report);
-    rep.warnings = report.warnings;
-    rep.notes = report.notes;
-    if (y["base_link"] && y["base_link"].as<std::string>() != r.model.bodies[0].name)
-      throw AtNode(y["base_link"], "base_link is '" + y["base_link"].as<std::string>() +
-                                       "' but the URDF's floating base is '" +
-                                       r.model.bodies[0].name + "'");
+    checkRobotKeys(y);
+    r.model = loadRobotUrdf(y, path, rep);
 
-    const YAML::Node orderNode = need("joint_order");
+    const YAML::Node orderNode = need(y, "joint_order");
     try {
       r.model = sim::reorderJoints(r.model, orderNode.as<std::vector<std::string>>());
     } catch (const std::invalid_argument& e) {
       throw AtNode(orderNode, std::string("joint_order: ") + e.what());
     }
 
-    const int spheres = r.model.nfeet();
-    std::vector<std::string> feet;
-    if (y["feet"]) {
-      feet = y["feet"].as<std::vector<std::string>>();
-      if (feet.empty())
-        throw AtNode(y["feet"],
-                     "feet: the list is empty (leave the key out to take the spheres "
-                     "at the leg ends)");
-    } else {
-      feet = sim::findFeet(r.model);
-      std::string names;
-      for (const auto& f : feet) names += (names.empty() ? "" : ", ") + f;
-      if (feet.empty())
-        throw std::runtime_error("no 'feet' key and no collision sphere at the end of any leg");
-      rep.notes.push_back(r.yamlPath +
-                          ": no 'feet' key: the spheres at the ends of the legs are the "
-                          "feet: " +
-                          names);
-    }
-    std::vector<std::string> legLinks;
-    if (y["leg_contacts"]) {
-      if (!y["leg_contacts"].IsSequence())
-        throw AtNode(y["leg_contacts"], "leg_contacts must be a list of link names");
-      legLinks = y["leg_contacts"].as<std::vector<std::string>>();
-    }
-    // The feet alone first, so that an error in them names the `feet` key, not `leg_contacts`.
-    try {
-      (void)sim::selectFeet(r.model, feet);
-    } catch (const std::invalid_argument& e) {
-      throw AtNode(y["feet"] ? y["feet"] : orderNode, std::string("feet: ") + e.what());
-    }
-    try {
-      r.model = sim::selectFeet(r.model, feet, legLinks);
-    } catch (const std::invalid_argument& e) {
-      throw AtNode(y["leg_contacts"], std::string("leg_contacts: ") + e.what());
-    }
-    if (spheres > r.model.nspheres())
-      rep.notes.push_back(r.yamlPath + ": ignored " + std::to_string(spheres - r.model.nspheres()) +
-                          " collision spheres on links that are neither feet nor leg contacts");
-
-    r.defaultJointPos = sim::VecX::Zero(r.model.nj());
-    const YAML::Node pose = need("default_joint_pos");
-    if (!pose.IsMap()) throw AtNode(pose, "default_joint_pos must be a map joint name -> angle");
-    for (const auto& kv : pose)
-      if (r.model.jointIndex(kv.first.as<std::string>()) < 0)
-        throw AtNode(kv.first, "default_joint_pos: '" + kv.first.as<std::string>() +
-                                   "' is not a movable joint of the URDF");
-    for (int i = 0; i < r.model.nj(); ++i) {
-      const auto& n = r.model.joints[i].name;
-      if (!pose[n]) throw AtNode(pose, "default_joint_pos: missing joint '" + n + "'");
-      r.defaultJointPos[i] = pose[n].as<double>();
-    }
-    r.defaultBaseHeight = need("default_base_height").as<double>();
-    r.torqueLimit = need("torque_limit").as<double>();
+    readFeet(y, orderNode, r, rep);
+    readDefaultPose(y, r);
+    r.defaultBaseHeight = need(y, "default_base_height").as<double>();
+    r.torqueLimit = need(y, "torque_limit").as<double>();
     readDrive(y["task_defaults"], r);
   } catch (const YAML::Exception& e) {
     throw std::runtime_error(path.string() + ":" + std::to_string(e.mark.line + 1) + ": " +

@@ -88,28 +88,23 @@ std::string num(double x, int precision = 6) {
   return s.str();
 }
 
-}  // namespace
-
-StandResult standingTest(const Robot& robot, StandOptions options) {
-  return stand(robot.model, robot.defaultJointPos, robot.defaultBaseHeight, robot.torqueLimit,
-               options);
+void say(std::vector<std::string>* log, const std::string& s) {
+  if (log) log->push_back(s);
 }
 
-std::string sphereFeetUrdfPath(const std::string& yamlPath) {
-  const fs::path y(yamlPath);
-  return (y.parent_path() / (y.stem().string() + "_sphere_feet.urdf")).string();
-}
+// The model proposeRobotYaml works on, its feet selected, and the URDF the YAML names.
+struct FootedModel {
+  sim::Model model;
+  std::string yamlUrdf;    // the URDF the YAML names: urdfPath, or the one with fitted spheres
+  std::string fittedFrom;  // the mesh-feet URDF relative to the YAML; empty for sphere feet
+};
 
-std::string proposeRobotYaml(const std::string& urdfPath, const std::string& yamlPath,
-                             std::vector<std::string>* log, StandOptions gains,
-                             std::string* sphereFeetUrdf) {
+FootedModel loadFootedModel(const std::string& urdfPath, const std::string& yamlPath,
+                            std::vector<std::string>* log, std::string* sphereFeetUrdf) {
   sim::UrdfReport report;
   sim::Model model = sim::loadUrdf(urdfPath, {}, &report);
-  auto say = [&](const std::string& s) {
-    if (log) log->push_back(s);
-  };
-  for (const auto& w : report.warnings) say("warning: " + w);
-  for (const auto& n : report.notes) say("note: " + n);
+  for (const auto& w : report.warnings) say(log, "warning: " + w);
+  for (const auto& n : report.notes) say(log, "note: " + n);
   std::vector<std::string> feet = sim::findFeet(model);
   // Mesh feet: a sphere per foot fitted to its mesh, in a copy of the URDF the YAML names.
   std::string yamlUrdf = urdfPath, fittedFrom;
@@ -129,9 +124,9 @@ std::string proposeRobotYaml(const std::string& urdfPath, const std::string& yam
     model = sim::parseUrdf(*sphereFeetUrdf, yamlUrdf, {}, &again);
     feet = sim::findFeet(model);
     for (const auto& f : meshFeet)
-      say("foot sphere on " + f.link + ": radius " + num(f.radius, 4) + " m at (" +
-          num(f.centre.x(), 4) + ", " + num(f.centre.y(), 4) + ", " + num(f.centre.z(), 4) +
-          ") in the link frame, fitted to " + f.mesh);
+      say(log, "foot sphere on " + f.link + ": radius " + num(f.radius, 4) + " m at (" +
+                   num(f.centre.x(), 4) + ", " + num(f.centre.y(), 4) + ", " +
+                   num(f.centre.z(), 4) + ") in the link frame, fitted to " + f.mesh);
     fittedFrom =
         fs::relative(fs::absolute(urdfPath), fs::absolute(yamlPath).parent_path()).string();
     if (feet.size() != meshFeet.size())
@@ -139,11 +134,13 @@ std::string proposeRobotYaml(const std::string& urdfPath, const std::string& yam
                                " foot spheres fitted, but " + std::to_string(feet.size()) +
                                " found at the ends of the legs");
   }
-  model = sim::selectFeet(model, feet);
+  return {sim::selectFeet(model, feet), yamlUrdf, fittedFrom};
+}
 
-  // The largest limit caps every joint, each joint keeping its own limit below it (the drive
-  // takes the smaller of the two, sim/actuator.h): the smallest would hold a knee to a hip
-  // abductor's torque (Laikago: 20 N m on knees rated 55).
+// The largest limit caps every joint, each joint keeping its own limit below it (the drive
+// takes the smaller of the two, sim/actuator.h): the smallest would hold a knee to a hip
+// abductor's torque (Laikago: 20 N m on knees rated 55).
+double proposedTorqueLimit(const sim::Model& model, const std::string& urdfPath) {
   double effort = 0;
   for (const auto& j : model.joints)
     if (j.effort < 1e9) effort = std::max(effort, j.effort);
@@ -151,21 +148,24 @@ std::string proposeRobotYaml(const std::string& urdfPath, const std::string& yam
     throw std::runtime_error(urdfPath +
                              ": no joint has an effort limit (<limit effort=...>): the "
                              "torque limit cannot be proposed");
+  return effort;
+}
 
+// A bent-knee stance per leg: on the chain of joints to each foot, the last two joints with
+// parallel axes (hip and knee) get (s a, -2 s a) (or (s a, 2 s a) for opposite axes), which
+// puts the foot under the hip when thigh and shank have similar lengths; other joints stay 0.
+// Tried for a = 0.8, 0.6, 1.0 rad and s = +1, -1 within the joint limits; the first pose that
+// stands in the settle simulation is kept.
+struct Leg {
+  int hip = -1, knee = -1;
+  double ratio = -2;
+};
+
+std::vector<Leg> findLegs(const sim::Model& model, std::vector<std::string>* log) {
   // Joint axes in base coordinates at the zero pose, to recognise hip-knee pairs.
   sim::Data data(model);
   sim::forwardKinematics(model, data, sim::neutralConfiguration(model));
   auto axisOf = [&](int j) { return Vec3(data.R[j + 1] * model.bodies[j + 1].axis); };
-
-  // A bent-knee stance per leg: on the chain of joints to each foot, the last two joints with
-  // parallel axes (hip and knee) get (s a, -2 s a) (or (s a, 2 s a) for opposite axes), which
-  // puts the foot under the hip when thigh and shank have similar lengths; other joints stay 0.
-  // Tried for a = 0.8, 0.6, 1.0 rad and s = +1, -1 within the joint limits; the first pose that
-  // stands in the settle simulation is kept.
-  struct Leg {
-    int hip = -1, knee = -1;
-    double ratio = -2;
-  };
   std::vector<Leg> legs;
   for (int f = 0; f < model.nfeet(); ++f) {
     std::vector<int> chain;
@@ -178,13 +178,24 @@ std::string proposeRobotYaml(const std::string& urdfPath, const std::string& yam
       if (std::abs(c) > 0.99) leg = {h, k, c > 0 ? -2.0 : 2.0};
     }
     if (leg.hip < 0)
-      say("note: leg of foot " + model.feet[f].name +
-          ": no hip-knee pair with parallel axes; its joints stay at 0");
+      say(log, "note: leg of foot " + model.feet[f].name +
+                   ": no hip-knee pair with parallel axes; its joints stay at 0");
     legs.push_back(leg);
   }
-  VecX best;
-  double bestHeight = 0;
-  StandResult bestStand;
+  return legs;
+}
+
+// The stance kept: its pose, standing height and settle simulation.
+struct Stance {
+  VecX pose;
+  double height = 0;
+  StandResult stand;
+};
+
+Stance proposeStance(const sim::Model& model, const std::vector<Leg>& legs, double effort,
+                     const StandOptions& gains, const std::string& urdfPath,
+                     std::vector<std::string>* log) {
+  Stance best;
   for (double a : {0.8, 0.6, 1.0}) {
     for (double s : {1.0, -1.0}) {
       VecX pose = VecX::Zero(model.nj());
@@ -194,34 +205,39 @@ std::string proposeRobotYaml(const std::string& urdfPath, const std::string& yam
       for (int j = 0; j < model.nj(); ++j)
         inLimits &= pose[j] >= model.joints[j].lower && pose[j] <= model.joints[j].upper;
       if (!inLimits) {
-        say("pose hip " + num(s * a) + ": outside the joint limits");
+        say(log, "pose hip " + num(s * a) + ": outside the joint limits");
         continue;
       }
       const double h = standingHeight(model, pose);
       const StandResult r = stand(model, pose, h, effort, gains);
-      say("pose: hip " + num(s * a) + " rad, knee " + num(-2 * s * a) +
-          " rad (sign flipped for a knee axis opposite to the hip's): standing height " +
-          num(h, 4) + " m, settled at " + num(r.finalHeight, 4) + " m, tilt " +
-          num(r.maxTiltDeg, 3) + " deg: " + (r.stood ? "stands" : "does not stand"));
+      say(log, "pose: hip " + num(s * a) + " rad, knee " + num(-2 * s * a) +
+                   " rad (sign flipped for a knee axis opposite to the hip's): standing height " +
+                   num(h, 4) + " m, settled at " + num(r.finalHeight, 4) + " m, tilt " +
+                   num(r.maxTiltDeg, 3) + " deg: " + (r.stood ? "stands" : "does not stand"));
       if (r.stood) {
-        best = pose, bestHeight = h, bestStand = r;
+        best.pose = pose, best.height = h, best.stand = r;
         break;
       }
     }
-    if (best.size()) break;
+    if (best.pose.size()) break;
   }
-  if (!best.size())
+  if (!best.pose.size())
     throw std::runtime_error(urdfPath +
                              ": no proposed pose stands in the settle simulation; "
                              "write default_joint_pos by hand and run `diffloco robot check`");
+  return best;
+}
 
-  std::ostringstream y;
+// The robot's own keys: URDF, base, joint order, feet, default pose and height, torque limit.
+void writeRobotKeys(std::ostream& y, const FootedModel& footed, const std::string& yamlPath,
+                    const Stance& best, double effort) {
+  const sim::Model& model = footed.model;
   const std::string rel =
-      fs::relative(fs::absolute(yamlUrdf), fs::absolute(yamlPath).parent_path()).string();
+      fs::relative(fs::absolute(footed.yamlUrdf), fs::absolute(yamlPath).parent_path()).string();
   y << "# Proposed by `diffloco robot init` for " << model.name << " (" << num(model.totalMass(), 4)
     << " kg). Review it, then run `diffloco robot check` on this file.\n";
-  if (!fittedFrom.empty())
-    y << "# " << fittedFrom
+  if (!footed.fittedFrom.empty())
+    y << "# " << footed.fittedFrom
       << " with a collision sphere added to each foot link (its feet are meshes): the sphere\n"
          "# centred on the mesh's bounding box that reaches its lowest point\n";
   y << "urdf: " << rel << "\n";
@@ -232,20 +248,24 @@ std::string proposeRobotYaml(const std::string& urdfPath, const std::string& yam
   y << "]\n# the collision spheres at the ends of the legs\nfeet: [";
   for (int f = 0; f < model.nfeet(); ++f) y << (f ? ", " : "") << model.feet[f].name;
   y << "]\n# a bent-knee stance; a settle simulation in hard contact (kp "
-    << num(bestStand.options.kp, 3) << ", kd " << num(bestStand.options.kd, 3) << ", "
-    << num(bestStand.options.seconds, 3) << " s) holds it at a base height of "
-    << num(bestStand.finalHeight, 4) << " m\n";
+    << num(best.stand.options.kp, 3) << ", kd " << num(best.stand.options.kd, 3) << ", "
+    << num(best.stand.options.seconds, 3) << " s) holds it at a base height of "
+    << num(best.stand.finalHeight, 4) << " m\n";
   y << "default_joint_pos: {";
   for (int j = 0; j < model.nj(); ++j)
-    y << (j ? ", " : "") << model.joints[j].name << ": " << num(best[j], 6);
+    y << (j ? ", " : "") << model.joints[j].name << ": " << num(best.pose[j], 6);
   y << "}\n# base-origin height [m], base level, default pose, lowest foot-sphere point at z = 0\n";
-  y << "default_base_height: " << num(bestHeight, 6) << "\n";
+  y << "default_base_height: " << num(best.height, 6) << "\n";
   y << "# N m, a cap on every joint: the largest <limit effort> of the URDF (each joint keeps its "
        "own below it)\n";
   y << "torque_limit: " << num(effort, 6) << "\n";
-  // What the tasks take from the robot where they set nothing: a starting point to review. The
-  // drive is the settle simulation's (it holds this robot up), the targets fractions of the
-  // standing height (ANYmal's velocity task: 0.76, the walk quadruped's: 0.95).
+}
+
+// What the tasks take from the robot where they set nothing: a starting point to review. The
+// drive is the settle simulation's (it holds this robot up), the targets fractions of the
+// standing height (ANYmal's velocity task: 0.76, the walk quadruped's: 0.95).
+void writeTaskDefaults(std::ostream& y, const sim::Model& model, const Stance& best, double effort,
+                       const StandOptions& gains) {
   const double mass = model.totalMass();
   const bool givenKp = gains.kp > 0, givenKd = gains.kd > 0;
   y << "# What the tasks take from this robot where they set nothing themselves (envs::"
@@ -256,20 +276,20 @@ std::string proposeRobotYaml(const std::string& urdfPath, const std::string& yam
     << ", the effort limit the torque_limit.\n";
   y << "task_defaults:\n";
   y << "  sim: {dt: 0.005}\n";
-  y << "  actuator: {kp: " << num(bestStand.options.kp, 4) << ", kd: " << num(bestStand.options.kd, 4)
-    << ", effort: " << num(effort, 6) << ", armature: " << num(bestStand.options.armature, 4)
-    << "}\n";
+  y << "  actuator: {kp: " << num(best.stand.options.kp, 4)
+    << ", kd: " << num(best.stand.options.kd, 4) << ", effort: " << num(effort, 6)
+    << ", armature: " << num(best.stand.options.armature, 4) << "}\n";
   y << "  action: {scale: 0.25}   # [rad per unit action]\n";
   y << "  rewards:   # base-height targets: 0.8 of the standing height [m]\n";
-  y << "    base_height_gauss: {target: " << num(0.8 * bestHeight, 4) << "}\n";
-  y << "    base_height_abs: {target: " << num(0.8 * bestHeight, 4) << "}\n";
+  y << "    base_height_gauss: {target: " << num(0.8 * best.height, 4) << "}\n";
+  y << "    base_height_abs: {target: " << num(0.8 * best.height, 4) << "}\n";
   // The foot-height reference of the velocity task (eq. 19: peak 0.1 m over ANYmal's 0.5885 m
   // standing height), its peak scaled by this robot's standing height, its kernel narrow enough
   // that a foot left on the ground earns at most 70 % of the term at the swing's peak
   // (exp(-peak^2 / sigma) = 0.7). With ANYmal's 0.05 m^2 a standing 13 kg robot earned 82 % there
   // and one training seed of three stood (docs/robots.md).
   const double anymalStandingHeight = 0.588510;  // configs/robots/anymal.yaml, tools/check_urdf.py
-  const double footPeak = 0.1 * bestHeight / anymalStandingHeight;
+  const double footPeak = 0.1 * best.height / anymalStandingHeight;
   const double footSigma = footPeak * footPeak / std::log(1 / 0.7);
   y << "    # the swing's foot-height reference: ANYmal's 0.1 m peak scaled by the standing "
        "height;\n"
@@ -278,9 +298,33 @@ std::string proposeRobotYaml(const std::string& urdfPath, const std::string& yam
   y << "    foot_height_tracking: {height: " << num(footPeak, 3) << ", sigma: " << num(footSigma, 3)
     << "}\n";
   y << "  terminations:   # a fall: the base below half the standing height [m]\n";
-  y << "    base_height_below: {height: " << num(0.5 * bestHeight, 4) << "}\n";
+  y << "    base_height_below: {height: " << num(0.5 * best.height, 4) << "}\n";
   y << "  randomization:   # +-10 % of the mass [kg]\n";
   y << "    added_base_mass: [" << num(-0.1 * mass, 3) << ", " << num(0.1 * mass, 3) << "]\n";
+}
+
+}  // namespace
+
+StandResult standingTest(const Robot& robot, StandOptions options) {
+  return stand(robot.model, robot.defaultJointPos, robot.defaultBaseHeight, robot.torqueLimit,
+               options);
+}
+
+std::string sphereFeetUrdfPath(const std::string& yamlPath) {
+  const fs::path y(yamlPath);
+  return (y.parent_path() / (y.stem().string() + "_sphere_feet.urdf")).string();
+}
+
+std::string proposeRobotYaml(const std::string& urdfPath, const std::string& yamlPath,
+                             std::vector<std::string>* log, StandOptions gains,
+                             std::string* sphereFeetUrdf) {
+  const FootedModel footed = loadFootedModel(urdfPath, yamlPath, log, sphereFeetUrdf);
+  const sim::Model& model = footed.model;
+  const double effort = proposedTorqueLimit(model, urdfPath);
+  const Stance best = proposeStance(model, findLegs(model, log), effort, gains, urdfPath, log);
+  std::ostringstream y;
+  writeRobotKeys(y, footed, yamlPath, best, effort);
+  writeTaskDefaults(y, model, best, effort, gains);
   return y.str();
 }
 
