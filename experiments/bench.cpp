@@ -147,19 +147,13 @@ void benchBatchPaths(std::map<std::string, double>& out, const Scenario& s,
   }
 }
 
-}  // namespace
-
-int runBench(bool json, double seconds, const std::string& roughFrom) {
-  std::map<std::string, double> out;
-  Scenario s = settledAnymal();
+// On the plane and on a height field (flat, so that the state and contacts are the same: the
+// cost of sampling the surface, the contact frames and their adjoint is what differs), their
+// repeats alternated.
+void benchPlaneAndTerrain(std::map<std::string, double>& out, const Scenario& s, sim::Data& data,
+                          sim::VecX& qn, sim::VecX& vn,
+                          const std::shared_ptr<const sim::HeightField>& terrain, double seconds) {
   const sim::Model& model = s.robot.model;
-  sim::Data data(model);
-  sim::VecX qn(model.nq()), vn(model.nv());
-
-  // On the plane and on a height field (flat, so that the state and contacts are the same: the
-  // cost of sampling the surface, the contact frames and their adjoint is what differs), their
-  // repeats alternated.
-  const auto terrain = flatHeightField(s.q);
   for (auto cm : {sim::ContactModel::Hard, sim::ContactModel::Smoothed, sim::ContactModel::Soft}) {
     sim::SimOptions plane = s.robot.simOptions(cm);
     plane.contact.iterations = 10;
@@ -184,51 +178,50 @@ int runBench(bool json, double seconds, const std::string& roughFrom) {
     for (const std::string& t : {tag, tagT})
       out["vjp_over_step_" + t] = out["vjp_us_" + t] / out["step_us_" + t];
   }
-  if (!model.legSpheres.empty()) {
-    // What the leg spheres (knees, shanks: sim::Model::legSpheres) cost where they are checked
-    // against a height field but touch nothing: the same step with the feet alone.
-    sim::Model feetOnly = model;
-    feetOnly.legSpheres.clear();
-    feetOnly.finalize();
-    sim::Data feetData(feetOnly);
-    for (auto cm : {sim::ContactModel::Hard, sim::ContactModel::Smoothed}) {
-      sim::SimOptions opt = s.robot.simOptions(cm);
-      opt.contact.iterations = 10;
-      opt.contact.terrain = terrain;
-      const std::string tag = std::string(sim::toString(cm)) + "_terrain";
-      out["step_us_" + tag + "_feet_only"] = timeMicros(
-          [&] { sim::step(feetOnly, opt, feetData, s.q, s.v, s.robot.defaultJointPos, qn, vn); },
-          seconds);
-      out["leg_spheres_over_feet_only_step_" + tag] =
-          out["step_us_" + tag] / out["step_us_" + tag + "_feet_only"];
-    }
-  }
-  {
-    // What finalize() buys: the same hard step with the leg spheres' depth bound read from the
-    // 16 samples around each sphere rather than from its cell (sim::HeightField::cellBounds).
-    auto samplesOnly = std::make_shared<sim::HeightField>(*terrain);
-    samplesOnly->cellBounds.clear();
-    sim::SimOptions opt = s.robot.simOptions(sim::ContactModel::Hard);
-    opt.contact.iterations = 10;
-    opt.contact.terrain = samplesOnly;
-    out["step_us_hard_terrain_bound_from_samples"] = timeMicros(
-        [&] { sim::step(model, opt, data, s.q, s.v, s.robot.defaultJointPos, qn, vn); }, seconds);
-    out["bound_from_samples_over_cells_step_hard"] =
-        out["step_us_hard_terrain_bound_from_samples"] / out["step_us_hard_terrain"];
-  }
-  for (const char* cm : {"hard", "smoothed", "soft"}) {
-    out[std::string("terrain_over_flat_step_") + cm] =
-        out[std::string("step_us_") + cm + "_terrain"] / out[std::string("step_us_") + cm];
-    out[std::string("terrain_over_flat_vjp_") + cm] =
-        out[std::string("vjp_us_") + cm + "_terrain"] / out[std::string("vjp_us_") + cm];
-  }
-  {
-    sim::step(model, sim::SimOptions{}, data, s.q, s.v, s.robot.defaultJointPos, qn, vn);
-    out["contacts_in_bench_state"] = 0;
-    for (int f = 0; f < model.nfeet(); ++f) out["contacts_in_bench_state"] += data.depth[f] >= 0;
-  }
+}
 
-  // Batch throughput: 2048 worlds, 1 and 2 threads, smoothed contact.
+// What the leg spheres (knees, shanks: sim::Model::legSpheres) cost where they are checked
+// against a height field but touch nothing: the same step with the feet alone.
+void benchLegSpheres(std::map<std::string, double>& out, const Scenario& s, sim::VecX& qn,
+                     sim::VecX& vn, const std::shared_ptr<const sim::HeightField>& terrain,
+                     double seconds) {
+  sim::Model feetOnly = s.robot.model;
+  feetOnly.legSpheres.clear();
+  feetOnly.finalize();
+  sim::Data feetData(feetOnly);
+  for (auto cm : {sim::ContactModel::Hard, sim::ContactModel::Smoothed}) {
+    sim::SimOptions opt = s.robot.simOptions(cm);
+    opt.contact.iterations = 10;
+    opt.contact.terrain = terrain;
+    const std::string tag = std::string(sim::toString(cm)) + "_terrain";
+    out["step_us_" + tag + "_feet_only"] = timeMicros(
+        [&] { sim::step(feetOnly, opt, feetData, s.q, s.v, s.robot.defaultJointPos, qn, vn); },
+        seconds);
+    out["leg_spheres_over_feet_only_step_" + tag] =
+        out["step_us_" + tag] / out["step_us_" + tag + "_feet_only"];
+  }
+}
+
+// What finalize() buys: the same hard step with the leg spheres' depth bound read from the
+// 16 samples around each sphere rather than from its cell (sim::HeightField::cellBounds).
+void benchCellBounds(std::map<std::string, double>& out, const Scenario& s, sim::Data& data,
+                     sim::VecX& qn, sim::VecX& vn, const sim::HeightField& terrain,
+                     double seconds) {
+  const sim::Model& model = s.robot.model;
+  auto samplesOnly = std::make_shared<sim::HeightField>(terrain);
+  samplesOnly->cellBounds.clear();
+  sim::SimOptions opt = s.robot.simOptions(sim::ContactModel::Hard);
+  opt.contact.iterations = 10;
+  opt.contact.terrain = samplesOnly;
+  out["step_us_hard_terrain_bound_from_samples"] = timeMicros(
+      [&] { sim::step(model, opt, data, s.q, s.v, s.robot.defaultJointPos, qn, vn); }, seconds);
+  out["bound_from_samples_over_cells_step_hard"] =
+      out["step_us_hard_terrain_bound_from_samples"] / out["step_us_hard_terrain"];
+}
+
+// Batch throughput: 2048 worlds, 1 and 2 threads, smoothed contact.
+void benchBatchThroughput(std::map<std::string, double>& out, const Scenario& s, double seconds) {
+  const sim::Model& model = s.robot.model;
   for (int threads : {1, 2}) {
     const sim::SimOptions opt = s.robot.simOptions();
     gpu::BatchSim batch(model, opt, 2048, threads);
@@ -243,16 +236,11 @@ int runBench(bool json, double seconds, const std::string& roughFrom) {
   }
   out["batch_steps_per_s"] = out["batch_steps_per_s_2t"];
   out["batch_scaling"] = out["batch_steps_per_s_2t"] / out["batch_steps_per_s_1t"];
-  benchBatchPaths(out, s, terrain, seconds);
-
-  // Environments (LibTorch): sampling throughput and one SHAC window.
-  benchEnvs(out, seconds);
-  // Whole SHAC iterations of the three shipped SHAC configs.
-  benchTraining(out, seconds, roughFrom);
-  benchCriticStep(out, seconds);
+}
 
 #ifdef DIFFLOCO_WITH_MUJOCO
-  out["mujoco_step_us"] = mj::benchStepMicros(model, s.q, s.v, seconds);
+void benchMujocoAnchors(std::map<std::string, double>& out, const Scenario& s, double seconds) {
+  out["mujoco_step_us"] = mj::benchStepMicros(s.robot.model, s.q, s.v, seconds);
   out["step_over_mujoco_hard"] = out["step_us_hard"] / out["mujoco_step_us"];
   out["step_over_mujoco_smoothed"] = out["step_us_smoothed"] / out["mujoco_step_us"];
   out["step_over_mujoco_hard_terrain"] = out["step_us_hard_terrain"] / out["mujoco_step_us"];
@@ -263,8 +251,10 @@ int runBench(bool json, double seconds, const std::string& roughFrom) {
   for (const char* task : {"walk", "velocity", "velocity_rough"})
     out[std::string("shac_iteration_") + task + "_over_mujoco_step"] =
         out[std::string("shac_iteration_s_") + task] * 1e6 / out["mujoco_step_us"];
+}
 #endif
 
+void printResults(const std::map<std::string, double>& out, bool json) {
   if (json) {
     nlohmann::ordered_json j = nlohmann::ordered_json::object();
     for (auto& [k, val] : out) j[k] = io::jsonNumber(val);  // a section not measured: null
@@ -272,6 +262,47 @@ int runBench(bool json, double seconds, const std::string& roughFrom) {
   } else {
     for (auto& [k, val] : out) std::printf("%-28s %12.4g\n", k.c_str(), val);
   }
+}
+
+}  // namespace
+
+int runBench(bool json, double seconds, const std::string& roughFrom) {
+  std::map<std::string, double> out;
+  Scenario s = settledAnymal();
+  const sim::Model& model = s.robot.model;
+  sim::Data data(model);
+  sim::VecX qn(model.nq()), vn(model.nv());
+
+  const auto terrain = flatHeightField(s.q);
+  benchPlaneAndTerrain(out, s, data, qn, vn, terrain, seconds);
+  if (!model.legSpheres.empty()) benchLegSpheres(out, s, qn, vn, terrain, seconds);
+  benchCellBounds(out, s, data, qn, vn, *terrain, seconds);
+  for (const char* cm : {"hard", "smoothed", "soft"}) {
+    out[std::string("terrain_over_flat_step_") + cm] =
+        out[std::string("step_us_") + cm + "_terrain"] / out[std::string("step_us_") + cm];
+    out[std::string("terrain_over_flat_vjp_") + cm] =
+        out[std::string("vjp_us_") + cm + "_terrain"] / out[std::string("vjp_us_") + cm];
+  }
+  {
+    sim::step(model, sim::SimOptions{}, data, s.q, s.v, s.robot.defaultJointPos, qn, vn);
+    out["contacts_in_bench_state"] = 0;
+    for (int f = 0; f < model.nfeet(); ++f) out["contacts_in_bench_state"] += data.depth[f] >= 0;
+  }
+
+  benchBatchThroughput(out, s, seconds);
+  benchBatchPaths(out, s, terrain, seconds);
+
+  // Environments (LibTorch): sampling throughput and one SHAC window.
+  benchEnvs(out, seconds);
+  // Whole SHAC iterations of the three shipped SHAC configs.
+  benchTraining(out, seconds, roughFrom);
+  benchCriticStep(out, seconds);
+
+#ifdef DIFFLOCO_WITH_MUJOCO
+  benchMujocoAnchors(out, s, seconds);
+#endif
+
+  printResults(out, json);
   return 0;
 }
 

@@ -102,30 +102,31 @@ void check(const FallingMassOptions& o) {
     if (!(k > 0)) bad("every --kappa must be > 0");
 }
 
-}  // namespace
-
-FallingMassSweep runFallingMass(const FallingMassOptions& o) {
-  check(o);
-  FallingMassSweep s;
-  s.options = o;
-  const sim::Model model = fallingMassModel(o.mass, o.radius);
-  sim::Data data(model);
-  const int steps = static_cast<int>(std::lround(o.duration / o.dt));
-
+// The hard model at the sweep's time step and Gauss-Seidel sweeps.
+sim::SimOptions hardOptions(const FallingMassOptions& o) {
   sim::SimOptions hard;
   hard.dt = o.dt;
   hard.contact.model = sim::ContactModel::Hard;
   hard.contact.iterations = o.iterations;
+  return hard;
+}
+
+// Per kappa, the hard options with the smoothed contact model.
+std::vector<sim::SimOptions> smoothedOptions(const sim::SimOptions& hard,
+                                             const std::vector<double>& kappas) {
   std::vector<sim::SimOptions> smoothed;
-  for (double k : o.kappas) {
+  for (double k : kappas) {
     sim::SimOptions opt = hard;
     opt.contact.model = sim::ContactModel::Smoothed;
     opt.contact.kappa = k;
     smoothed.push_back(opt);
   }
+  return smoothed;
+}
 
-  // Antithetic pairs (w, -w): still N Gaussian samples, but their mean is zero, so the stochastic
-  // curve is not shifted by the sample mean where the dynamics are linear (free fall).
+// Antithetic pairs (w, -w): still N Gaussian samples, but their mean is zero, so the stochastic
+// curve is not shifted by the sample mean where the dynamics are linear (free fall).
+std::vector<double> antitheticNoise(const FallingMassOptions& o) {
   std::mt19937_64 rng(o.seed);
   std::normal_distribution<double> normal(0.0, o.sigma);
   std::vector<double> noise(o.samples);
@@ -134,75 +135,66 @@ FallingMassSweep runFallingMass(const FallingMassOptions& o) {
     noise[n + 1] = -noise[n];
   }
   if (o.samples % 2) noise.back() = 0.0;  // the odd one out at the median keeps the mean zero
+  return noise;
+}
 
-  s.models.push_back("hard");
-  for (double k : o.kappas) s.models.push_back(kappaName(k));
-  s.models.push_back("stochastic");
-  s.results.assign(s.models.size(), std::vector<FallResult>(o.points));
-  s.h0.resize(o.points);
-  s.stochasticExactZ.resize(o.points);
-  s.stochasticExactVz.resize(o.points);
+// The stochastic model at h0: the hard falls from h0 + w averaged over the noise samples w.
+FallResult stochasticMean(const sim::Model& model, const sim::SimOptions& hard, sim::Data& data,
+                          const std::vector<double>& noise, double h0, int steps,
+                          bool withGradient) {
+  FallResult mean;
+  for (double w : noise) {
+    const FallResult r = fall(model, hard, data, h0 + w, steps, withGradient);
+    mean.z += r.z;
+    mean.vz += r.vz;
+    mean.dz_dh0 += r.dz_dh0;
+    mean.dvz_dh0 += r.dvz_dh0;
+  }
+  const double n = static_cast<double>(noise.size());
+  mean.z /= n;
+  mean.vz /= n;
+  mean.dz_dh0 /= n;
+  mean.dvz_dh0 /= n;
+  return mean;
+}
 
-  auto stochasticMean = [&](double h0, bool withGradient) {
-    FallResult mean;
-    for (double w : noise) {
-      const FallResult r = fall(model, hard, data, h0 + w, steps, withGradient);
-      mean.z += r.z;
-      mean.vz += r.vz;
-      mean.dz_dh0 += r.dz_dh0;
-      mean.dvz_dh0 += r.dvz_dh0;
-    }
-    const double n = static_cast<double>(noise.size());
-    mean.z /= n;
-    mean.vz /= n;
-    mean.dz_dh0 /= n;
-    mean.dvz_dh0 /= n;
-    return mean;
-  };
-
-  const int iStoch = static_cast<int>(s.models.size()) - 1;
+// Reference for the stochastic gradient: the exact derivative of the expected value
+// E(h0) = int f(x) phi(x - h0) dx of the hard model f under the noise, dE/dh0 =
+// int f(x) (x - h0) / sigma^2 phi(x - h0) dx, by the trapezoidal rule on a fine grid of hard
+// rollouts (spacing sigma / 40, +-6 sigma beyond the range). f is bounded, so differentiating
+// under the integral is exact even across f's jumps, which the per-sample gradients miss.
+void exactStochasticGradient(FallingMassSweep& s, const FallingMassOptions& o,
+                             const sim::Model& model, const sim::SimOptions& hard, sim::Data& data,
+                             int steps) {
+  const double lo = o.h0Min - 6 * o.sigma, hi = o.h0Max + 6 * o.sigma;
+  const int n = static_cast<int>(std::ceil((hi - lo) / (o.sigma / 40))) + 1;
+  const double dx = (hi - lo) / (n - 1);
+  std::vector<double> fz(n), fvz(n);
+  for (int j = 0; j < n; ++j) {
+    const FallResult r = fall(model, hard, data, lo + j * dx, steps, false);
+    fz[j] = r.z;
+    fvz[j] = r.vz;
+  }
+  const double norm = 1.0 / (o.sigma * std::sqrt(2 * M_PI));
   for (int i = 0; i < o.points; ++i) {
-    const double h0 = o.h0Min + (o.h0Max - o.h0Min) * i / (o.points - 1);
-    s.h0[i] = h0;
-    s.results[0][i] = fall(model, hard, data, h0, steps);
-    for (size_t k = 0; k < smoothed.size(); ++k)
-      s.results[1 + k][i] = fall(model, smoothed[k], data, h0, steps);
-    s.results[iStoch][i] = stochasticMean(h0, true);
-  }
-
-  // Reference for the stochastic gradient: the exact derivative of the expected value
-  // E(h0) = int f(x) phi(x - h0) dx of the hard model f under the noise, dE/dh0 =
-  // int f(x) (x - h0) / sigma^2 phi(x - h0) dx, by the trapezoidal rule on a fine grid of hard
-  // rollouts (spacing sigma / 40, +-6 sigma beyond the range). f is bounded, so differentiating
-  // under the integral is exact even across f's jumps, which the per-sample gradients miss.
-  {
-    const double lo = o.h0Min - 6 * o.sigma, hi = o.h0Max + 6 * o.sigma;
-    const int n = static_cast<int>(std::ceil((hi - lo) / (o.sigma / 40))) + 1;
-    const double dx = (hi - lo) / (n - 1);
-    std::vector<double> fz(n), fvz(n);
+    double gz = 0, gvz = 0;
     for (int j = 0; j < n; ++j) {
-      const FallResult r = fall(model, hard, data, lo + j * dx, steps, false);
-      fz[j] = r.z;
-      fvz[j] = r.vz;
+      const double w = lo + j * dx - s.h0[i];
+      if (std::abs(w) > 6 * o.sigma) continue;
+      const double k = (j == 0 || j == n - 1 ? 0.5 : 1.0) * dx * norm *
+                       std::exp(-0.5 * w * w / (o.sigma * o.sigma)) * w / (o.sigma * o.sigma);
+      gz += k * fz[j];
+      gvz += k * fvz[j];
     }
-    const double norm = 1.0 / (o.sigma * std::sqrt(2 * M_PI));
-    for (int i = 0; i < o.points; ++i) {
-      double gz = 0, gvz = 0;
-      for (int j = 0; j < n; ++j) {
-        const double w = lo + j * dx - s.h0[i];
-        if (std::abs(w) > 6 * o.sigma) continue;
-        const double k = (j == 0 || j == n - 1 ? 0.5 : 1.0) * dx * norm *
-                         std::exp(-0.5 * w * w / (o.sigma * o.sigma)) * w / (o.sigma * o.sigma);
-        gz += k * fz[j];
-        gvz += k * fvz[j];
-      }
-      s.stochasticExactZ[i] = gz;
-      s.stochasticExactVz[i] = gvz;
-    }
+    s.stochasticExactZ[i] = gz;
+    s.stochasticExactVz[i] = gvz;
   }
+}
 
-  // Critical height of the hard model by bisection on "the mass reached the ground" (its final
-  // velocity is then ~0 instead of -g T). Below it at h0 = radius the mass starts on the ground.
+// Critical height of the hard model by bisection on "the mass reached the ground" (its final
+// velocity is then ~0 instead of -g T). Below it at h0 = radius the mass starts on the ground.
+void findCriticalHeight(FallingMassSweep& s, const FallingMassOptions& o, const sim::Model& model,
+                        const sim::SimOptions& hard, sim::Data& data, int steps) {
   auto reaches = [&](double h0) {
     return fall(model, hard, data, h0, steps, false).vz > 0.5 * model.gravity.z() * o.duration;
   };
@@ -214,6 +206,42 @@ FallingMassSweep runFallingMass(const FallingMassOptions& o) {
     }
     s.criticalHeight = lo;
   }
+}
+
+}  // namespace
+
+FallingMassSweep runFallingMass(const FallingMassOptions& o) {
+  check(o);
+  FallingMassSweep s;
+  s.options = o;
+  const sim::Model model = fallingMassModel(o.mass, o.radius);
+  sim::Data data(model);
+  const int steps = static_cast<int>(std::lround(o.duration / o.dt));
+
+  const sim::SimOptions hard = hardOptions(o);
+  const std::vector<sim::SimOptions> smoothed = smoothedOptions(hard, o.kappas);
+  const std::vector<double> noise = antitheticNoise(o);
+
+  s.models.push_back("hard");
+  for (double k : o.kappas) s.models.push_back(kappaName(k));
+  s.models.push_back("stochastic");
+  s.results.assign(s.models.size(), std::vector<FallResult>(o.points));
+  s.h0.resize(o.points);
+  s.stochasticExactZ.resize(o.points);
+  s.stochasticExactVz.resize(o.points);
+
+  const int iStoch = static_cast<int>(s.models.size()) - 1;
+  for (int i = 0; i < o.points; ++i) {
+    const double h0 = o.h0Min + (o.h0Max - o.h0Min) * i / (o.points - 1);
+    s.h0[i] = h0;
+    s.results[0][i] = fall(model, hard, data, h0, steps);
+    for (size_t k = 0; k < smoothed.size(); ++k)
+      s.results[1 + k][i] = fall(model, smoothed[k], data, h0, steps);
+    s.results[iStoch][i] = stochasticMean(model, hard, data, noise, h0, steps, true);
+  }
+
+  exactStochasticGradient(s, o, model, hard, data, steps);
+  findCriticalHeight(s, o, model, hard, data, steps);
   return s;
 }
 
