@@ -88,6 +88,9 @@ struct PpoConfig {
   int minibatches = 4;
   double maxGradNorm = 1.0;
   std::vector<double> adamBetas{0.9, 0.999};
+  // The first iterations fit the critic only: a run warm-started from a policy file, whose critic
+  // starts fresh, would otherwise move the actor along the advantages of an untrained critic.
+  int criticWarmupIterations = 0;
 
   template <class V>
   void visit(V& v) {
@@ -110,6 +113,10 @@ struct PpoConfig {
     v.field("max_grad_norm", maxGradNorm, "max gradient norm, actor and critic each (0: none)",
             V::atLeast(0));
     v.field("adam_betas", adamBetas, "Adam (beta1, beta2)", V::halfOpen(0, 1).sized(2));
+    v.field("critic_warmup_iterations", criticWarmupIterations,
+            "iterations at the start that update the critic only (the actor and the adaptive "
+            "rate stay as they are): for init_from a policy file, whose critic starts fresh",
+            V::atLeast(0));
   }
 };
 

@@ -183,7 +183,8 @@ void Ppo::updateMinibatch(const Samples& d, const Tensor& idx, int64_t size,
   const Tensor o = d.obs.index_select(0, idx);
   const Tensor mean = actor_->mean(o);
   const Tensor& logStd = actor_->logStd();
-  if (config_.schedule == "adaptive")
+  const bool actorToo = iteration_ >= config_.criticWarmupIterations;
+  if (config_.schedule == "adaptive" && actorToo)
     adaptLearningRate(d.oldMean.index_select(0, idx), oldLogStd, mean, size, sums);
 
   const Tensor logp = policies::gaussianLogProb(d.actions.index_select(0, idx), mean, logStd);
@@ -224,7 +225,7 @@ void Ppo::updateMinibatch(const Samples& d, const Tensor& idx, int64_t size,
            ")");
     return;
   }
-  actorOpt_->step();
+  if (actorToo) actorOpt_->step();
   criticOpt_->step();
   sums.value += valueV;
   sums.surrogate += surrV;

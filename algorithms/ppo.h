@@ -67,7 +67,8 @@ class Ppo : public Algorithm {
   void adaptLearningRate(const torch::Tensor& oldMean, const torch::Tensor& oldLogStd,
                          const torch::Tensor& mean, int64_t size, UpdateSums& sums);
   // One minibatch (rows idx of d, `size` of the world's samples): the clipped surrogate, the
-  // value loss and the entropy, their gradients summed over the ranks, clipping and Adam.
+  // value loss and the entropy, their gradients summed over the ranks, clipping and Adam (the
+  // actor's once past ppo.critic_warmup_iterations).
   void updateMinibatch(const Samples& d, const torch::Tensor& idx, int64_t size,
                        const torch::Tensor& oldLogStd, UpdateSums& sums, IterationStats& s);
 

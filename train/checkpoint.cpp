@@ -13,6 +13,7 @@
 #include "io/atomic_file.h"
 #include "io/read_file.h"
 #include "io/zip_archive.h"
+#include "policies/actor_critic.h"
 #include "policies/error_message.h"
 #include "runs/run_dir.h"
 
@@ -150,24 +151,72 @@ void loadCheckpoint(const distributed::Communicator& comm, const std::string& pa
   loadState(path, a, algo, env);
 }
 
+namespace {
+
+// The settings of an actor that its parameters' shapes do not show.
+void checkSameActor(const policies::PolicyConfig& file, const policies::PolicyConfig& run) {
+  auto differs = [&](const std::string& key, const std::string& a, const std::string& b) {
+    if (a != b)
+      throw std::runtime_error("its actor has policy." + key + " " + a + ", this run's " + b);
+  };
+  auto widths = [](const std::vector<int>& w) {
+    std::string s;
+    for (int x : w) s += (s.empty() ? "[" : ", ") + std::to_string(x);
+    return s + "]";
+  };
+  differs("actor_hidden", widths(file.actorHidden), widths(run.actorHidden));
+  differs("activation", file.activation, run.activation);
+  differs("layer_norm", file.layerNorm ? "true" : "false", run.layerNorm ? "true" : "false");
+  differs("squash", file.squash, run.squash);
+  differs("normalize_observations", file.normalizeObservations ? "true" : "false",
+          run.normalizeObservations ? "true" : "false");
+}
+
+}  // namespace
+
 void warmStart(const std::string& from, algorithms::Algorithm& algo) {
   const std::string path = warmStartCheckpoint(from);
+  const std::string bytes = io::readFile(path);
   torch::serialize::InputArchive a;
-  try {
-    openCheckpointBytes(path, io::readFile(path), a);  // its messages name the file
-  } catch (const std::runtime_error& e) {
-    throw std::runtime_error("init_from: " + std::string(e.what()));
-  }
+  c10::IValue format;
   std::string error;
   try {
-    algo.loadWarmStart(a);
+    io::checkZipArchive(path, bytes);  // before LibTorch reads it
+    a.load_from(bytes.data(), bytes.size());
+    a.try_read("format", format);
+  } catch (const std::exception& e) {
+    throw std::runtime_error("init_from: " + path + ": not a readable checkpoint (" +
+                             policies::messageOf(e) + ")");
+  }
+  // A policy file (policy.pt, pretrained/*.pt): its actor and normaliser; the critic keeps its
+  // initialisation, so a policy of either algorithm can start a run of the other.
+  const bool policyFile = format.isString() && format.toStringRef() == "diffloco-policy-1";
+  if (!policyFile) try {
+      checkFormat(path, a);
+    } catch (const std::runtime_error& e) {
+      throw std::runtime_error("init_from: " + std::string(e.what()));
+    }
+  try {
+    if (policyFile) {
+      const policies::Actor loaded = policies::readActor(a);
+      checkSameActor(loaded->config(), algo.actor()->config());
+      policies::copyModule(*loaded, *algo.actor());
+      algo.actor()->normalizer()->refresh();
+    } else {
+      algo.loadWarmStart(a);
+    }
   } catch (const c10::Error& e) {
     error = e.what_without_backtrace();
   } catch (const std::exception& e) {
     error = e.what();
   }
   if (!error.empty()) throw std::runtime_error("init_from: " + path + ": " + error);
-  spdlog::info("warm start: networks and normaliser from {}", path);
+  if (policyFile)
+    spdlog::info("warm start: the actor and its normaliser from the policy file {} (the critic "
+                 "starts fresh)",
+                 path);
+  else
+    spdlog::info("warm start: networks and normaliser from {}", path);
 }
 
 }  // namespace diffloco::train

@@ -37,8 +37,10 @@ void saveCheckpoint(const distributed::Communicator& comm, const std::string& pa
 void loadCheckpoint(const distributed::Communicator& comm, const std::string& path,
                     algorithms::Algorithm& algo, envs::LocomotionEnv& env);
 
-// init_from: the networks and normaliser of a checkpoint (a file, or a run folder's newest);
-// everything else of the new run starts fresh. Errors begin with "init_from: " and name the file.
+// init_from: the networks and normaliser of a checkpoint (a file, or a run folder's newest) of the
+// same algorithm, or the actor and its normaliser of a policy file (either algorithm's, the same
+// actor settings; the critic keeps its initialisation); everything else of the new run starts
+// fresh. Errors begin with "init_from: " and name the file.
 void warmStart(const std::string& from, algorithms::Algorithm& algo);
 
 }  // namespace diffloco::train

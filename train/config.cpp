@@ -34,8 +34,10 @@ void visitTop(V& v, TrainConfig& c) {
           V::atLeast(0));
   v.field("init_from", c.initFrom,
           "warm start: the networks and observation normaliser of a run folder (its last "
-          "checkpoint) or of a checkpoint model_<iter>.pt of the same algorithm and architecture; "
-          "optimisers, iteration counter and schedules start fresh. Empty: random initialisation");
+          "checkpoint) or of a checkpoint model_<iter>.pt of the same algorithm and architecture, "
+          "or the actor and its normaliser of a policy file (policy.pt, pretrained/*.pt; the "
+          "critic starts fresh: ppo.critic_warmup_iterations); optimisers, iteration counter and "
+          "schedules start fresh. Empty: random initialisation");
 }
 
 // The sections after the task: the selected algorithm's, policy, curriculum, run.

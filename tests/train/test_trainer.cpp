@@ -350,6 +350,55 @@ TEST(Trainer, WarmStartFromAnotherRun) {
   expectError(ppo.runDir, {"init_from", "model_4.pt", "'ppo'"});
 }
 
+// init_from a policy file: the actor and its normaliser of a run of another algorithm; the critic
+// starts fresh and, for ppo.critic_warmup_iterations, is the only network that learns.
+TEST(Trainer, WarmStartFromPolicyFile) {
+  Scratch s("diffloco_warm_start_policy");
+  const TrainResult base = runTraining(args(s.config(kShac), s.dir / "base"));
+  const std::string policy = (fs::path(base.runDir) / "policy.pt").string();
+  ASSERT_TRUE(fs::exists(policy));
+  const fs::path ppoConfig = s.dir / "ppo.yaml";
+  std::ofstream(ppoConfig) << kPpo;
+  TrainArgs warm = args(ppoConfig.string(), s.dir / "warm");
+  warm.sets.insert(warm.sets.end(),
+                   {"init_from=" + policy, "policy.layer_norm=true", "policy.squash=tanh",
+                    "ppo.iterations=2", "ppo.critic_warmup_iterations=2"});
+  const TrainResult r = runTraining(warm);
+  ASSERT_TRUE(r.finished);
+  const policies::Actor loaded = policies::loadPolicy(policy).actor;
+  const auto after = checkpointTensors((fs::path(r.runDir) / "model_2.pt").string());
+  int compared = 0;
+  for (const auto& p : loaded->named_parameters()) {
+    const auto it = after.find("actor." + p.key());
+    ASSERT_NE(it, after.end()) << p.key();
+    EXPECT_TRUE(torch::equal(it->second, p.value())) << p.key() << " moved during the warm-up";
+    ++compared;
+  }
+  EXPECT_GT(compared, 2);
+
+  // One iteration past the warm-up moves the actor.
+  TrainArgs past = warm;
+  past.out = (s.dir / "past").string();
+  past.sets.back() = "ppo.critic_warmup_iterations=1";
+  const TrainResult moved = runTraining(past);
+  const auto afterPast = checkpointTensors((fs::path(moved.runDir) / "model_2.pt").string());
+  bool anyMoved = false;
+  for (const auto& p : loaded->named_parameters())
+    anyMoved |= !torch::equal(afterPast.at("actor." + p.key()), p.value());
+  EXPECT_TRUE(anyMoved);
+
+  // Settings the parameters' shapes do not show must agree too.
+  TrainArgs other = args(ppoConfig.string(), s.dir / "other");
+  other.sets.insert(other.sets.end(), {"init_from=" + policy, "policy.layer_norm=true"});
+  try {
+    runTraining(other);
+    FAIL() << "a policy squashed by tanh must not start an unsquashed actor";
+  } catch (const std::runtime_error& e) {
+    for (const char* part : {"init_from", "policy.pt", "policy.squash tanh", "this run's none"})
+      EXPECT_NE(std::string(e.what()).find(part), std::string::npos) << e.what();
+  }
+}
+
 TEST(Trainer, StopsAfterRepeatedNonFiniteUpdates) {
   Scratch s("diffloco_trainer_nan");
   TrainArgs a = args(s.config(kShac), s.dir / "runs");
