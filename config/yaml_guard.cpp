@@ -1,5 +1,6 @@
 #include "config/yaml_guard.h"
 
+#include <stdexcept>
 #include <vector>
 
 #include "config/archive.h"
@@ -47,6 +48,16 @@ YAML::Node checkYamlTree(const YAML::Node& root, const std::string& file, bool l
   Walk w{file, lines, {}, 0};
   w.visit(root);
   return root;
+}
+
+YAML::Node loadYamlFile(const std::string& file) {
+  YAML::Node y;
+  try {
+    y = YAML::LoadFile(file);
+  } catch (const YAML::Exception& e) {
+    throw std::runtime_error(file + ": " + e.what());
+  }
+  return checkYamlTree(y, file);
 }
 
 }  // namespace diffloco::config

@@ -27,4 +27,8 @@ inline constexpr std::size_t kMaxYamlNodes = 1000000;
 // load: checkYamlTree(YAML::Load(text), source).
 YAML::Node checkYamlTree(const YAML::Node& root, const std::string& file, bool lines = true);
 
+// A YAML file loaded and checked: a read or parse error of yaml-cpp's becomes std::runtime_error
+// "file: <its message>", then checkYamlTree.
+YAML::Node loadYamlFile(const std::string& file);
+
 }  // namespace diffloco::config

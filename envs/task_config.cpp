@@ -334,13 +334,7 @@ void inlineActuatorFile(YAML::Node& task, const std::string& source) {
   if (!io::isRegularFile(path))
     throw std::runtime_error(located(source, f) + ": actuator.file: " + path.string() +
                              " not found");
-  YAML::Node fitted;
-  try {
-    fitted = YAML::LoadFile(path.string());
-  } catch (const YAML::Exception& e) {
-    throw std::runtime_error(path.string() + ": " + e.what());
-  }
-  config::checkYamlTree(fitted, path.string());
+  YAML::Node fitted = config::loadYamlFile(path.string());
   if (!fitted.IsMap()) throw std::runtime_error(path.string() + ": expected a map");
   config::checkUniqueKeys(fitted, path.string());
   static const std::vector<std::string> keys{
@@ -499,13 +493,7 @@ void inlineRobotDefaults(YAML::Node& task, const std::string& source) {
   if (!task.IsMap() || !ctask["robot"] || !ctask["robot"].IsScalar()) return;  // parser says it
   const std::string path = robotFilePath(ctask["robot"].Scalar());
   if (!io::isRegularFile(path)) return;  // loadRobot reports it
-  YAML::Node robot;
-  try {
-    robot = YAML::LoadFile(path);
-  } catch (const YAML::Exception& e) {
-    throw std::runtime_error(path + ": " + e.what());
-  }
-  config::checkYamlTree(robot, path);
+  YAML::Node robot = config::loadYamlFile(path);
   const YAML::Node& crobot = robot;
   if (!robot.IsMap() || !crobot["task_defaults"]) return;
   const YAML::Node defaults = crobot["task_defaults"];
@@ -525,13 +513,7 @@ TaskConfig loadTaskConfig(const std::string& nameOrPath) {
   if (!io::isRegularFile(path))
     throw std::runtime_error(path.string() + ": task file not found (expected a task name from " +
                              configDir() + "/tasks or a path to a .yaml)");
-  YAML::Node y;
-  try {
-    y = YAML::LoadFile(path.string());
-  } catch (const YAML::Exception& e) {
-    throw std::runtime_error(path.string() + ": " + e.what());
-  }
-  config::checkYamlTree(y, path.string());
+  YAML::Node y = config::loadYamlFile(path.string());
   inlineRobotDefaults(y, path.string());
   inlineActuatorFile(y, path.string());
   return parseTaskConfig(y, path.string());

@@ -130,13 +130,7 @@ YAML::Node readRobotFile(const fs::path& path) {
   if (!io::exists(path))
     throw std::runtime_error(path.string() + ": robot file not found (expected a robot name from " +
                              configDir() + "/robots or a path to a .yaml)");
-  YAML::Node y;
-  try {
-    y = YAML::LoadFile(path.string());
-  } catch (const YAML::Exception& e) {
-    throw std::runtime_error(path.string() + ": " + e.what());
-  }
-  config::checkYamlTree(y, path.string());
+  YAML::Node y = config::loadYamlFile(path.string());
   config::checkUniqueKeys(y, path.string());
   return y;
 }
