@@ -1,6 +1,7 @@
 #include "train/checkpoint.h"
 
 #include <spdlog/spdlog.h>
+#include <torch/script.h>
 #include <torch/torch.h>
 
 #include <filesystem>
@@ -172,6 +173,69 @@ void checkSameActor(const policies::PolicyConfig& file, const policies::PolicyCo
           run.normalizeObservations ? "true" : "false");
 }
 
+// An exported policy (`diffloco export`'s TorchScript: the mean's MLP as w<l>, b<l>, ln<l>_w,
+// ln<l>_b in the actor's parameter order, the normaliser as obs_mean and obs_scale =
+// (var + eps)^-1/2 in float) into the run's actor. The file keeps neither the Gaussian's std (the
+// run's policy.init_std stays) nor the number of samples behind the normaliser: its statistics
+// are counted as kExportedNormalizerCount samples, so that the run's updates leave them in place.
+constexpr double kExportedNormalizerCount = 1e15;
+
+void warmStartFromExported(const std::string& path, policies::Actor& actor) {
+  torch::jit::Module m = torch::jit::load(path);
+  std::map<std::string, Tensor> file;
+  for (const auto& p : m.named_parameters(false)) file[p.name] = p.value;
+  for (const auto& b : m.named_buffers(false)) file[b.name] = b.value;
+  const policies::PolicyConfig& cfg = actor->config();
+  std::vector<std::string> names;  // the file's MLP tensors in the actor's parameter order
+  for (size_t l = 0; l <= cfg.actorHidden.size(); ++l) {
+    names.push_back("w" + std::to_string(l));
+    names.push_back("b" + std::to_string(l));
+    if (l < cfg.actorHidden.size() && cfg.layerNorm) {
+      names.push_back("ln" + std::to_string(l) + "_w");
+      names.push_back("ln" + std::to_string(l) + "_b");
+    }
+  }
+  if (file.count("ln0_w") != static_cast<size_t>(cfg.layerNorm))
+    throw std::runtime_error(std::string("its actor has policy.layer_norm ") +
+                             (cfg.layerNorm ? "false" : "true") + ", this run's " +
+                             (cfg.layerNorm ? "true" : "false"));
+  // The activation and the squashing, from the operations of the file's forward().
+  const std::string graph = m.get_method("forward").graph()->toString();
+  auto count = [&](const std::string& op) {
+    size_t n = 0;
+    for (size_t at = graph.find(op); at != std::string::npos; at = graph.find(op, at + 1)) ++n;
+    return n;
+  };
+  const size_t hidden = cfg.actorHidden.size();
+  if (cfg.activation != "tanh" && count("aten::" + cfg.activation + "(") != hidden)
+    throw std::runtime_error("its actor has another policy.activation than this run's " +
+                             cfg.activation);
+  const size_t tanhs = (cfg.activation == "tanh" ? hidden : 0) + (cfg.squash == "tanh" ? 1 : 0);
+  if (count("aten::tanh(") != tanhs)
+    throw std::runtime_error("its actor has another policy.activation or policy.squash than "
+                             "this run's (" + cfg.activation + ", " + cfg.squash + ")");
+  torch::NoGradGuard noGrad;
+  size_t k = 0;
+  for (auto& p : actor->named_parameters()) {
+    if (p.key() == "log_std") continue;
+    if (k == names.size() || !file.count(names[k]) ||
+        file.at(names[k]).sizes() != p.value().sizes())
+      throw std::runtime_error("copyModule: tensor '" + p.key() +
+                               "' is missing or has another shape: another architecture?");
+    p.value().copy_(file.at(names[k++]));
+  }
+  if (k != names.size() || file.count("w" + std::to_string(hidden + 1)))
+    throw std::runtime_error("the file's MLP has another depth: another architecture?");
+  auto buffers = actor->named_buffers();
+  const Tensor scale = file.at("obs_scale").to(torch::kDouble);
+  if (scale.sizes() != buffers["normalizer.mean"].sizes())
+    throw std::runtime_error("its observations are " + std::to_string(scale.numel()) +
+                             ", this run's " + std::to_string(buffers["normalizer.mean"].numel()));
+  buffers["normalizer.mean"].copy_(file.at("obs_mean").to(torch::kDouble));
+  buffers["normalizer.var"].copy_(scale.square().reciprocal() - cfg.normalizerEps);
+  buffers["normalizer.count"].fill_(kExportedNormalizerCount);
+}
+
 }  // namespace
 
 void warmStart(const std::string& from, algorithms::Algorithm& algo) {
@@ -188,16 +252,23 @@ void warmStart(const std::string& from, algorithms::Algorithm& algo) {
     throw std::runtime_error("init_from: " + path + ": not a readable checkpoint (" +
                              policies::messageOf(e) + ")");
   }
-  // A policy file (policy.pt, pretrained/*.pt): its actor and normaliser; the critic keeps its
-  // initialisation, so a policy of either algorithm can start a run of the other.
-  const bool policyFile = format.isString() && format.toStringRef() == "diffloco-policy-1";
+  // A policy file (policy.pt) or an exported policy (pretrained/*.pt): its actor and
+  // normaliser; the critic keeps its initialisation, so a policy of either algorithm can start a
+  // run of the other.
+  c10::IValue exportedMeta;
+  const bool exported = a.try_read("metadata_json", exportedMeta);
+  const bool policyFile =
+      exported || (format.isString() && format.toStringRef() == "diffloco-policy-1");
   if (!policyFile) try {
       checkFormat(path, a);
     } catch (const std::runtime_error& e) {
       throw std::runtime_error("init_from: " + std::string(e.what()));
     }
   try {
-    if (policyFile) {
+    if (exported) {
+      warmStartFromExported(path, algo.actor());
+      algo.actor()->normalizer()->refresh();
+    } else if (policyFile) {
       const policies::Actor loaded = policies::readActor(a);
       checkSameActor(loaded->config(), algo.actor()->config());
       policies::copyModule(*loaded, *algo.actor());
@@ -211,7 +282,11 @@ void warmStart(const std::string& from, algorithms::Algorithm& algo) {
     error = e.what();
   }
   if (!error.empty()) throw std::runtime_error("init_from: " + path + ": " + error);
-  if (policyFile)
+  if (exported)
+    spdlog::info("warm start: the actor's mean and its normaliser from the exported policy {} "
+                 "(the std is policy.init_std; the critic starts fresh)",
+                 path);
+  else if (policyFile)
     spdlog::info("warm start: the actor and its normaliser from the policy file {} (the critic "
                  "starts fresh)",
                  path);

@@ -35,9 +35,10 @@ void visitTop(V& v, TrainConfig& c) {
   v.field("init_from", c.initFrom,
           "warm start: the networks and observation normaliser of a run folder (its last "
           "checkpoint) or of a checkpoint model_<iter>.pt of the same algorithm and architecture, "
-          "or the actor and its normaliser of a policy file (policy.pt, pretrained/*.pt; the "
-          "critic starts fresh: ppo.critic_warmup_iterations); optimisers, iteration counter and "
-          "schedules start fresh. Empty: random initialisation");
+          "or the actor and its normaliser of a policy file (a run's policy.pt) or of an "
+          "exported policy (diffloco export's .pt, pretrained/*.pt: the mean's network, the std "
+          "is policy.init_std) with the critic fresh (ppo.critic_warmup_iterations); optimisers, "
+          "iteration counter and schedules start fresh. Empty: random initialisation");
 }
 
 // The sections after the task: the selected algorithm's, policy, curriculum, run.
