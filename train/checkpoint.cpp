@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <map>
+#include <sstream>
 #include <stdexcept>
 
 #include "algorithms/algorithm.h"
@@ -180,8 +181,9 @@ void checkSameActor(const policies::PolicyConfig& file, const policies::PolicyCo
 // are counted as kExportedNormalizerCount samples, so that the run's updates leave them in place.
 constexpr double kExportedNormalizerCount = 1e15;
 
-void warmStartFromExported(const std::string& path, policies::Actor& actor) {
-  torch::jit::Module m = torch::jit::load(path);
+void warmStartFromExported(const std::string& bytes, policies::Actor& actor) {
+  std::istringstream in(bytes);
+  torch::jit::Module m = torch::jit::load(in);
   std::map<std::string, Tensor> file;
   for (const auto& p : m.named_parameters(false)) file[p.name] = p.value;
   for (const auto& b : m.named_buffers(false)) file[b.name] = b.value;
@@ -220,8 +222,9 @@ void warmStartFromExported(const std::string& path, policies::Actor& actor) {
     if (p.key() == "log_std") continue;
     if (k == names.size() || !file.count(names[k]) ||
         file.at(names[k]).sizes() != p.value().sizes())
-      throw std::runtime_error("copyModule: tensor '" + p.key() +
-                               "' is missing or has another shape: another architecture?");
+      throw std::runtime_error("the actor's tensor '" + p.key() +
+                               "' is missing in the file or has another shape: another "
+                               "architecture?");
     p.value().copy_(file.at(names[k++]));
   }
   if (k != names.size() || file.count("w" + std::to_string(hidden + 1)))
@@ -266,7 +269,7 @@ void warmStart(const std::string& from, algorithms::Algorithm& algo) {
     }
   try {
     if (exported) {
-      warmStartFromExported(path, algo.actor());
+      warmStartFromExported(bytes, algo.actor());
       algo.actor()->normalizer()->refresh();
     } else if (policyFile) {
       const policies::Actor loaded = policies::readActor(a);
