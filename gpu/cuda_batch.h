@@ -27,9 +27,24 @@ class CudaBatch {
   // 0: the kernel as compiled (up to 255 registers); 128 or 64: a variant capped at that many
   // registers by launch bounds (at most 128 threads per block).
   void setRegisterCap(int cap) { regCap_ = cap; }
-  // World-major host arrays (q[w * NQ + k], ...), as gpu/parity.h's WorldSet.
+  // World-major host arrays (q[w * NQ + k], ...), as gpu/parity.h's WorldSet and the columns of
+  // gpu::BatchSim's matrices.
   void upload(const double* q, const double* v, const double* target);
   void download(double* q, double* v) const;
+
+  // The options and ground of the steps from now on. The ground's samples are copied to the device
+  // again only when they are other host arrays (or another grid) than the ones copied last: a
+  // height field must not change in place while a batch uses it.
+  void setStep(const FixedOptions& opt, const HeightFieldView& field);
+  // Per-world randomisation, host arrays of worlds() entries, each null for none (and then
+  // removed from the device): the friction coefficient (replaces the options' mu), the drive's
+  // strength (scales the options' kp and kd, as gpu::BatchSim does) and a model per world (an
+  // added base mass; the steps then read each world's model from device memory). For the step
+  // and the VJP alike.
+  void setWorldParams(const double* mu, const double* strength, const FixedModel* models);
+  // Each world's failure flag (non-finite, or a contact set larger than MAXACTIVE) of the last
+  // step or VJP.
+  void downloadFailed(int* flags) const;
   // Advances every world by `steps` steps, one kernel launch each; returns the worlds that went
   // non-finite in the last step.
   int step(int steps);
@@ -38,7 +53,8 @@ class CudaBatch {
 
   // The options and ground the VJP kernels differentiate (gpu/fixed_convert.h's toFixedBackward
   // and backwardView: straight_through's smoothed model, a straight-through terrain); by default
-  // the step's own. The split variant's forward kernel records its tape with these too.
+  // the step's own. The split variant's forward kernel records its tape with these too. The
+  // ground is copied as setStep's.
   void setVjp(const FixedOptions& opt, const HeightFieldView& field);
 
   // The VJP. Seeds: the adjoints of (q', v'), world-major (NQ, NV).
@@ -63,11 +79,16 @@ class CudaBatch {
  private:
   void launch();
   void launchKernel(Kernel k);
+  template <bool kWorldModels>
+  void launchKernelAs(Kernel k);
   static HeightFieldView toDeviceField(const HeightFieldView& field, double*& heights,
                                        float*& bounds);
+  static HeightFieldView deviceField(const HeightFieldView& field, HeightFieldView& copied,
+                                     double*& heights, float*& bounds);
   FixedModel model_;
   FixedOptions opt_, vjpOpt_;
   HeightFieldView field_, vjpField_;  // heights and cell bounds on the device
+  HeightFieldView hostField_{}, vjpHostField_{};  // the host fields they were copied from
   int n_, threads_, regCap_ = 0;
   double *q_ = nullptr, *v_ = nullptr, *qn_ = nullptr, *vn_ = nullptr, *target_ = nullptr;
   double *heights_ = nullptr, *vjpHeights_ = nullptr;
@@ -75,6 +96,9 @@ class CudaBatch {
   int* failed_ = nullptr;
   double *gq_ = nullptr, *gv_ = nullptr, *aq_ = nullptr, *av_ = nullptr, *at_ = nullptr;
   double* tape_ = nullptr;  // allocated on first use
+  double* stage_ = nullptr;  // world-major rows on their way in or out
+  double *mu_ = nullptr, *strength_ = nullptr;  // per-world parameters, null when none
+  FixedModel* models_ = nullptr;
 };
 
 }  // namespace diffloco::gpu
