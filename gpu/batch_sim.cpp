@@ -1,6 +1,7 @@
 #include "gpu/batch_sim.h"
 
 #include <atomic>
+#include <stdexcept>
 
 #include "gpu/fixed_convert.h"
 #include "gpu/fixed_soft_vjp.h"
@@ -8,8 +9,19 @@
 #include "gpu/fixed_step_vjp.h"
 #include "sim/step.h"
 #include "sim/step_vjp.h"
+#ifdef DIFFLOCO_CUDA
+#include "gpu/cuda_batch.h"
+#endif
 
 namespace diffloco::gpu {
+
+std::string cudaUnavailable() {
+#ifdef DIFFLOCO_CUDA
+  return cudaDeviceName().empty() ? "no CUDA device (or no usable driver)" : "";
+#else
+  return "this build has no CUDA (CMake found no CUDA compiler)";
+#endif
+}
 
 BatchSim::BatchSim(const sim::Model& model, const sim::SimOptions& opts, int worlds, int threads,
                    BatchPath path)
@@ -30,16 +42,26 @@ BatchSim::BatchSim(const sim::Model& model, const sim::SimOptions& opts, int wor
       vNext_(model.nv(), worlds) {
   for (int w = 0; w < worlds; ++w) q.col(w) = sim::neutralConfiguration(model);
   for (int t = 0; t < pool_.size(); ++t) data_.push_back(std::make_unique<sim::Data>(model));
+  if (path != BatchPath::Cuda) return;
+  std::string why = cudaUnavailable();
+  if (why.empty()) why = modelMisfit_.empty() ? notInFixedPath(options) : modelMisfit_;
+  if (!why.empty()) throw std::runtime_error("the simulator on a CUDA device: " + why);
+#ifdef DIFFLOCO_CUDA
+  cuda_ = std::make_shared<CudaBatch>(fixedModel_, toFixed(options),
+                                      toView(options.contact.terrain.get()), worlds);
+  deviceFailed_.assign(worlds, 0);
+#endif
 }
 
 BatchSim::~BatchSim() = default;
 
 bool BatchSim::fixedPath() const {
-  return requested_ == BatchPath::Fixed && modelMisfit_.empty() && notInFixedPath(options).empty();
+  return requested_ != BatchPath::Dynamic && modelMisfit_.empty() &&
+         notInFixedPath(options).empty();
 }
 
 BatchPath BatchSim::path() const {
-  return fixedPath() ? BatchPath::Fixed : BatchPath::Dynamic;
+  return fixedPath() ? requested_ : BatchPath::Dynamic;
 }
 
 std::string BatchSim::whyDynamic() const {
@@ -47,7 +69,23 @@ std::string BatchSim::whyDynamic() const {
   return modelMisfit_.empty() ? notInFixedPath(options) : modelMisfit_;
 }
 
+bool BatchSim::stepWorld(int w, int worker, bool fixed, const FixedOptions& base,
+                         const HeightFieldView& ground, std::atomic<int>& fallbacks) {
+  bool ok = fixed && fixedStep(worldFixedModel(w), worldOptions(w, base), ground, q.col(w).data(),
+                               v.col(w).data(), qTarget.col(w).data(), qNext_.col(w).data(),
+                               vNext_.col(w).data());
+  if (!ok) {
+    // The dynamic step: the whole batch off the fixed path, or this world's contact set larger
+    // than the fixed arrays (a non-finite step fails here again).
+    if (fixed) ++fallbacks;
+    ok = sim::step(worldModel(w), worldOptions(w), *data_[worker], q.col(w), v.col(w),
+                   qTarget.col(w), qNext_.col(w), vNext_.col(w));
+  }
+  return ok;
+}
+
 int BatchSim::step() {
+  if (cuda_ && fixedPath()) return stepOnDevice();
   std::atomic<int> nfailed{0}, fallbacks{0};
   const bool fixed = fixedPath();
   const FixedOptions base = fixed ? toFixed(options) : FixedOptions{};
@@ -55,16 +93,7 @@ int BatchSim::step() {
   pool_.parallelFor(
       worlds(),
       [&](int w, int worker) {
-        bool ok = fixed && fixedStep(worldFixedModel(w), worldOptions(w, base), ground,
-                                     q.col(w).data(), v.col(w).data(), qTarget.col(w).data(),
-                                     qNext_.col(w).data(), vNext_.col(w).data());
-        if (!ok) {
-          // The dynamic step: the whole batch off the fixed path, or this world's contact set
-          // larger than the fixed arrays (a non-finite step fails here again).
-          if (fixed) ++fallbacks;
-          ok = sim::step(worldModel(w), worldOptions(w), *data_[worker], q.col(w), v.col(w),
-                         qTarget.col(w), qNext_.col(w), vNext_.col(w));
-        }
+        const bool ok = stepWorld(w, worker, fixed, base, ground, fallbacks);
         failed[w] = !ok;
         if (ok) {
           q.col(w) = qNext_.col(w);
@@ -86,9 +115,57 @@ void BatchSim::setAddedBaseMass(int world, double dm) {
   I.m = I0.m * s;
   I.h = I0.h * s;
   I.Io = I0.Io * s;
+  paramsChanged_ = true;
   if (!modelMisfit_.empty()) return;
   if (fixedModels_.empty()) fixedModels_.assign(worlds(), fixedModel_);
   fixedModels_[world] = toFixed(models_[world]);
+}
+
+void BatchSim::vjpWorld(int w, int worker, bool fixed, const FixedOptions& base,
+                        const HeightFieldView& ground, const sim::MatX& qIn, const sim::MatX& vIn,
+                        const sim::MatX& qTargetIn, const sim::MatX& gqNext,
+                        const sim::MatX& gvNext, sim::MatX& gq, sim::MatX& gv,
+                        sim::MatX& gqTarget, std::vector<sim::StepAdjoint>& adj,
+                        std::atomic<int>& fallbacks) {
+  bool done = false;
+  if (fixed) {
+    const FixedModel& fm = worldFixedModel(w);
+    const FixedOptions o = worldOptions(w, base);
+    FixedAdjoint out;
+    setZero(out);
+    if (base.model == FixedContact::Soft) {
+      done = fixedSoftStepVjp(fm, o, ground, qIn.col(w).data(), vIn.col(w).data(),
+                              qTargetIn.col(w).data(), gqNext.col(w).data(), gvNext.col(w).data(),
+                              *softTapes_[worker], out);
+    } else {
+      FixedTape& t = *tapes_[worker];
+      double qn[NQ], vn[NV];
+      // A failed record (a contact set or sweeps beyond the tape, or a non-finite step) goes to
+      // sim::stepVjp below.
+      if (fixedStepRecord(fm, o, ground, qIn.col(w).data(), vIn.col(w).data(),
+                          qTargetIn.col(w).data(), qn, vn, t)) {
+        fixedStepVjp(fm, o, ground, qIn.col(w).data(), vIn.col(w).data(), qTargetIn.col(w).data(),
+                     t, gqNext.col(w).data(), gvNext.col(w).data(), out);
+        done = true;
+      }
+    }
+    if (done) {
+      gq.col(w) = Eigen::Map<const sim::VecX>(out.q, NQ);
+      gv.col(w) = Eigen::Map<const sim::VecX>(out.v, NV);
+      gqTarget.col(w) = Eigen::Map<const sim::VecX>(out.qTarget, NJ);
+    } else {
+      ++fallbacks;
+    }
+  }
+  if (!done) {
+    sim::StepAdjoint& a = adj[worker];
+    a.setZero(model_);
+    sim::stepVjp(worldModel(w), worldOptions(w), *data_[worker], qIn.col(w), vIn.col(w),
+                 qTargetIn.col(w), gqNext.col(w), gvNext.col(w), a);
+    gq.col(w) = a.q;
+    gv.col(w) = a.v;
+    gqTarget.col(w) = a.qTarget;
+  }
 }
 
 void BatchSim::stepVjp(const sim::MatX& qIn, const sim::MatX& vIn, const sim::MatX& qTargetIn,
@@ -103,57 +180,33 @@ void BatchSim::stepVjp(const sim::MatX& qIn, const sim::MatX& vIn, const sim::Ma
   // straight-through terrain: its smoothed copy).
   const FixedOptions base = fixed ? toFixedBackward(options) : FixedOptions{};
   const HeightFieldView ground = backwardView(options);
-  const bool soft = fixed && base.model == FixedContact::Soft;
   if (fixed && tapes_.empty())
     for (int t = 0; t < pool_.size(); ++t) {
       tapes_.push_back(std::make_unique<FixedTape>());
       softTapes_.push_back(std::make_unique<FixedSoftTape>());
     }
   std::vector<sim::StepAdjoint> adj(pool_.size(), sim::StepAdjoint(m));
-  std::atomic<int> fallbacks{0};
+  std::atomic<int> fallbacks{0}, cpuFallbacks{0};
+  const bool device = cuda_ && fixed;
+#ifdef DIFFLOCO_CUDA
+  if (device) {
+    cuda_->setVjp(base, ground);
+    uploadWorldParams();
+    cuda_->upload(qIn.data(), vIn.data(), qTargetIn.data());
+    cuda_->uploadSeeds(gqNext.data(), gvNext.data());
+    cuda_->vjp(CudaBatch::VjpKind::Fused);
+    cuda_->downloadAdjoints(gq.data(), gv.data(), gqTarget.data());
+    cuda_->downloadFailed(deviceFailed_.data());
+  }
+#endif
   pool_.parallelFor(
       worlds(),
       [&](int w, int worker) {
-        bool done = false;
-        if (fixed) {
-          const FixedModel& fm = worldFixedModel(w);
-          const FixedOptions o = worldOptions(w, base);
-          FixedAdjoint out;
-          setZero(out);
-          if (soft) {
-            done = fixedSoftStepVjp(fm, o, ground, qIn.col(w).data(), vIn.col(w).data(),
-                                    qTargetIn.col(w).data(), gqNext.col(w).data(),
-                                    gvNext.col(w).data(), *softTapes_[worker], out);
-          } else {
-            FixedTape& t = *tapes_[worker];
-            double qn[NQ], vn[NV];
-            // A failed record (a contact set or sweeps beyond the tape, or a non-finite step)
-            // goes to sim::stepVjp below.
-            if (fixedStepRecord(fm, o, ground, qIn.col(w).data(), vIn.col(w).data(),
-                                qTargetIn.col(w).data(), qn, vn, t)) {
-              fixedStepVjp(fm, o, ground, qIn.col(w).data(), vIn.col(w).data(),
-                           qTargetIn.col(w).data(), t, gqNext.col(w).data(), gvNext.col(w).data(),
-                           out);
-              done = true;
-            }
-          }
-          if (done) {
-            gq.col(w) = Eigen::Map<const sim::VecX>(out.q, NQ);
-            gv.col(w) = Eigen::Map<const sim::VecX>(out.v, NV);
-            gqTarget.col(w) = Eigen::Map<const sim::VecX>(out.qTarget, NJ);
-          } else {
-            ++fallbacks;
-          }
-        }
-        if (!done) {
-          sim::StepAdjoint& a = adj[worker];
-          a.setZero(m);
-          sim::stepVjp(worldModel(w), worldOptions(w), *data_[worker], qIn.col(w), vIn.col(w),
-                       qTargetIn.col(w), gqNext.col(w), gvNext.col(w), a);
-          gq.col(w) = a.q;
-          gv.col(w) = a.v;
-          gqTarget.col(w) = a.qTarget;
-        }
+        // On the Cuda path a fallback is a world the device failed, whichever CPU path took it.
+        if (device && deviceFailed_[w]) ++fallbacks;
+        if (!device || deviceFailed_[w])
+          vjpWorld(w, worker, fixed, base, ground, qIn, vIn, qTargetIn, gqNext, gvNext, gq, gv,
+                   gqTarget, adj, device ? cpuFallbacks : fallbacks);
         const bool ok =
             gq.col(w).allFinite() && gv.col(w).allFinite() && gqTarget.col(w).allFinite();
         failedVjp[w] = !ok;
@@ -165,6 +218,51 @@ void BatchSim::stepVjp(const sim::MatX& qIn, const sim::MatX& vIn, const sim::Ma
       },
       8);
   fallbacks_ = fallbacks;
+}
+
+// The device's step of every world; the worlds it failed (a contact set larger than MAXACTIVE, a
+// non-finite step) stepped again on the CPU, as the Fixed path steps them.
+int BatchSim::stepOnDevice() {
+  std::atomic<int> nfailed{0}, fallbacks{0};
+#ifdef DIFFLOCO_CUDA
+  std::atomic<int> cpuFallbacks{0};
+  const FixedOptions base = toFixed(options);
+  const HeightFieldView ground = toView(options.contact.terrain.get());
+  cuda_->setStep(base, ground);
+  uploadWorldParams();
+  cuda_->upload(q.data(), v.data(), qTarget.data());
+  cuda_->step(1);
+  cuda_->download(qNext_.data(), vNext_.data());
+  cuda_->downloadFailed(deviceFailed_.data());
+  pool_.parallelFor(
+      worlds(),
+      [&](int w, int worker) {
+        bool ok = true;
+        if (deviceFailed_[w]) {
+          ++fallbacks;
+          ok = stepWorld(w, worker, true, base, ground, cpuFallbacks);
+        }
+        failed[w] = !ok;
+        if (ok) {
+          q.col(w) = qNext_.col(w);
+          v.col(w) = vNext_.col(w);
+        } else {
+          ++nfailed;
+        }
+      },
+      16);
+#endif
+  fallbacks_ = fallbacks;
+  return nfailed;
+}
+
+void BatchSim::uploadWorldParams() {
+#ifdef DIFFLOCO_CUDA
+  if (!paramsChanged_) return;
+  cuda_->setWorldParams(mu_.data(), strength_.data(),
+                        fixedModels_.empty() ? nullptr : fixedModels_.data());
+  paramsChanged_ = false;
+#endif
 }
 
 }  // namespace diffloco::gpu

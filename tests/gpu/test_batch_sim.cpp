@@ -338,3 +338,69 @@ TEST(BatchSim, VjpOfAWorldDoesNotDependOnTheWorldsBeforeIt) {
       }
     }
 }
+
+// BatchPath::Cuda: without a usable device (this build without CUDA, or no GPU) the constructor
+// says why; with one, the device's step and VJP agree with the fixed path on the CPU to rounding,
+// with per-world friction, strength and mass, on the plane and a height field with a
+// straight-through terrain, and a world that the device fails (a contact set beyond MAXACTIVE) is
+// stepped and differentiated by the CPU exactly as on the fixed path.
+TEST(BatchSim, CudaPathMatchesTheFixedPathOrSaysWhyNot) {
+  const Robot r = anymal();
+  const Model& m = r.model;
+  const int n = 40;
+  if (const std::string why = gpu::cudaUnavailable(); !why.empty()) {
+    try {
+      BatchSim batch(m, options(ContactModel::Hard), n, 1, BatchPath::Cuda);
+      FAIL() << "BatchPath::Cuda constructed without a device";
+    } catch (const std::runtime_error& e) {
+      EXPECT_EQ(std::string(e.what()), "the simulator on a CUDA device: " + why);
+    }
+    return;
+  }
+  auto bumps = std::make_shared<HeightField>(gpu::bumpyField(0.03, 4));
+  auto smooth = std::make_shared<HeightField>(smoothHeightField(*bumps, 0.05));
+  smooth->finalize();
+  Worlds start = randomWorlds(r, n, 41);
+  start.q(2, 7) = 0.1;  // world 7 lies on the ground: its contact set is beyond the device's
+  start.v.col(7).setZero();
+  for (bool terrain : {false, true})
+    for (ContactModel cm : {ContactModel::Hard, ContactModel::Smoothed, ContactModel::Soft,
+                            ContactModel::StraightThrough}) {
+      SimOptions o = options(cm);
+      if (terrain) {
+        o.contact.terrain = bumps;
+        o.contact.backwardTerrain = smooth;
+      }
+      BatchSim fixed(m, o, n, 2, BatchPath::Fixed), cuda(m, o, n, 2, BatchPath::Cuda);
+      ASSERT_EQ(cuda.path(), BatchPath::Cuda) << cuda.whyDynamic();
+      for (BatchSim* b : {&fixed, &cuda}) {
+        b->q = start.q;
+        b->v = start.v;
+        b->qTarget = start.qTarget;
+        for (int w = 0; w < n; ++w) {
+          b->setFriction(w, 0.3 + 0.03 * w);
+          b->setMotorStrength(w, 0.8 + 0.01 * w);
+          if (w % 3 == 0) b->setAddedBaseMass(w, 0.3 * w - 4);
+        }
+        EXPECT_EQ(b->step(), 0);
+      }
+      const std::string what = std::string(toString(cm)) + (terrain ? ", height field" : ", plane");
+      EXPECT_EQ(cuda.lastFallbacks(), fixed.lastFallbacks()) << what;
+      EXPECT_TRUE(bitwiseEqual(cuda.q.col(7), fixed.q.col(7))) << what;
+      EXPECT_LE((cuda.q - fixed.q).cwiseAbs().maxCoeff(), 1e-10 * (1 + fixed.q.cwiseAbs().maxCoeff()))
+          << what;
+      EXPECT_LE((cuda.v - fixed.v).cwiseAbs().maxCoeff(), 1e-10 * (1 + fixed.v.cwiseAbs().maxCoeff()))
+          << what;
+      std::mt19937 g(6);
+      std::uniform_real_distribution<double> s(-1, 1);
+      const MatX gqNext = MatX::NullaryExpr(m.nq(), n, [&] { return s(g); });
+      const MatX gvNext = MatX::NullaryExpr(m.nv(), n, [&] { return s(g); });
+      MatX aq[2], av[2], at[2];
+      fixed.stepVjp(start.q, start.v, start.qTarget, gqNext, gvNext, aq[0], av[0], at[0]);
+      cuda.stepVjp(start.q, start.v, start.qTarget, gqNext, gvNext, aq[1], av[1], at[1]);
+      for (const auto& [a, b] : {std::pair{&aq[1], &aq[0]}, {&av[1], &av[0]}, {&at[1], &at[0]}}) {
+        EXPECT_LE((*a - *b).cwiseAbs().maxCoeff(), 1e-10 * (1 + b->cwiseAbs().maxCoeff())) << what;
+        EXPECT_TRUE(bitwiseEqual(a->col(7), b->col(7))) << what;
+      }
+    }
+}
