@@ -43,6 +43,10 @@ struct RunConfig {
   // (see the measurements in the README); PPO's minibatches of 12k samples gain from 2.
   int torchThreads = 1;
   int simThreads = 2;        // simulator worker threads
+  // Where the simulator steps and differentiates the worlds: "cpu" (the sim_threads pool) or
+  // "cuda" (the first CUDA device, one thread per world: gpu::BatchPath::Cuda, the same
+  // functions; the env's terms and the networks stay on the CPU).
+  std::string simDevice = "cpu";
   int maxNanIterations = 5;  // stop after this many iterations in a row with a skipped update
   bool tensorboard = true;   // write TensorBoard event files
 
@@ -52,6 +56,10 @@ struct RunConfig {
     v.field("verbose", verbose, "print per-term rewards and losses every iteration");
     v.field("torch_threads", torchThreads, "torch intra-op threads", V::between(1, 256));
     v.field("sim_threads", simThreads, "simulator worker threads", V::between(1, 256));
+    v.field("sim_device", simDevice,
+            "where the simulator steps and differentiates the worlds: cpu (sim_threads) or cuda "
+            "(the first CUDA device; the env's terms and the networks stay on the CPU)",
+            V::oneOf({"cpu", "cuda"}));
     v.field("max_nan_iterations", maxNanIterations,
             "stop after this many iterations in a row with a non-finite loss or gradient",
             V::atLeast(1));

@@ -19,6 +19,7 @@
 #include "algorithms/shac.h"
 #include "distributed/communicator.h"
 #include "envs/locomotion_env.h"
+#include "gpu/batch_sim.h"
 #include "io/atomic_file.h"
 #include "io/read_file.h"
 #include "runs/run_dir.h"
@@ -198,6 +199,13 @@ struct RunSetup {
   int resumeIteration = -1;
 };
 
+// run.sim_device: cuda where it cannot run is an error before a run folder is made.
+void checkSimDevice(const TrainConfig& cfg, const std::string& source) {
+  if (cfg.run.simDevice != "cuda") return;
+  if (const std::string why = gpu::cudaUnavailable(); !why.empty())
+    throw std::runtime_error(source + ": run.sim_device: cuda: " + why);
+}
+
 RunSetup setUpRun(const TrainArgs& args, const distributed::Communicator& comm) {
   const bool main = comm.isMain();
   std::vector<std::string> sets = args.sets;
@@ -232,11 +240,13 @@ RunSetup setUpRun(const TrainArgs& args, const distributed::Communicator& comm) 
     }
     checkSameProblem(before, cfg);
     checkTraceIteration(args.traceIteration, r.resumeIteration, cfg.iterations());
+    checkSimDevice(cfg, args.config.empty() ? saved : args.config);
   } else {
     if (args.config.empty())
       throw std::runtime_error("train: give a config file (or --resume RUN)");
     cfg = loadTrainConfig(args.config, sets);
     checkTraceIteration(args.traceIteration, 0, cfg.iterations());
+    checkSimDevice(cfg, args.config);
     if (main) r.runDir = runs::createRunDir(args.out, cfg.name);
   }
   checkSameConfigEverywhere(comm, cfg);
@@ -277,6 +287,7 @@ envs::EnvOptions envOptions(const TrainConfig& cfg, const distributed::Communica
   eo.seed = algorithms::deriveSeed(cfg.seed, 2);
   eo.firstEnv = static_cast<std::int64_t>(comm.rank()) * cfg.numEnvs();
   eo.printSummary = comm.isMain();
+  if (cfg.run.simDevice == "cuda") eo.simPath = gpu::BatchPath::Cuda;
   return eo;
 }
 

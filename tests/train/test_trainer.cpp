@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "gpu/batch_sim.h"
 #include "policies/actor_critic.h"
 #include "runs/run_dir.h"
 #include "runs/tfevents.h"
@@ -411,5 +412,36 @@ TEST(Trainer, StopsAfterRepeatedNonFiniteUpdates) {
     const std::string m = e.what();
     EXPECT_NE(m.find("stopping: 3 iterations in a row with non-finite"), std::string::npos) << m;
     EXPECT_NE(m.find("model_2.pt"), std::string::npos) << m;  // the last checkpoint
+  }
+}
+
+// run.sim_device: cuda. Where it cannot run (a build without CUDA, no device) the error names the
+// config file, the key and why, and no run folder is made; where it can, the run trains as on the
+// CPU: the simulator's functions are the same, so the networks after 4 iterations agree with the
+// CPU run's to float rounding grown over those iterations.
+TEST(Trainer, SimDeviceCudaTrainsAsTheCpuOrSaysWhyNot) {
+  Scratch s("diffloco_trainer_sim_device");
+  const std::string config = s.config(kShac);
+  TrainArgs a = args(config, s.dir / "runs");
+  a.sets.push_back("shac.iterations=4");
+  TrainArgs onDevice = a;
+  onDevice.sets.push_back("run.sim_device=cuda");
+  if (const std::string why = diffloco::gpu::cudaUnavailable(); !why.empty()) {
+    try {
+      runTraining(onDevice);
+      FAIL() << "run.sim_device: cuda ran without a device";
+    } catch (const std::runtime_error& e) {
+      EXPECT_EQ(std::string(e.what()), config + ": run.sim_device: cuda: " + why);
+    }
+    EXPECT_FALSE(fs::exists(s.dir / "runs"));
+    return;
+  }
+  const TrainResult cpu = runTraining(a), cuda = runTraining(onDevice);
+  const auto x = checkpointTensors((fs::path(cpu.runDir) / "model_4.pt").string());
+  const auto y = checkpointTensors((fs::path(cuda.runDir) / "model_4.pt").string());
+  ASSERT_EQ(x.size(), y.size());
+  for (const auto& [name, t] : x) {
+    ASSERT_TRUE(y.count(name)) << name;
+    EXPECT_TRUE(torch::allclose(y.at(name), t, 1e-3, 1e-4)) << name;
   }
 }
