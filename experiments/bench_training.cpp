@@ -86,12 +86,16 @@ void benchTraining(std::map<std::string, double>& out, double seconds,
     // path's: the two runs start alike and drift apart as any two builds do.
     Run fixed = start(gpu::BatchPath::Fixed);
     Run dynamic = ab ? start(gpu::BatchPath::Dynamic) : Run{};
+    // And on a CUDA device where there is one (the worlds copied there and back every step).
+    const bool onDevice = ab && gpu::cudaUnavailable().empty();
+    Run device = onDevice ? start(gpu::BatchPath::Cuda) : Run{};
     // A count, not a time: every build times the same iterations (the robots' contacts, and so an
     // iteration's cost, change from one iteration to the next).
     const int iterations = std::max(3, static_cast<int>(std::lround(10 * seconds)));
     for (int i = 0; i < iterations; ++i) {
       iterate(fixed);
       if (ab) iterate(dynamic);
+      if (onDevice) iterate(device);
     }
     const std::string k = std::string("shac_iteration_") + task;
     out["shac_iteration_s_" + std::string(task)] = median(fixed.total);
@@ -103,6 +107,12 @@ void benchTraining(std::map<std::string, double>& out, double seconds,
       out[k + "_rollout_s_dynamic"] = median(dynamic.rollout);
       out[k + "_actor_backward_s_dynamic"] = median(dynamic.backward);
       out[k + "_fixed_over_dynamic"] = median(fixed.total) / median(dynamic.total);
+    }
+    if (onDevice) {
+      out["shac_iteration_s_" + std::string(task) + "_cuda"] = median(device.total);
+      out[k + "_rollout_s_cuda"] = median(device.rollout);
+      out[k + "_actor_backward_s_cuda"] = median(device.backward);
+      out[k + "_cuda_over_fixed"] = median(device.total) / median(fixed.total);
     }
   }
   envs::setTorchThreads(torchThreads);

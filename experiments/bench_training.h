@@ -19,6 +19,9 @@ namespace diffloco::experiments {
 // (EnvOptions::simPath), its iterations alternated with the fixed path's:
 //   shac_iteration_s_velocity_rough_dynamic, shac_iteration_velocity_rough_rollout_s_dynamic,
 //   _actor_backward_s_dynamic, shac_iteration_velocity_rough_fixed_over_dynamic
+// and, where a CUDA device is (gpu::cudaUnavailable() empty), on it (gpu::BatchPath::Cuda),
+// alternated too: shac_iteration_s_velocity_rough_cuda, _rollout_s_cuda, _actor_backward_s_cuda,
+// shac_iteration_velocity_rough_cuda_over_fixed.
 // roughFrom: a checkpoint of the rough config whose networks (train::warmStart) both of its runs
 // start from, a trained state ("": fresh networks).
 void benchTraining(std::map<std::string, double>& out, double seconds,

@@ -1,6 +1,8 @@
 // gpu_check: the fixed-size step and its VJP on a CUDA device against the CPU (gpu::fixedStep and
 // gpu::fixedStepVjp built for the host, and the dynamic sim::step and sim::stepVjp), then their
-// speed on the GPU and the CPU cost of the fixed path against the dynamic one. Writes JSON
+// speed on the GPU, the CPU cost of the fixed path against the dynamic one, and the environments'
+// batch runner on the device (gpu::BatchSim's BatchPath::Cuda, per-world randomisation, the
+// copies to the device and back) against its CPU path. Writes JSON
 // (docs/gpu.md shows runs). Without a GPU it runs the CPU parts, says that there is no device and
 // exits 0. --skip-forward-timing leaves out the forward step's CPU and GPU timing sections.
 //
@@ -22,10 +24,13 @@
 #include <ctime>
 #include <functional>
 #include <memory>
+#include <random>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include "gpu/batch_sim.h"
 #include "gpu/cuda_batch.h"
 #include "gpu/fixed_convert.h"
 #include "gpu/fixed_soft_vjp.h"
@@ -685,6 +690,146 @@ void gpuTimingSection(Json& js, const Setup& s, const Flags& f) {
       timeOne({cm, false}, 16384, 128, cap);
 }
 
+// 4. The environments' batch runner (gpu::BatchSim) on the device (BatchPath::Cuda) against its
+// CPU fixed path, with per-world friction, motor strength and added base mass (the tasks'
+// randomisation), on the height field: one step and its VJP of `worlds` random worlds per case;
+// then, in the rough task's model (smoothed, straight-through terrain), the wall time of a batch
+// step and VJP at each size, the copies to the device and back included, against the CPU fixed
+// path on all of this host's threads. Without a device: the section says why and is skipped.
+double maxRel(const sim::MatX& a, const sim::MatX& b, int* over) {
+  double worst = 0;
+  *over = 0;
+  for (int w = 0; w < a.cols(); ++w) {
+    const double rel =
+        ((a.col(w) - b.col(w)).cwiseAbs().array() / (1 + b.col(w).cwiseAbs().array())).maxCoeff();
+    worst = std::max(worst, rel);
+    *over += !(rel <= kTolerance);
+  }
+  return worst;
+}
+
+void randomiseWorlds(gpu::BatchSim& b, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> mu(0.3, 1.5), strength(0.8, 1.2), mass(-2, 5);
+  for (int w = 0; w < b.worlds(); ++w) {
+    b.setFriction(w, mu(rng));
+    b.setMotorStrength(w, strength(rng));
+    const double dm = mass(rng);
+    if (w % 3 == 0) b.setAddedBaseMass(w, dm);
+  }
+}
+
+void loadWorlds(gpu::BatchSim& b, const WorldSet& ws) {
+  b.q = Eigen::Map<const sim::MatX>(ws.q.data(), NQ, ws.n);
+  b.v = Eigen::Map<const sim::MatX>(ws.v.data(), NV, ws.n);
+  b.qTarget = Eigen::Map<const sim::MatX>(ws.target.data(), NJ, ws.n);
+}
+
+void batchSection(Json& js, bool& allOk, const Setup& s, const Flags& f) {
+  Json& section = js["batch_sim"];
+  const std::string why = gpu::cudaUnavailable();
+  if (!why.empty()) {
+    section = {{"skipped", why}};
+    return;
+  }
+  const int threads = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  section["cpu_threads"] = threads;
+  Json& parity = section["parity"] = Json::array();
+  for (const Case& c : allCases()) {
+    if (!c.terrain) continue;
+    const sim::SimOptions o = s.options(c);
+    const WorldSet start = randomWorlds(s.qStand, o.contact.terrain.get(), f.worlds, 500, f.kneeling);
+    const WorldSet seeds = randomSeeds(f.worlds, 501);
+    gpu::BatchSim cpu(s.robot.model, o, f.worlds, threads, gpu::BatchPath::Fixed);
+    gpu::BatchSim dev(s.robot.model, o, f.worlds, threads, gpu::BatchPath::Cuda);
+    int failed[2], fallbacks[2];
+    gpu::BatchSim* both[2] = {&cpu, &dev};
+    for (int k = 0; k < 2; ++k) {
+      loadWorlds(*both[k], start);
+      randomiseWorlds(*both[k], 502);
+      failed[k] = both[k]->step();
+      fallbacks[k] = both[k]->lastFallbacks();
+    }
+    int overQ, overV;
+    const double dq = maxRel(dev.q, cpu.q, &overQ), dv = maxRel(dev.v, cpu.v, &overV);
+    const sim::MatX sq = Eigen::Map<const sim::MatX>(seeds.q.data(), NQ, f.worlds);
+    const sim::MatX sv = Eigen::Map<const sim::MatX>(seeds.v.data(), NV, f.worlds);
+    const sim::MatX q0 = Eigen::Map<const sim::MatX>(start.q.data(), NQ, f.worlds);
+    const sim::MatX v0 = Eigen::Map<const sim::MatX>(start.v.data(), NV, f.worlds);
+    const sim::MatX t0 = Eigen::Map<const sim::MatX>(start.target.data(), NJ, f.worlds);
+    sim::MatX a[2][3];
+    int vjpFallbacks[2];
+    for (int k = 0; k < 2; ++k) {
+      both[k]->stepVjp(q0, v0, t0, sq, sv, a[k][0], a[k][1], a[k][2]);
+      vjpFallbacks[k] = both[k]->lastFallbacks();
+    }
+    int over[3];
+    double dvjp = 0;
+    for (int i = 0; i < 3; ++i) dvjp = std::max(dvjp, maxRel(a[1][i], a[0][i], &over[i]));
+    const int overStep = std::max(overQ, overV), overVjp = std::max({over[0], over[1], over[2]});
+    const bool ok = overStep == 0 && overVjp == 0 && failed[0] == failed[1] &&
+                    fallbacks[0] == fallbacks[1] && vjpFallbacks[0] == vjpFallbacks[1];
+    allOk = allOk && ok;
+    parity.push_back({{"case", c.name()},
+                      {"worlds", f.worlds},
+                      {"step_max_rel", std::max(dq, dv)},
+                      {"step_worlds_over_1e-10", overStep},
+                      {"vjp_max_rel", dvjp},
+                      {"vjp_worlds_over_1e-10", overVjp},
+                      {"failed_cpu", failed[0]},
+                      {"failed_cuda", failed[1]},
+                      {"cpu_fallbacks_step", fallbacks[0]},
+                      {"cuda_fallbacks_step", fallbacks[1]},
+                      {"cpu_fallbacks_vjp", vjpFallbacks[0]},
+                      {"cuda_fallbacks_vjp", vjpFallbacks[1]}});
+    std::printf("batch %-18s cuda vs cpu fixed: step %.3g (%d over), vjp %.3g (%d over), "
+                "fallbacks %d/%d step, %d/%d vjp\n",
+                c.name().c_str(), std::max(dq, dv), overStep, dvjp, overVjp, fallbacks[1],
+                fallbacks[0], vjpFallbacks[1], vjpFallbacks[0]);
+    std::fflush(stdout);
+  }
+  Json& timing = section["timing"] = Json::array();
+  const Case rough{sim::ContactModel::Smoothed, true, true};
+  const sim::SimOptions o = s.options(rough);
+  for (int n : f.sizes) {
+    const WorldSet start = randomWorlds(s.qStand, o.contact.terrain.get(), n, 600, f.kneeling);
+    const WorldSet seeds = randomSeeds(n, 601);
+    const sim::MatX sq = Eigen::Map<const sim::MatX>(seeds.q.data(), NQ, n);
+    const sim::MatX sv = Eigen::Map<const sim::MatX>(seeds.v.data(), NV, n);
+    Json row = {{"case", rough.name()}, {"worlds", n}};
+    for (auto path : {gpu::BatchPath::Fixed, gpu::BatchPath::Cuda}) {
+      gpu::BatchSim b(s.robot.model, o, n, threads, path);
+      randomiseWorlds(b, 602);
+      std::vector<double> step, vjp;
+      sim::MatX aq, av, at;
+      for (int r = 0; r < 6; ++r) {  // the first round warms up
+        loadWorlds(b, start);
+        const sim::MatX q0 = b.q, v0 = b.v, t0 = b.qTarget;
+        double t = seconds();
+        b.step();
+        step.push_back(seconds() - t);
+        t = seconds();
+        b.stepVjp(q0, v0, t0, sq, sv, aq, av, at);
+        vjp.push_back(seconds() - t);
+      }
+      std::sort(step.begin() + 1, step.end());
+      std::sort(vjp.begin() + 1, vjp.end());
+      const std::string tag = path == gpu::BatchPath::Cuda ? "cuda" : "cpu";
+      row[tag + "_step_ms"] = step[3] * 1e3;
+      row[tag + "_vjp_ms"] = vjp[3] * 1e3;
+      row[tag + "_step_world_steps_per_s"] = n / step[3];
+      row[tag + "_vjp_world_steps_per_s"] = n / vjp[3];
+    }
+    std::printf("batch %-18s %6d worlds: step ms cpu %.3f / cuda %.3f, vjp ms cpu %.3f / cuda "
+                "%.3f\n",
+                rough.name().c_str(), n, row["cpu_step_ms"].get<double>(),
+                row["cuda_step_ms"].get<double>(), row["cpu_vjp_ms"].get<double>(),
+                row["cuda_vjp_ms"].get<double>());
+    std::fflush(stdout);
+    timing.push_back(std::move(row));
+  }
+}
+
 // The JSON written whole (a reader sees the old file or the new one) and the verdict.
 int finish(Json& js, bool allOk, const std::string& outPath) {
   js["parity_ok"] = allOk;
@@ -720,6 +865,7 @@ int run(int argc, char** argv) {
   vjpSections(
       js, allOk, device, s.robot, s.qStand, s.fm, [&s](const Case& c) { return s.options(c); },
       f.worlds, f.cpuWorlds, f.sizes, f.kneeling);
+  batchSection(js, allOk, s, f);
   const int rc = finish(js, allOk, f.outPath);
   if (device.empty()) std::printf("gpu_check: no CUDA device, GPU parts skipped\n");
   return rc;
