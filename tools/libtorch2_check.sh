@@ -8,7 +8,7 @@
 #   TORCH_VERSION (default 2.11.0). Needs network to PyPI once (about 880 MB) and about 40 min of
 #   two cores.
 #   COMPILE_ONLY=1 (environment): compile the LibTorch libraries and stop (no CUDA libraries
-#   needed).
+#   needed). CMAKE_ARGS (environment): more arguments for the configure step.
 # The wheel's libtorch_cuda needs CUDA's runtime libraries at load time even on the CPU: those of
 # the CUDA toolkit (/usr/local/cuda/lib64) and three that the toolkit lacks (cuSPARSELt, NVSHMEM,
 # cuFile), taken from their PyPI wheels. The link allows symbols that shared libraries leave
@@ -37,7 +37,7 @@ TORCH_CUDA_ARCH_LIST=${TORCH_CUDA_ARCH_LIST:-9.0} \
 cmake -S "$repo" -B "$work/build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DDIFFLOCO_PYTHON=OFF \
   -DCMAKE_PREFIX_PATH="$torch" -DCaffe2_DIR="$torch/share/cmake/Caffe2" \
   -DTorch_DIR="$torch/share/cmake/Torch" -DCMAKE_EXE_LINKER_FLAGS="-Wl,--allow-shlib-undefined" \
-  -DTORCH_CUDA_ARCH_LIST="${TORCH_CUDA_ARCH_LIST:-9.0}"
+  -DTORCH_CUDA_ARCH_LIST="${TORCH_CUDA_ARCH_LIST:-9.0}" ${CMAKE_ARGS:-}
 grep -q "TORCH_LIBRARY:FILEPATH=$torch/lib/libtorch.so" "$work/build/CMakeCache.txt" ||
   { echo "cmake did not take LibTorch from $torch" >&2; exit 1; }
 ninja -C "$work/build" diffloco_envs diffloco_policies diffloco_algorithms diffloco_distributed \
