@@ -14,6 +14,20 @@
 #endif
 
 namespace diffloco::gpu {
+namespace {
+
+// Flags world w and, when its step succeeded, takes (qNext, vNext) as its state.
+bool acceptStep(int w, bool ok, sim::MatX& q, sim::MatX& v, const sim::MatX& qNext,
+                const sim::MatX& vNext, std::vector<std::uint8_t>& failed) {
+  failed[w] = !ok;
+  if (ok) {
+    q.col(w) = qNext.col(w);
+    v.col(w) = vNext.col(w);
+  }
+  return ok;
+}
+
+}  // namespace
 
 std::string cudaUnavailable() {
 #ifdef DIFFLOCO_CUDA
@@ -94,13 +108,7 @@ int BatchSim::step() {
       worlds(),
       [&](int w, int worker) {
         const bool ok = stepWorld(w, worker, fixed, base, ground, fallbacks);
-        failed[w] = !ok;
-        if (ok) {
-          q.col(w) = qNext_.col(w);
-          v.col(w) = vNext_.col(w);
-        } else {
-          ++nfailed;
-        }
+        nfailed += !acceptStep(w, ok, q, v, qNext_, vNext_, failed);
       },
       16);
   fallbacks_ = fallbacks;
@@ -242,13 +250,7 @@ int BatchSim::stepOnDevice() {
           ++fallbacks;
           ok = stepWorld(w, worker, true, base, ground, cpuFallbacks);
         }
-        failed[w] = !ok;
-        if (ok) {
-          q.col(w) = qNext_.col(w);
-          v.col(w) = vNext_.col(w);
-        } else {
-          ++nfailed;
-        }
+        nfailed += !acceptStep(w, ok, q, v, qNext_, vNext_, failed);
       },
       16);
 #endif

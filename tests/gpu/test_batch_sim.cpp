@@ -95,6 +95,45 @@ void stepAlone(const Model& m, const SimOptions& o, Data& data, Worlds& w, Batch
   }
 }
 
+// The worlds' state and per-world friction, motor strength and (every third world) base mass.
+void loadRandomised(BatchSim& b, const Worlds& start) {
+  b.q = start.q;
+  b.v = start.v;
+  b.qTarget = start.qTarget;
+  for (int w = 0; w < b.worlds(); ++w) {
+    b.setFriction(w, 0.3 + 0.05 * w);
+    b.setMotorStrength(w, 0.8 + 0.02 * w);
+    if (w % 3 == 0) b.setAddedBaseMass(w, 0.5 * w - 4);
+  }
+}
+
+// Entries uniform in [-1, 1] from seed's stream after `skip` rows of n draws (seeds of a VJP).
+MatX randomMatrix(int rows, int n, unsigned seed, int skip = 0) {
+  std::mt19937 g(seed);
+  std::uniform_real_distribution<double> s(-1, 1);
+  for (int k = 0; k < skip * n; ++k) s(g);
+  return MatX::NullaryExpr(rows, n, [&] { return s(g); });
+}
+
+// Every contact model on the plane and on `bumps` with `smooth` as its straight-through terrain
+// (the rough task's), named for messages.
+std::vector<std::pair<std::string, SimOptions>> planeAndTerrainCases(
+    const std::shared_ptr<const HeightField>& bumps,
+    const std::shared_ptr<const HeightField>& smooth) {
+  std::vector<std::pair<std::string, SimOptions>> cases;
+  for (bool terrain : {false, true})
+    for (ContactModel cm : {ContactModel::Hard, ContactModel::Smoothed, ContactModel::Soft,
+                            ContactModel::StraightThrough}) {
+      SimOptions o = options(cm);
+      if (terrain) {
+        o.contact.terrain = bumps;
+        o.contact.backwardTerrain = smooth;
+      }
+      cases.emplace_back(std::string(toString(cm)) + (terrain ? ", height field" : ", plane"), o);
+    }
+  return cases;
+}
+
 const char* name(BatchPath p) {
   return p == BatchPath::Fixed ? "fixed" : "dynamic";
 }
@@ -218,48 +257,30 @@ TEST(BatchSim, FixedAndDynamicPathsAgree) {
   auto smooth = std::make_shared<HeightField>(smoothHeightField(*bumps, 0.05));
   smooth->finalize();
   const Worlds start = randomWorlds(r, n, 21);
-  for (bool terrain : {false, true})
-    for (ContactModel cm : {ContactModel::Hard, ContactModel::Smoothed, ContactModel::Soft,
-                            ContactModel::StraightThrough}) {
-      SimOptions o = options(cm);
-      if (terrain) {
-        o.contact.terrain = bumps;
-        o.contact.backwardTerrain = smooth;
-      }
-      BatchSim fixed(m, o, n, 2, BatchPath::Fixed), dynamic(m, o, n, 2, BatchPath::Dynamic);
-      ASSERT_EQ(fixed.path(), BatchPath::Fixed) << fixed.whyDynamic();
-      for (BatchSim* b : {&fixed, &dynamic}) {
-        b->q = start.q;
-        b->v = start.v;
-        b->qTarget = start.qTarget;
-        for (int w = 0; w < n; ++w) {
-          b->setFriction(w, 0.3 + 0.05 * w);
-          b->setMotorStrength(w, 0.8 + 0.02 * w);
-          if (w % 3 == 0) b->setAddedBaseMass(w, 0.5 * w - 4);
-        }
-        EXPECT_EQ(b->step(), 0);
-      }
-      const std::string what = std::string(toString(cm)) + (terrain ? ", height field" : ", plane");
-      EXPECT_EQ(fixed.lastFallbacks(), 0) << what;
-      const double dq = (fixed.q - dynamic.q).cwiseAbs().maxCoeff();
-      const double dv = (fixed.v - dynamic.v).cwiseAbs().maxCoeff();
-      EXPECT_LE(dq, 1e-10 * (1 + dynamic.q.cwiseAbs().maxCoeff())) << what;
-      EXPECT_LE(dv, 1e-10 * (1 + dynamic.v.cwiseAbs().maxCoeff())) << what;
-      EXPECT_GT((dynamic.q - start.q).cwiseAbs().maxCoeff(), 1e-4) << what;
-
-      std::mt19937 g(5);
-      std::uniform_real_distribution<double> s(-1, 1);
-      const MatX gqNext = MatX::NullaryExpr(m.nq(), n, [&] { return s(g); });
-      const MatX gvNext = MatX::NullaryExpr(m.nv(), n, [&] { return s(g); });
-      MatX aq[2], av[2], at[2];
-      fixed.stepVjp(start.q, start.v, start.qTarget, gqNext, gvNext, aq[0], av[0], at[0]);
-      EXPECT_EQ(fixed.lastFallbacks(), 0) << what;
-      dynamic.stepVjp(start.q, start.v, start.qTarget, gqNext, gvNext, aq[1], av[1], at[1]);
-      for (const auto& [a, b] : {std::pair{&aq[0], &aq[1]}, {&av[0], &av[1]}, {&at[0], &at[1]}}) {
-        EXPECT_LE((*a - *b).cwiseAbs().maxCoeff(), 1e-9 * (1 + b->cwiseAbs().maxCoeff())) << what;
-        EXPECT_GT(b->cwiseAbs().maxCoeff(), 1e-3) << what;
-      }
+  for (const auto& [what, o] : planeAndTerrainCases(bumps, smooth)) {
+    BatchSim fixed(m, o, n, 2, BatchPath::Fixed), dynamic(m, o, n, 2, BatchPath::Dynamic);
+    ASSERT_EQ(fixed.path(), BatchPath::Fixed) << fixed.whyDynamic();
+    for (BatchSim* b : {&fixed, &dynamic}) {
+      loadRandomised(*b, start);
+      EXPECT_EQ(b->step(), 0);
     }
+    EXPECT_EQ(fixed.lastFallbacks(), 0) << what;
+    const double dq = (fixed.q - dynamic.q).cwiseAbs().maxCoeff();
+    const double dv = (fixed.v - dynamic.v).cwiseAbs().maxCoeff();
+    EXPECT_LE(dq, 1e-10 * (1 + dynamic.q.cwiseAbs().maxCoeff())) << what;
+    EXPECT_LE(dv, 1e-10 * (1 + dynamic.v.cwiseAbs().maxCoeff())) << what;
+    EXPECT_GT((dynamic.q - start.q).cwiseAbs().maxCoeff(), 1e-4) << what;
+
+    const MatX gqNext = randomMatrix(m.nq(), n, 5), gvNext = randomMatrix(m.nv(), n, 5, m.nq());
+    MatX aq[2], av[2], at[2];
+    fixed.stepVjp(start.q, start.v, start.qTarget, gqNext, gvNext, aq[0], av[0], at[0]);
+    EXPECT_EQ(fixed.lastFallbacks(), 0) << what;
+    dynamic.stepVjp(start.q, start.v, start.qTarget, gqNext, gvNext, aq[1], av[1], at[1]);
+    for (const auto& [a, b] : {std::pair{&aq[0], &aq[1]}, {&av[0], &av[1]}, {&at[0], &at[1]}}) {
+      EXPECT_LE((*a - *b).cwiseAbs().maxCoeff(), 1e-9 * (1 + b->cwiseAbs().maxCoeff())) << what;
+      EXPECT_GT(b->cwiseAbs().maxCoeff(), 1e-3) << what;
+    }
+  }
 }
 
 // A world whose contact set is larger than the fixed arrays (the base lying on the ground, every
@@ -363,44 +384,26 @@ TEST(BatchSim, CudaPathMatchesTheFixedPathOrSaysWhyNot) {
   Worlds start = randomWorlds(r, n, 41);
   start.q(2, 7) = 0.1;  // world 7 lies on the ground: its contact set is beyond the device's
   start.v.col(7).setZero();
-  for (bool terrain : {false, true})
-    for (ContactModel cm : {ContactModel::Hard, ContactModel::Smoothed, ContactModel::Soft,
-                            ContactModel::StraightThrough}) {
-      SimOptions o = options(cm);
-      if (terrain) {
-        o.contact.terrain = bumps;
-        o.contact.backwardTerrain = smooth;
-      }
-      BatchSim fixed(m, o, n, 2, BatchPath::Fixed), cuda(m, o, n, 2, BatchPath::Cuda);
-      ASSERT_EQ(cuda.path(), BatchPath::Cuda) << cuda.whyDynamic();
-      for (BatchSim* b : {&fixed, &cuda}) {
-        b->q = start.q;
-        b->v = start.v;
-        b->qTarget = start.qTarget;
-        for (int w = 0; w < n; ++w) {
-          b->setFriction(w, 0.3 + 0.03 * w);
-          b->setMotorStrength(w, 0.8 + 0.01 * w);
-          if (w % 3 == 0) b->setAddedBaseMass(w, 0.3 * w - 4);
-        }
-        EXPECT_EQ(b->step(), 0);
-      }
-      const std::string what = std::string(toString(cm)) + (terrain ? ", height field" : ", plane");
-      EXPECT_EQ(cuda.lastFallbacks(), fixed.lastFallbacks()) << what;
-      EXPECT_TRUE(bitwiseEqual(cuda.q.col(7), fixed.q.col(7))) << what;
-      EXPECT_LE((cuda.q - fixed.q).cwiseAbs().maxCoeff(), 1e-10 * (1 + fixed.q.cwiseAbs().maxCoeff()))
-          << what;
-      EXPECT_LE((cuda.v - fixed.v).cwiseAbs().maxCoeff(), 1e-10 * (1 + fixed.v.cwiseAbs().maxCoeff()))
-          << what;
-      std::mt19937 g(6);
-      std::uniform_real_distribution<double> s(-1, 1);
-      const MatX gqNext = MatX::NullaryExpr(m.nq(), n, [&] { return s(g); });
-      const MatX gvNext = MatX::NullaryExpr(m.nv(), n, [&] { return s(g); });
-      MatX aq[2], av[2], at[2];
-      fixed.stepVjp(start.q, start.v, start.qTarget, gqNext, gvNext, aq[0], av[0], at[0]);
-      cuda.stepVjp(start.q, start.v, start.qTarget, gqNext, gvNext, aq[1], av[1], at[1]);
-      for (const auto& [a, b] : {std::pair{&aq[1], &aq[0]}, {&av[1], &av[0]}, {&at[1], &at[0]}}) {
-        EXPECT_LE((*a - *b).cwiseAbs().maxCoeff(), 1e-10 * (1 + b->cwiseAbs().maxCoeff())) << what;
-        EXPECT_TRUE(bitwiseEqual(a->col(7), b->col(7))) << what;
-      }
+  for (const auto& [what, o] : planeAndTerrainCases(bumps, smooth)) {
+    BatchSim fixed(m, o, n, 2, BatchPath::Fixed), cuda(m, o, n, 2, BatchPath::Cuda);
+    ASSERT_EQ(cuda.path(), BatchPath::Cuda) << cuda.whyDynamic();
+    for (BatchSim* b : {&fixed, &cuda}) {
+      loadRandomised(*b, start);
+      EXPECT_EQ(b->step(), 0);
     }
+    EXPECT_EQ(cuda.lastFallbacks(), fixed.lastFallbacks()) << what;
+    EXPECT_TRUE(bitwiseEqual(cuda.q.col(7), fixed.q.col(7))) << what;
+    EXPECT_LE((cuda.q - fixed.q).cwiseAbs().maxCoeff(), 1e-10 * (1 + fixed.q.cwiseAbs().maxCoeff()))
+        << what;
+    EXPECT_LE((cuda.v - fixed.v).cwiseAbs().maxCoeff(), 1e-10 * (1 + fixed.v.cwiseAbs().maxCoeff()))
+        << what;
+    const MatX gqNext = randomMatrix(m.nq(), n, 6), gvNext = randomMatrix(m.nv(), n, 6, m.nq());
+    MatX aq[2], av[2], at[2];
+    fixed.stepVjp(start.q, start.v, start.qTarget, gqNext, gvNext, aq[0], av[0], at[0]);
+    cuda.stepVjp(start.q, start.v, start.qTarget, gqNext, gvNext, aq[1], av[1], at[1]);
+    for (const auto& [a, b] : {std::pair{&aq[1], &aq[0]}, {&av[1], &av[0]}, {&at[1], &at[0]}}) {
+      EXPECT_LE((*a - *b).cwiseAbs().maxCoeff(), 1e-10 * (1 + b->cwiseAbs().maxCoeff())) << what;
+      EXPECT_TRUE(bitwiseEqual(a->col(7), b->col(7))) << what;
+    }
+  }
 }
