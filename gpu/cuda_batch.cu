@@ -1,5 +1,6 @@
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <stdexcept>
 #include <vector>
 
@@ -263,7 +264,18 @@ void CudaBatch::setWorldParams(const double* mu, const double* strength,
 }
 
 void CudaBatch::downloadFailed(int* flags) const {
-  check(cudaMemcpy(flags, failed_, n_ * sizeof(int), cudaMemcpyDeviceToHost), "failed flags");
+  std::copy(failedHost_.begin(), failedHost_.end(), flags);
+}
+
+// The last step's or VJP's failure flags into failedHost_ (one copy per call, which
+// downloadFailed reads); returns how many worlds failed.
+int CudaBatch::copyFailedFlags() {
+  failedHost_.resize(n_);
+  check(cudaMemcpy(failedHost_.data(), failed_, n_ * sizeof(int), cudaMemcpyDeviceToHost),
+        "failed flags");
+  int bad = 0;
+  for (int x : failedHost_) bad += x != 0;
+  return bad;
 }
 
 // A copy of the field's samples and cell bounds on the device, and the view of it.
@@ -372,11 +384,7 @@ int CudaBatch::step(int steps) {
   for (int s = 0; s < steps; ++s) launch();
   check(cudaGetLastError(), "step launch");
   check(cudaDeviceSynchronize(), "step");
-  std::vector<int> f(n_);
-  check(cudaMemcpy(f.data(), failed_, n_ * sizeof(int), cudaMemcpyDeviceToHost), "failed flags");
-  int bad = 0;
-  for (int x : f) bad += x != 0;
-  return bad;
+  return copyFailedFlags();
 }
 
 double CudaBatch::timeSteps(int steps) {
@@ -459,11 +467,7 @@ int CudaBatch::vjp(VjpKind kind) {
   }
   check(cudaGetLastError(), "vjp launch");
   check(cudaDeviceSynchronize(), "vjp");
-  std::vector<int> f(n_);
-  check(cudaMemcpy(f.data(), failed_, n_ * sizeof(int), cudaMemcpyDeviceToHost), "failed flags");
-  int bad = 0;
-  for (int x : f) bad += x != 0;
-  return bad;
+  return copyFailedFlags();
 }
 
 double CudaBatch::timeKernel(Kernel k, int steps) {

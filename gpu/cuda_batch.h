@@ -5,6 +5,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "gpu/fixed_model.h"
 
@@ -79,6 +80,7 @@ class CudaBatch {
  private:
   void launch();
   void launchKernel(Kernel k);
+  int copyFailedFlags();
   template <bool kWorldModels>
   void launchKernelAs(Kernel k);
   static HeightFieldView toDeviceField(const HeightFieldView& field, double*& heights,
@@ -96,7 +98,8 @@ class CudaBatch {
   int* failed_ = nullptr;
   double *gq_ = nullptr, *gv_ = nullptr, *aq_ = nullptr, *av_ = nullptr, *at_ = nullptr;
   double* tape_ = nullptr;  // allocated on first use
-  double* stage_ = nullptr;  // world-major rows on their way in or out
+  double* stage_ = nullptr;       // world-major rows on their way in or out
+  std::vector<int> failedHost_;  // the last step's or VJP's failure flags
   double *mu_ = nullptr, *strength_ = nullptr;  // per-world parameters, null when none
   FixedModel* models_ = nullptr;
 };
