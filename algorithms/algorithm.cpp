@@ -122,7 +122,44 @@ void Algorithm::broadcast(std::initializer_list<Tensor> tensors) const {
 }
 
 void Algorithm::updateNormalizer(policies::Actor& actor, const Tensor& rawObs) const {
-  auto& norm = actor->normalizer();
+  updateNormalizer(actor->normalizer(), rawObs);
+}
+
+policies::ObservationNormalizer Algorithm::makeCriticNormalizer(
+    const policies::PolicyConfig& policy) const {
+  if (env_.numCriticObs() == 0) return nullptr;
+  return policies::ObservationNormalizer(env_.numCriticObs(), 1e-5, policy.normalizeObservations);
+}
+
+void Algorithm::saveCriticNormalizer(torch::serialize::OutputArchive& a,
+                                     policies::ObservationNormalizer& norm) {
+  if (!norm) return;
+  torch::serialize::OutputArchive n;
+  norm->save(n);
+  a.write("critic_normalizer", n);
+}
+
+void Algorithm::loadCriticNormalizer(torch::serialize::InputArchive& a,
+                                     policies::ObservationNormalizer& norm) {
+  torch::serialize::InputArchive n;
+  const bool has = a.try_read("critic_normalizer", n);
+  if (has != static_cast<bool>(norm))
+    throw std::runtime_error(
+        has ? "the checkpoint's critic reads its own critic_observations, this task's critic the "
+              "policy's observations"
+            : "the checkpoint's critic reads the policy's observations, this task's critic its "
+              "own critic_observations (start from its policy file to keep only the actor)");
+  if (!has) return;
+  policies::ObservationNormalizer loaded(norm->dim(), norm->eps(), norm->enabled());
+  loaded->load(n);
+  if (loaded->dim() != norm->dim())
+    throw std::runtime_error("the checkpoint's critic reads " + std::to_string(loaded->dim()) +
+                             " observations, this task's critic " + std::to_string(norm->dim()));
+  policies::copyModule(*loaded, *norm);
+  norm->refresh();
+}
+
+void Algorithm::updateNormalizer(policies::ObservationNormalizer& norm, const Tensor& rawObs) const {
   if (!norm->enabled()) return;
   policies::Moments m = policies::Moments::of(rawObs, norm->dim());
   if (comm_.size() > 1) {

@@ -112,8 +112,18 @@ class Algorithm {
   torch::Tensor localRows(const torch::Tensor& worldIndices) const;
   // Rank 0's values of these tensors on every rank (initial networks).
   void broadcast(std::initializer_list<torch::Tensor> tensors) const;
-  // Merges the observations of every rank into the actor's normaliser.
+  // Merges the observations of every rank into the actor's normaliser, or into `norm`.
   void updateNormalizer(policies::Actor& actor, const torch::Tensor& rawObs) const;
+  void updateNormalizer(policies::ObservationNormalizer& norm, const torch::Tensor& rawObs) const;
+  // The critic's normaliser where the env gives the critic its own observations
+  // (VecEnv::numCriticObs() > 0; null: the critic reads the actor's normalised observations).
+  policies::ObservationNormalizer makeCriticNormalizer(const policies::PolicyConfig& policy) const;
+  // The critic's normaliser into / from a checkpoint ("critic_normalizer", written only when
+  // there is one); load throws when the checkpoint's critic read other observations.
+  static void saveCriticNormalizer(torch::serialize::OutputArchive& a,
+                                   policies::ObservationNormalizer& norm);
+  static void loadCriticNormalizer(torch::serialize::InputArchive& a,
+                                   policies::ObservationNormalizer& norm);
 
   envs::VecEnv& env_;
   distributed::Communicator comm_;

@@ -21,7 +21,8 @@ Ppo::Ppo(envs::VecEnv& env, const PpoConfig& config, const policies::PolicyConfi
   env_.setDifferentiable(false);
   torch::manual_seed(deriveSeed(seed, 0));
   actor_ = policies::Actor(env.numObs(), env.numActions(), policy);
-  critic_ = policies::Critic(env.numObs(), policy);
+  criticNorm_ = makeCriticNormalizer(policy);
+  critic_ = policies::Critic(criticNorm_ ? env.numCriticObs() : env.numObs(), policy);
   const auto& b = config_.adamBetas;
   actorOpt_ = std::make_unique<FlatAdam>(actor_->parameters(), lr_, b[0], b[1]);
   criticOpt_ = std::make_unique<FlatAdam>(critic_->parameters(), lr_, b[0], b[1]);
@@ -37,11 +38,16 @@ Ppo::Rollout Ppo::rollout() {
   torch::NoGradGuard noGrad;
   const int T = config_.rollout;
   auto& norm = actor_->normalizer();
+  // The critic's inputs: its own observations where the env has them, else the actor's.
+  const bool own = static_cast<bool>(criticNorm_);
   const Tensor logStd = actor_->logStd().detach().clone();
-  std::vector<Tensor> obsB, rawB, actB, logpB, meanB, valB, rewB, doneB, nextB;
+  std::vector<Tensor> obsB, rawB, criticB, rawCriticB, actB, logpB, meanB, valB, rewB, doneB,
+      nextB;
   Tensor obs = env_.observations().to(torch::kFloat);
   Tensor on = norm(obs);
-  Tensor value = critic_->forward(on);
+  Tensor criticObs = own ? env_.criticObservations().to(torch::kFloat) : Tensor();
+  Tensor cn = own ? criticNorm_(criticObs) : on;
+  Tensor value = critic_->forward(cn);
   for (int t = 0; t < T; ++t) {
     const Tensor mean = actor_->mean(on);
     const Tensor a = actor_->sample(mean, actionNoise(mean.size(1), mean.options()));
@@ -49,6 +55,10 @@ Ppo::Rollout Ppo::rollout() {
     episodes_.step(r);
     obsB.push_back(on);
     rawB.push_back(obs);
+    if (own) {
+      criticB.push_back(cn);
+      rawCriticB.push_back(criticObs);
+    }
     actB.push_back(a);
     meanB.push_back(mean);
     logpB.push_back(policies::gaussianLogProb(a, mean, logStd));
@@ -59,21 +69,25 @@ Ppo::Rollout Ppo::rollout() {
 
     obs = r.obs.to(torch::kFloat);
     on = norm(obs);
-    value = critic_->forward(on);
+    if (own) criticObs = r.criticObs.to(torch::kFloat);
+    cn = own ? criticNorm_(criticObs) : on;
+    value = critic_->forward(cn);
     // Value of the state each env reached: the next input's value where the env goes on, the
     // terminal observation's where it was truncated, 0 where it terminated.
     Tensor next = value * done.logical_not().to(torch::kFloat);
     if (r.truncated.any().item<bool>()) {
-      Tensor term = r.extras.terminalObs.to(torch::kFloat);
+      Tensor term = (own ? r.extras.terminalCriticObs : r.extras.terminalObs).to(torch::kFloat);
       const Tensor ok = (term.abs().amax(1) < 1e6) & r.truncated;
       term = torch::where(ok.unsqueeze(1), term, torch::zeros_like(term));
-      next = next + critic_->forward(norm(term)) * ok.to(torch::kFloat);
+      next = next + critic_->forward(own ? criticNorm_(term) : norm(term)) * ok.to(torch::kFloat);
     }
     nextB.push_back(next);
   }
   Rollout ro;
   ro.obs = torch::stack(obsB);
   ro.rawObs = torch::stack(rawB);
+  ro.criticObs = own ? torch::stack(criticB) : ro.obs;
+  if (own) ro.rawCriticObs = torch::stack(rawCriticB);
   ro.actions = torch::stack(actB);
   ro.logProbs = torch::stack(logpB);
   ro.means = torch::stack(meanB);
@@ -87,7 +101,7 @@ Ppo::Rollout Ppo::rollout() {
 
 // The rollout's samples as [T N, .] rows, the advantages normalised, the value targets.
 struct Ppo::Samples {
-  Tensor obs, actions, oldLogp, oldMean, oldValues, returns, advantages;
+  Tensor obs, criticObs, actions, oldLogp, oldMean, oldValues, returns, advantages;
 };
 
 // Sums over an iteration's updates, for the logged means.
@@ -118,6 +132,7 @@ IterationStats Ppo::iterate() {
     }
   }
   updateNormalizer(actor_, ro.rawObs);
+  if (criticNorm_) updateNormalizer(criticNorm_, ro.rawCriticObs);
   ++iteration_;
 
   const double nan = std::nan("");
@@ -149,6 +164,7 @@ Ppo::Samples Ppo::samples(const Rollout& ro) {
   d.advantages = (advN - advMean) / (std::sqrt(advVar) + 1e-8);
   const int64_t O = ro.obs.size(2), A = ro.actions.size(2);
   d.obs = ro.obs.reshape({-1, O});
+  d.criticObs = ro.criticObs.reshape({-1, ro.criticObs.size(2)});
   d.actions = ro.actions.reshape({-1, A});
   d.oldLogp = ro.logProbs.reshape(-1);
   d.oldMean = ro.means.reshape({-1, A});
@@ -192,7 +208,7 @@ void Ppo::updateMinibatch(const Samples& d, const Tensor& idx, int64_t size,
   const Tensor ratio = (logp - d.oldLogp.index_select(0, idx)).exp();
   const Tensor surr =
       torch::max(-a * ratio, -a * ratio.clamp(1 - eps, 1 + eps)).sum() / static_cast<double>(size);
-  const Tensor v = critic_->forward(o);
+  const Tensor v = critic_->forward(d.criticObs.index_select(0, idx));
   const Tensor ret = d.returns.index_select(0, idx);
   Tensor valueLoss;
   if (config_.clippedValueLoss) {
@@ -241,6 +257,7 @@ void Ppo::save(torch::serialize::OutputArchive& a) {
   torch::serialize::OutputArchive c;
   critic_->save(c);
   a.write("critic", c);
+  saveCriticNormalizer(a, criticNorm_);
   actorOpt_->save(a, "actor_optimizer");
   criticOpt_->save(a, "critic_optimizer");
   a.write("learning_rate", c10::IValue(lr_));
@@ -263,9 +280,10 @@ void Ppo::loadNetworks(torch::serialize::InputArchive& a) {
   // flat buffers, which Module::load would detach.
   policies::copyModule(*policies::readActor(a), *actor_);
   actor_->normalizer()->refresh();
+  loadCriticNormalizer(a, criticNorm_);
   torch::serialize::InputArchive c;
   a.read("critic", c);
-  policies::Critic loaded(actor_->numObs(), actor_->config());
+  policies::Critic loaded(criticNorm_ ? criticNorm_->dim() : actor_->numObs(), actor_->config());
   loaded->load(c);
   policies::copyModule(*loaded, *critic_);
 }

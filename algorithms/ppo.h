@@ -15,6 +15,8 @@
 //  - A non-finite loss or gradient skips that minibatch and is reported (rsl_rl raises at best).
 // Actor and critic gradients are clipped separately to max_grad_norm, as in rsl_rl HEAD, so that
 // large value gradients do not shrink the policy step.
+// The critic reads the actor's normalised observations, or its own with their own normaliser where
+// the env has them (VecEnv::numCriticObs() > 0, rsl_rl's privileged observations).
 #pragma once
 
 #include <memory>
@@ -46,11 +48,16 @@ class Ppo : public Algorithm {
   void load(torch::serialize::InputArchive& a) override;
 
   policies::Critic& critic() { return critic_; }
+  // The critic's own observations' normaliser (null when it reads the actor's inputs).
+  policies::ObservationNormalizer& criticNormalizer() { return criticNorm_; }
   double learningRate() const { return lr_; }
 
   // The rollout buffers ([T, N, ...], detached), exposed for tests.
   struct Rollout {
     torch::Tensor obs, rawObs, actions, logProbs, means, values, rewards, dones, nextValues;
+    // The critic's normalised and raw inputs where it reads its own observations (criticObs:
+    // obs otherwise; rawCriticObs undefined)
+    torch::Tensor criticObs, rawCriticObs;
     torch::Tensor logStd;  // [A] during the rollout
   };
   Rollout rollout();
@@ -75,6 +82,8 @@ class Ppo : public Algorithm {
   PpoConfig config_;
   policies::Actor actor_{nullptr};
   policies::Critic critic_{nullptr};
+  // The critic's own observations' normaliser (null: it reads the actor's normalised inputs).
+  policies::ObservationNormalizer criticNorm_{nullptr};
   // Actor and critic each with their own flat Adam (same rate): Adam is per element, so this is
   // one Adam over both, and each network's gradient is clipped on its own.
   std::unique_ptr<FlatAdam> actorOpt_, criticOpt_;

@@ -40,8 +40,10 @@ Shac::Shac(envs::VecEnv& env, const ShacConfig& config, const policies::PolicyCo
   env_.setDifferentiable(true);
   torch::manual_seed(deriveSeed(seed, 0));
   actor_ = policies::Actor(env.numObs(), env.numActions(), policy);
-  critic_ = policies::Critic(env.numObs(), policy);
-  target_ = policies::Critic(env.numObs(), policy);
+  criticNorm_ = makeCriticNormalizer(policy);
+  const int64_t criticIn = criticNorm_ ? env.numCriticObs() : env.numObs();
+  critic_ = policies::Critic(criticIn, policy);
+  target_ = policies::Critic(criticIn, policy);
   policies::copyModule(*critic_, *target_);
   for (auto& p : target_->parameters()) p.set_requires_grad(false);
   targetFlat_ = flattenParameters(target_->parameters());
@@ -49,14 +51,14 @@ Shac::Shac(envs::VecEnv& env, const ShacConfig& config, const policies::PolicyCo
   actorOpt_ = std::make_unique<FlatAdam>(actor_->parameters(), config_.actorLr, b[0], b[1]);
   criticOpt_ = std::make_unique<FlatAdam>(critic_->parameters(), config_.criticLr, b[0], b[1]);
   criticFit_ = std::make_unique<policies::MlpRegression>(
-      static_cast<int>(env.numObs()), policy.criticHidden, policy.activation, policy.layerNorm);
+      static_cast<int>(criticIn), policy.criticHidden, policy.activation, policy.layerNorm);
   if (criticFit_->numParameters() != criticOpt_->flat().numel())
     throw std::logic_error("Shac: the critic's parameters do not have the Mlp's layout");
   actorMean_ = std::make_unique<policies::FusedMlp>(
       static_cast<int>(env.numObs()), policy.actorHidden, static_cast<int>(env.numActions()),
       policy.activation, policy.layerNorm);
   targetValue_ = std::make_unique<policies::FusedMlp>(
-      static_cast<int>(env.numObs()), policy.criticHidden, 1, policy.activation, policy.layerNorm);
+      static_cast<int>(criticIn), policy.criticHidden, 1, policy.activation, policy.layerNorm);
   // The actor's flat buffer: log_std (the module's own parameter comes first), then its Mlp's.
   if (env.numActions() + actorMean_->numParameters() != actorOpt_->flat().numel() ||
       actor_->logStd().data_ptr<float>() != actorOpt_->flat().data_ptr<float>())
@@ -85,16 +87,25 @@ Shac::Window Shac::rollout() {
   env_.detach();  // the window starts from constants: no gradient into earlier iterations
   auto& norm = actor_->normalizer();
   const auto f32 = torch::TensorOptions().dtype(torch::kFloat);
+  // The critic's inputs: its own observations where the env has them, else the actor's.
+  const bool own = static_cast<bool>(criticNorm_);
+  const auto criticInput = [&](const Tensor& raw) { return own ? criticNorm_(raw) : norm(raw); };
 
   Tensor obs = env_.observations().to(torch::kFloat);
+  Tensor criticObs = own ? env_.criticObservations().to(torch::kFloat) : Tensor();
   Tensor loss = torch::zeros({}, f32);
   Tensor rewAcc = torch::zeros({N}, f32);  // discounted rewards of the current segment
   Tensor disc = torch::ones({N}, f32);     // gamma^k, k = steps into the current segment
-  std::vector<Tensor> obsBuf, rawBuf, nextObsBuf, rewBuf, doneBuf, bootBuf;
+  std::vector<Tensor> obsBuf, rawBuf, criticBuf, rawCriticBuf, nextObsBuf, rewBuf, doneBuf,
+      bootBuf;
   for (int t = 0; t < T; ++t) {
     const Tensor on = norm(obs);
     rawBuf.push_back(obs.detach());
     obsBuf.push_back(on.detach());
+    if (own) {
+      rawCriticBuf.push_back(criticObs.detach());
+      criticBuf.push_back(criticNorm_(criticObs).detach());
+    }
     const Tensor mean = actorMean_->forward(
         on, actorOpt_->leaf().narrow(0, env_.numActions(), actorMean_->numParameters()));
     const Tensor a =
@@ -109,14 +120,14 @@ Shac::Window Shac::rollout() {
 
     // The state each env reached (before any reset), normalised; rows that may not bootstrap
     // (terminated, or non-finite) are zeroed before the network so that no NaN enters the graph.
-    Tensor term = r.extras.terminalObs.to(torch::kFloat);
+    Tensor term = (own ? r.extras.terminalCriticObs : r.extras.terminalObs).to(torch::kFloat);
     Tensor boot = r.terminated.logical_not();
     const Tensor ok = finiteRows(term);
     if (!ok.all().item<bool>()) {
       term = torch::where(ok.unsqueeze(1), term, torch::zeros_like(term));
       boot = boot & ok;
     }
-    const Tensor termN = norm(term);
+    const Tensor termN = criticInput(term);
     rewAcc = rewAcc + disc * rew;
     if (last || anyReset) {
       // Segments that end here: resets inside the window, every env at its end.
@@ -137,11 +148,14 @@ Shac::Window Shac::rollout() {
     doneBuf.push_back(done);
     bootBuf.push_back(boot);
     obs = r.obs.to(torch::kFloat);
+    if (own) criticObs = r.criticObs.to(torch::kFloat);
   }
   Window w;
   w.actorLoss = loss / static_cast<double>(T * worldEnvs());
   w.obs = torch::stack(obsBuf);
   w.rawObs = torch::stack(rawBuf);
+  w.criticObs = own ? torch::stack(criticBuf) : w.obs;
+  if (own) w.rawCriticObs = torch::stack(rawCriticBuf);
   w.rewards = torch::stack(rewBuf);
   w.dones = torch::stack(doneBuf);
   {
@@ -174,7 +188,7 @@ IterationStats Shac::iterate() {
   const auto learnStart = std::chrono::steady_clock::now();
   const Tensor targets =
       lambdaReturns(w.rewards, w.nextValues, w.dones, config_.gamma, config_.lambda).reshape(-1);
-  const Tensor x = w.obs.reshape({-1, w.obs.size(2)});
+  const Tensor x = w.criticObs.reshape({-1, w.criticObs.size(2)});
 
   CriticFit cf;
   std::exception_ptr criticError;
@@ -202,6 +216,7 @@ IterationStats Shac::iterate() {
     targetFlat_.mul_(config_.targetAlpha).add_(criticOpt_->flat(), 1 - config_.targetAlpha);
   }
   updateNormalizer(actor_, w.rawObs);
+  if (criticNorm_) updateNormalizer(criticNorm_, w.rawCriticObs);
   ++iteration_;
 
   s.envSteps = stepsPerIteration();
@@ -287,6 +302,7 @@ void Shac::save(torch::serialize::OutputArchive& a) {
   target_->save(t);
   a.write("critic", c);
   a.write("target_critic", t);
+  saveCriticNormalizer(a, criticNorm_);
   actorOpt_->save(a, "actor_optimizer");
   criticOpt_->save(a, "critic_optimizer");
 }
@@ -303,10 +319,12 @@ void Shac::loadNetworks(torch::serialize::InputArchive& a) {
   // flat buffers, which Module::load would detach.
   policies::copyModule(*policies::readActor(a), *actor_);
   actor_->normalizer()->refresh();
+  loadCriticNormalizer(a, criticNorm_);
+  const int64_t criticIn = criticNorm_ ? criticNorm_->dim() : actor_->numObs();
   for (auto [key, dst] : {std::pair{"critic", critic_}, std::pair{"target_critic", target_}}) {
     torch::serialize::InputArchive ar;
     a.read(key, ar);
-    policies::Critic loaded(actor_->numObs(), actor_->config());
+    policies::Critic loaded(criticIn, actor_->config());
     loaded->load(ar);
     policies::copyModule(*loaded, *dst);
   }

@@ -22,6 +22,11 @@
 //  5. Target critic: target = alpha target + (1 - alpha) critic.
 //  6. Observation normaliser: the window's observations are merged in (frozen until then).
 //
+// The critic reads the actor's normalised observations, or, where the env has them
+// (VecEnv::numCriticObs() > 0: the task's critic_observations), its own with their own
+// normaliser (an asymmetric actor-critic): the value at a segment's end, through which the
+// gradient flows, is then that of the critic's observations of the state reached.
+//
 // Where the reference implementation (NVlabs/DiffRL) has a known flaw this one differs, each
 // noted where it is done: shuffled critic minibatches (the reference takes contiguous time slices,
 // so each minibatch holds a few consecutive steps only); non-finite losses or gradients skip the
@@ -62,6 +67,8 @@ class Shac : public Algorithm {
 
   policies::Critic& critic() { return critic_; }
   policies::Critic& targetCritic() { return target_; }
+  // The critic's own observations' normaliser (null when it reads the actor's inputs).
+  policies::ObservationNormalizer& criticNormalizer() { return criticNorm_; }
   const ShacConfig& config() const { return config_; }
 
   // The actor loss of one window from the env's current state (steps 1-2), with its graph, and
@@ -70,6 +77,9 @@ class Shac : public Algorithm {
     torch::Tensor actorLoss;   // scalar, with history
     torch::Tensor obs;         // [T, N, O] normalised inputs, detached
     torch::Tensor rawObs;      // [T, N, O] raw observations (normaliser update)
+    // [T, N, C] the critic's normalised inputs, detached: obs, or the critic's own observations
+    torch::Tensor criticObs;
+    torch::Tensor rawCriticObs;  // [T, N, C] the critic's own raw observations (or undefined)
     torch::Tensor rewards;     // [T, N] scaled rewards, detached
     torch::Tensor dones;       // [T, N] bool: segment ends (the last row is true)
     torch::Tensor nextValues;  // [T, N] target-critic value of the state reached (0: terminated)
@@ -90,6 +100,8 @@ class Shac : public Algorithm {
   ShacConfig config_;
   policies::Actor actor_{nullptr};
   policies::Critic critic_{nullptr}, target_{nullptr};
+  // The critic's own observations' normaliser (null: it reads the actor's normalised inputs).
+  policies::ObservationNormalizer criticNorm_{nullptr};
   std::unique_ptr<FlatAdam> actorOpt_, criticOpt_;
   // The critic's loss and gradient in one fused pass (policies/mlp_regression.h), not autograd.
   std::unique_ptr<policies::MlpRegression> criticFit_;

@@ -126,6 +126,25 @@ std::int64_t LocomotionEnv::initTerms() {
   }
   if (std::any_of(scale.begin(), scale.end(), [](double s) { return s != 1; }))
     obsScale_ = torch::tensor(scale, kF64);
+  std::vector<double> criticScale;
+  for (const auto& t : task_.criticObservations) {
+    int dim = 0;
+    try {
+      dim = observationSize(*t.def, t.params, nj, m.nfeet());
+    } catch (const std::invalid_argument& e) {
+      throw std::runtime_error(task_.source + ": critic_observations: " + e.what());
+    }
+    numCriticObs_ += dim;
+    criticScale.insert(criticScale.end(), dim, t.scale);
+    int from = -1;
+    for (size_t j = 0; j < task_.observations.size() && from < 0; ++j)
+      if (task_.observations[j].name == t.name &&
+          task_.observations[j].params.values() == t.params.values())
+        from = static_cast<int>(j);
+    criticFromPolicy_.push_back(from);
+  }
+  if (std::any_of(criticScale.begin(), criticScale.end(), [](double s) { return s != 1; }))
+    criticObsScale_ = torch::tensor(criticScale, kF64);
   if (task_.randomization.observationNoise &&
       std::any_of(noise.begin(), noise.end(), [](double s) { return s > 0; }))
     obsNoise_ = torch::tensor(noise, kF64);
@@ -139,7 +158,8 @@ std::int64_t LocomotionEnv::initTerms() {
   std::int64_t historyDepth = 0;
   if (task_.randomization.actionDelay)
     historyDepth = static_cast<std::int64_t>(task_.randomization.actionDelaySteps.hi) + 1;
-  for (const auto* list : {&task_.observations, &task_.rewards, &task_.terminations})
+  for (const auto* list :
+       {&task_.observations, &task_.criticObservations, &task_.rewards, &task_.terminations})
     for (const auto& t : *list) {
       needs_ |= t.def->needs;
       const auto& p = t.params.values();
@@ -459,11 +479,13 @@ void LocomotionEnv::applyPushes() {
 // ---------------------------------------------------------------------------------------------
 // Observations and the step.
 
-Tensor LocomotionEnv::computeObservations(TermContext& c, const Tensor& ids) {
+Tensor LocomotionEnv::computeObservations(TermContext& c, const Tensor& ids,
+                                          std::vector<Tensor>* partsOut) {
   std::vector<Tensor> parts;
   parts.reserve(task_.observations.size());
   for (const auto& t : task_.observations) parts.push_back(t.def->eval(c, t.params));
   Tensor o = torch::cat(parts, 1);
+  if (partsOut) *partsOut = std::move(parts);
   if (obsNoise_.defined()) {
     // U(-1, 1) per value, each row from its env's stream.
     const std::int64_t rows = o.size(0);
@@ -478,6 +500,39 @@ Tensor LocomotionEnv::computeObservations(TermContext& c, const Tensor& ids) {
   }
   if (obsScale_.defined()) o = o * obsScale_;
   return o;
+}
+
+Tensor LocomotionEnv::computeCriticObservations(TermContext& c, const Tensor& ids,
+                                                const std::vector<Tensor>& policyParts) {
+  if (numCriticObs_ == 0) return {};
+  if (needs_ & TermDef::kWorldParams) {
+    // The draws of the envs' current episodes (a new one's after a reset).
+    const auto rows = [&](const Tensor& x) { return ids.defined() ? x.index_select(0, ids) : x; };
+    const std::int64_t n = c.q.size(0);
+    c.friction = rows(link_->friction());
+    c.motorStrength = link_->motorStrength().defined() ? rows(link_->motorStrength())
+                                                       : torch::ones({n}, kF64);
+    c.addedMass =
+        link_->addedMass().defined() ? rows(link_->addedMass()) : torch::zeros({n}, kF64);
+    c.actionDelay = actionDelay_.defined() ? rows(actionDelay_).to(torch::kDouble)
+                                           : torch::zeros({n}, kF64);
+  }
+  std::vector<Tensor> parts;
+  parts.reserve(task_.criticObservations.size());
+  for (size_t i = 0; i < task_.criticObservations.size(); ++i) {
+    const auto& t = task_.criticObservations[i];
+    const int from = criticFromPolicy_[i];
+    parts.push_back(from >= 0 ? policyParts.at(from) : t.def->eval(c, t.params));
+  }
+  Tensor o = torch::cat(parts, 1);
+  if (criticObsScale_.defined()) o = o * criticObsScale_;
+  return o.to(options_.dtype);
+}
+
+void LocomotionEnv::observeAll(TermContext& c) {
+  std::vector<Tensor> parts;
+  obs_ = computeObservations(c, {}, &parts).to(options_.dtype);
+  criticObs_ = computeCriticObservations(c, {}, parts);
 }
 
 TermContext LocomotionEnv::resetContext(const Tensor& ids) {
@@ -514,7 +569,7 @@ Tensor LocomotionEnv::reset() {
     if (actionHistory_.defined()) actionHistory_ = actionHistory_.detach();
   }
   TermContext c = resetContext(Tensor());
-  obs_ = computeObservations(c).to(options_.dtype);
+  observeAll(c);
   return obs_;
 }
 
@@ -567,13 +622,17 @@ StepResult LocomotionEnv::step(const Tensor& actions) {
   resampleDueCommands(c);  // seen by the observations, not by this step's rewards
 
   StepResult res;
-  res.extras.terminalObs = computeObservations(c).to(options_.dtype);
+  std::vector<Tensor> parts;
+  res.extras.terminalObs = computeObservations(c, {}, &parts).to(options_.dtype);
+  res.extras.terminalCriticObs = computeCriticObservations(c, {}, parts);
   lastAction_ = a;
   obs_ = res.extras.terminalObs;
+  criticObs_ = res.extras.terminalCriticObs;
   const Tensor ids = done.nonzero().squeeze(1);
   res.extras.resetIds = ids;
   if (ids.numel() > 0) endEpisodes(ids, res.extras.log);
   res.obs = obs_;
+  res.criticObs = criticObs_;
   res.rewards = rewards.to(options_.dtype);
   res.terminated = terminated;
   res.truncated = truncated;
@@ -661,7 +720,10 @@ void LocomotionEnv::endEpisodes(const Tensor& ids, std::map<std::string, double>
   log["Episode/count"] = static_cast<double>(idv.size());
   resetEnvs(ids, true);
   TermContext rc = resetContext(ids);
-  obs_ = obs_.index_copy(0, ids, computeObservations(rc, ids).to(options_.dtype));
+  std::vector<Tensor> parts;
+  obs_ = obs_.index_copy(0, ids, computeObservations(rc, ids, &parts).to(options_.dtype));
+  if (numCriticObs_ > 0)
+    criticObs_ = criticObs_.index_copy(0, ids, computeCriticObservations(rc, ids, parts));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -682,6 +744,7 @@ void LocomotionEnv::setDifferentiable(bool on) {
     lastAction_ = lastAction_.detach();
     if (actionHistory_.defined()) actionHistory_ = actionHistory_.detach();
     obs_ = obs_.detach();
+    if (criticObs_.defined()) criticObs_ = criticObs_.detach();
   }
   differentiable_ = on;
 }
@@ -692,6 +755,7 @@ void LocomotionEnv::detach() {
   lastAction_ = lastAction_.detach();
   if (actionHistory_.defined()) actionHistory_ = actionHistory_.detach();
   obs_ = obs_.detach();
+  if (criticObs_.defined()) criticObs_ = criticObs_.detach();
 }
 
 void LocomotionEnv::seed(std::uint64_t seed) {
@@ -717,7 +781,7 @@ void LocomotionEnv::setState(const Tensor& q, const Tensor& v) {
   c.action = lastAction_;
   if (actionHistory_.defined()) c.actions = actionHistory_;
   c.time = episodeStep_.to(torch::kDouble) * task_.envDt;
-  obs_ = computeObservations(c).to(options_.dtype);
+  observeAll(c);
 }
 
 void LocomotionEnv::setCommands(const Tensor& commands) {
@@ -732,6 +796,7 @@ std::map<std::string, Tensor> LocomotionEnv::stateDict() const {
   s["v"] = v_.detach().clone();
   s["last_action"] = lastAction_.detach().clone();
   s["obs"] = obs_.detach().clone();
+  if (criticObs_.defined()) s["critic_obs"] = criticObs_.detach().clone();
   s["episode_step"] = episodeStep_.clone();
   s["episode_sums"] = episodeSums_.clone();
   s["commands"] = command_.clone();
@@ -782,6 +847,8 @@ void LocomotionEnv::loadStateDict(const std::map<std::string, Tensor>& state) {
   }
   lastAction_ = get("last_action", {n_, m.nj()}).to(torch::kDouble).clone();
   obs_ = get("obs", {n_, numObs_}).to(options_.dtype).clone();
+  if (numCriticObs_ > 0)
+    criticObs_ = get("critic_obs", {n_, numCriticObs_}).to(options_.dtype).clone();
   episodeStep_ = get("episode_step", {n_}).to(torch::kLong).clone();
   episodeSums_ = get("episode_sums", {n_, episodeSums_.size(1)}).to(torch::kDouble).clone();
   command_ = get("commands", {n_, 3}).to(torch::kDouble).clone();
@@ -800,6 +867,14 @@ std::vector<std::pair<std::string, int>> LocomotionEnv::observationLayout() cons
   std::vector<std::pair<std::string, int>> out;
   const sim::Model& m = robot_.model;
   for (const auto& t : task_.observations)
+    out.emplace_back(t.name, observationSize(*t.def, t.params, m.nj(), m.nfeet()));
+  return out;
+}
+
+std::vector<std::pair<std::string, int>> LocomotionEnv::criticObservationLayout() const {
+  std::vector<std::pair<std::string, int>> out;
+  const sim::Model& m = robot_.model;
+  for (const auto& t : task_.criticObservations)
     out.emplace_back(t.name, observationSize(*t.def, t.params, m.nj(), m.nfeet()));
   return out;
 }
@@ -885,6 +960,20 @@ std::string LocomotionEnv::summary() const {
                      t.scale, t.noise, t.def->formula,
                      t.params.values().empty() ? "" : " (" + formatParams(t.params) + ")"));
     index += layout[i].second;
+  }
+  if (numCriticObs_ > 0) {
+    line(fmt::format("critic observations ({}, noise-free):", numCriticObs_));
+    line(fmt::format("  {:>5}  {:<18} {:>4} {:>6}  {}", "index", "name", "dim", "scale",
+                     "definition"));
+    index = 0;
+    const auto critic = criticObservationLayout();
+    for (size_t i = 0; i < critic.size(); ++i) {
+      const auto& t = task_.criticObservations[i];
+      line(fmt::format("  {:>5}  {:<18} {:>4} {:>6g}  {}{}", index, t.name, critic[i].second,
+                       t.scale, t.def->formula,
+                       t.params.values().empty() ? "" : " (" + formatParams(t.params) + ")"));
+      index += critic[i].second;
+    }
   }
   line("rewards:");
   line(fmt::format("  {:<22} {:>8}  {}", "name", "weight", "definition"));

@@ -47,6 +47,7 @@ class LocomotionEnv : public VecEnv {
 
   int numEnvs() const override { return n_; }
   int numObs() const override { return numObs_; }
+  int numCriticObs() const override { return numCriticObs_; }
   int numActions() const override { return robot_.model.nj(); }
   int maxEpisodeLength() const override { return maxSteps_; }
   double envDt() const override { return task_.envDt; }
@@ -54,6 +55,7 @@ class LocomotionEnv : public VecEnv {
 
   torch::Tensor reset() override;
   torch::Tensor observations() const override { return obs_; }
+  torch::Tensor criticObservations() const override { return criticObs_; }
   StepResult step(const torch::Tensor& actions) override;
   void setDifferentiable(bool on) override;
   bool differentiable() const override { return differentiable_; }
@@ -67,6 +69,8 @@ class LocomotionEnv : public VecEnv {
 
   // Observation layout: (term name, size) in order; the policy's input contract.
   std::vector<std::pair<std::string, int>> observationLayout() const;
+  // The critic's observation layout (task critic_observations; empty: it reads the policy's).
+  std::vector<std::pair<std::string, int>> criticObservationLayout() const;
   // The start-up tables (task settings, observation layout, rewards, terminations) as text.
   std::string summary() const;
 
@@ -142,7 +146,17 @@ class LocomotionEnv : public VecEnv {
   void integrateCommandedPath();
   // Observations [n, numObs] (double, noise and scale applied) for the rows of context c, which
   // are the envs `ids` (undefined: all).
-  torch::Tensor computeObservations(TermContext& c, const torch::Tensor& ids = {});
+  // `parts`: where given, receives each term's value before noise and scale.
+  torch::Tensor computeObservations(TermContext& c, const torch::Tensor& ids = {},
+                                    std::vector<torch::Tensor>* parts = nullptr);
+  // The critic's observations [n, numCriticObs] (options_.dtype, scale applied, no noise) for the
+  // rows of c, the envs `ids` (undefined: all); undefined when the task has none. A term that is
+  // also among the policy's, with the same parameters, is taken from `policyParts` (its value
+  // before noise) rather than computed again.
+  torch::Tensor computeCriticObservations(TermContext& c, const torch::Tensor& ids,
+                                          const std::vector<torch::Tensor>& policyParts);
+  // Both of the above into obs_ and criticObs_ (every env).
+  void observeAll(TermContext& c);
   // Context for the envs `ids` (undefined: all) right after a reset: zero actions and time.
   TermContext resetContext(const torch::Tensor& ids);
   // A draw of U(lo, hi) from env `env`'s own stream.
@@ -153,7 +167,7 @@ class LocomotionEnv : public VecEnv {
   Robot robot_;  // model with the task's armature; the simulator holds a reference to it
   std::unique_ptr<SimLink> link_;
   TaskConstants k_;
-  int n_ = 0, numObs_ = 0, maxSteps_ = 1, decimation_ = 1;
+  int n_ = 0, numObs_ = 0, numCriticObs_ = 0, maxSteps_ = 1, decimation_ = 1;
   bool differentiable_ = false;
   double commandScale_ = 1, resetNoiseScale_ = 1, commandResampleScale_ = 1;
   unsigned needs_ = 0;  // union of TermDef::needs over the terms
@@ -165,6 +179,10 @@ class LocomotionEnv : public VecEnv {
   // delay [N] int64 (undefined without randomization.action_delay_steps).
   torch::Tensor actionHistory_, actionDelay_;
   torch::Tensor obs_;            // [N, numObs], options_.dtype
+  torch::Tensor criticObs_;      // [N, numCriticObs], options_.dtype (undefined: none)
+  torch::Tensor criticObsScale_;  // [numCriticObs] or undefined when trivial
+  // Per critic term: the index of the same policy term (name and parameters), or -1.
+  std::vector<int> criticFromPolicy_;
   torch::Tensor command_;        // [N, 3] double
   torch::Tensor episodeStep_;    // [N] int64
   torch::Tensor pushAt_;         // [N] int64: episode step of the next push

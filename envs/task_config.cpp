@@ -74,8 +74,10 @@ void visitSim(V& v, sim::SimOptions& s) {
 
 // One observation, reward or termination term: its weight or scale and noise, then the term's
 // own parameters (envs/terms.cpp), every one with its default filled in.
+// critic: a term of critic_observations, which have no noise (the critic reads the state as the
+// simulator has it).
 template <class V>
-void visitTerm(V& v, TermConfig& tc, TermKind kind) {
+void visitTerm(V& v, TermConfig& tc, TermKind kind, bool critic = false) {
   tc.def = findTerm(kind, tc.name);
   if (!tc.def) {
     std::vector<std::string> names;
@@ -86,8 +88,8 @@ void visitTerm(V& v, TermConfig& tc, TermKind kind) {
     return;
   }
   if (kind == TermKind::Reward) v.field("weight", tc.weight, "weight of the term in the reward");
-  if (kind == TermKind::Observation) {
-    v.field("scale", tc.scale, "multiplies the term, after the noise");
+  if (kind == TermKind::Observation) v.field("scale", tc.scale, "multiplies the term, after the noise");
+  if (kind == TermKind::Observation && !critic) {
     v.field("noise", tc.noise,
             "uniform noise half-width, term units (randomization.observation_noise)",
             V::atLeast(0));
@@ -232,6 +234,10 @@ void visitTask(V& v, TaskConfig& t, bool partial) {
                   });
   v.list("observations", t.observations, "observation terms in order (envs/terms.h)",
          [](auto& o, TermConfig& tc) { visitTerm(o, tc, TermKind::Observation); });
+  v.list("critic_observations", t.criticObservations,
+         "the critic's own observation terms in order, noise-free, privileged terms allowed "
+         "(absent: the critic reads the observations above)",
+         [](auto& o, TermConfig& tc) { visitTerm(o, tc, TermKind::Observation, true); });
   v.list("rewards", t.rewards, "reward terms: weight and parameters",
          [](auto& o, TermConfig& tc) { visitTerm(o, tc, TermKind::Reward); });
   v.list("terminations", t.terminations, "termination terms",
@@ -397,6 +403,15 @@ TaskConfig parseTask(const YAML::Node& taskNode, const config::Source& src, bool
   };
   if (t.robot.empty()) throw std::runtime_error(at("robot") + ": missing (a robot name or path)");
   if (t.observations.empty()) throw std::runtime_error(at("observations") + ": no terms");
+  for (const auto& o : t.observations)
+    if (o.def->privileged) {
+      const std::string key = std::string("observations.") + o.name;
+      throw std::runtime_error(src.where(keyPrefix.empty() ? key : keyPrefix + "." + key,
+                                         node["observations"][o.name]) +
+                               ": " + (keyPrefix.empty() ? key : keyPrefix + "." + key) +
+                               ": privileged (a robot cannot measure it): only the critic may "
+                               "read it, in critic_observations");
+    }
   if (t.rewards.empty()) throw std::runtime_error(at("rewards") + ": no terms");
   int steps = 0;
   const std::string problem = timeStepProblem(t.envDt, t.sim.dt, steps);
@@ -456,7 +471,8 @@ void fillMissing(YAML::Node dst, const YAML::Node& src, bool termSection) {
       dst[key] = it->second;  // keeps the robot file's line marks for messages
     } else if (it->second.IsMap() && constNode(dst)[key].IsMap()) {
       fillMissing(dst[key], it->second,
-                  key == "observations" || key == "rewards" || key == "terminations");
+                  key == "observations" || key == "critic_observations" ||
+                      key == "rewards" || key == "terminations");
     }
   }
 }

@@ -85,6 +85,9 @@ struct TaskConfig {
   double actionClip = 1.0;
   CommandConfig commands;
   std::vector<TermConfig> observations, rewards, terminations;
+  // The critic's own observations (asymmetric actor-critic), noise-free, privileged terms
+  // allowed; empty: the critic reads `observations`.
+  std::vector<TermConfig> criticObservations;
   RandomizationConfig randomization;
   ResetConfig reset;
   TerrainConfig terrain;  // disabled: the plane z = 0

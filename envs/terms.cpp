@@ -287,6 +287,34 @@ Tensor heightScan(TermContext& c, const TermParams& p) {
   return (s.height.unsqueeze(1) - p("offset") - h).clamp(-p("clip"), p("clip"));
 }
 
+// The privileged observations: what the simulator draws per env and a robot cannot measure, for
+// the critic of an asymmetric actor-critic (critic_observations). Their definitions say what the
+// value is; no exported policy reads them.
+void addPrivilegedObservations(std::vector<TermDef>& t) {
+  const auto param = [&](const char* name, const char* formula, Tensor TermContext::*field,
+                         TermDefinition definition) {
+    t.push_back({name, formula, {}, 1,
+                 [field](TermContext& c, const TermParams&) { return (c.*field).unsqueeze(1); },
+                 TermDef::kWorldParams});
+    t.back().privileged = true;
+    t.back().definition = std::move(definition);
+  };
+  param("friction", "mu (the env's ground friction coefficient)", &TermContext::friction,
+        {"mu: the Coulomb friction coefficient of the env's feet and leg spheres on the ground",
+         "none (a scalar)", "1",
+         "randomization.friction's draw of the episode; sim.friction without it"});
+  param("motor_strength", "s (the drive gains' scale)", &TermContext::motorStrength,
+        {"s: the PD gains of every joint's drive are kp s and kd s", "none (a scalar)", "1",
+         "randomization.motor_strength's draw of the episode; 1 without it"});
+  param("added_base_mass", "m_add (mass added to the base)", &TermContext::addedMass,
+        {"m_add: the mass added to the base link (its inertia scaled with it)", "none (a scalar)",
+         "kg", "randomization.added_base_mass's draw of the episode; 0 without it"});
+  param("action_delay", "k (control steps of action latency)", &TermContext::actionDelay,
+        {"k: the joint targets applied are those of the action k decisions back",
+         "none (a scalar)", "control steps",
+         "randomization.action_delay_steps's draw of the episode; 0 without it"});
+}
+
 // Each observation term is followed by its definition (TermDefinition): the contract a deployment
 // computes the term from. R is the base orientation (base axes -> world axes), q = (w, x, y, z).
 std::vector<TermDef> makeObservations() {
@@ -428,6 +456,7 @@ std::vector<TermDef> makeObservations() {
       "sin(2 pi f t), f = params.frequency, t = decisions taken so far x "
       "timing.control_dt",
       "time", "1", "t = 0 at the first observation of an episode, control_dt at the second"};
+  addPrivilegedObservations(t);
   return t;
 }
 

@@ -73,6 +73,9 @@ class TermContext {
   torch::Tensor qSub, vSub, qTargetSub;  // input of the last sim sub-step (actuator torque)
   torch::Tensor command;                 // [n, 3]: (B v_x*, B v_y*, B w_z*)
   torch::Tensor time;                    // [n]: episode time after the step [s]
+  // The env's randomised parameters, [n] double each (TermDef::kWorldParams): ground friction
+  // coefficient, drive-gain scale, mass added to the base [kg], action latency [control steps].
+  torch::Tensor friction, motorStrength, addedMass, actionDelay;
 
   const TaskConstants& constants() const { return k_; }
   const StateFeatures& state();       // of (q, v)
@@ -138,7 +141,10 @@ struct TermDef {
   std::function<torch::Tensor(TermContext&, const TermParams&)> eval;
   // Optional inputs of TermContext the term reads (the env fills only what some term needs).
   unsigned needs = 0;
-  static constexpr unsigned kTime = 1, kSubstep = 2, kStepStart = 4;
+  static constexpr unsigned kTime = 1, kSubstep = 2, kStepStart = 4, kWorldParams = 8;
+  // Observations: privileged, a value the simulator knows and a robot cannot measure (the
+  // friction, the drive's strength, ...): only the critic may read it (critic_observations).
+  bool privileged = false;
   // Observations: the term's contract for deployment (rewards and terminations: empty).
   TermDefinition definition;
   // Observations of size kFromParams: the size for the term's parameters and nj joints.

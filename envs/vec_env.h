@@ -22,6 +22,8 @@ struct StepExtras {
   // differentiable mode). Rows of envs that did not reset equal the returned observations; rows of
   // envs that reset hold their last observation, for bootstrapping the value of truncated episodes.
   torch::Tensor terminalObs;
+  // The critic's observations of the same states (VecEnv::numCriticObs() > 0; else undefined).
+  torch::Tensor terminalCriticObs;
   torch::Tensor resetIds;  // [k] int64: envs reset in this step (terminated or truncated)
   // Weighted reward terms of this step, [N, T], detached: rewards = row sums; column i is the
   // term VecEnv::rewardNames()[i].
@@ -35,6 +37,8 @@ struct StepExtras {
 
 struct StepResult {
   torch::Tensor obs;         // [N, obs]: observations after resets (the next policy input)
+  // [N, criticObs]: the critic's observations after resets (numCriticObs() > 0; else undefined)
+  torch::Tensor criticObs;
   torch::Tensor rewards;     // [N]
   torch::Tensor terminated;  // [N] bool: a termination term fired or the simulator failed
   torch::Tensor truncated;   // [N] bool: time limit reached (and not terminated)
@@ -51,11 +55,16 @@ class VecEnv {
   virtual int maxEpisodeLength() const = 0;                         // env steps
   virtual double envDt() const = 0;                                 // seconds per env step
   virtual const std::vector<std::string>& rewardNames() const = 0;  // reward terms, in order
+  // The critic's own observations (an asymmetric actor-critic: rsl_rl's privileged observations,
+  // Isaac Lab's "critic" group): their size, 0 when the critic reads the policy's observations.
+  virtual int numCriticObs() const { return 0; }
 
   // Resets every env; returns the observations.
   virtual torch::Tensor reset() = 0;
   // Current observations (those returned by the last reset or step).
   virtual torch::Tensor observations() const = 0;
+  // The critic's observations of the same states [N, numCriticObs()] (undefined when it has none).
+  virtual torch::Tensor criticObservations() const { return {}; }
   // Applies actions [N, numActions] (any floating dtype) for one env step.
   virtual StepResult step(const torch::Tensor& actions) = 0;
 

@@ -393,6 +393,7 @@ std::string observationDefinitionsMarkdown() {
   std::string s =
       "| term | size | formula | frame | units | conventions |\n|---|---|---|---|---|---|\n";
   for (const auto& t : envs::termRegistry(envs::TermKind::Observation)) {
+    if (t.privileged) continue;  // the critic's only: no policy reads them
     const std::string size = t.dim == envs::TermDef::kPerJoint    ? "joints"
                              : t.dim == envs::TermDef::kPerFoot   ? "feet"
                              : t.dim == envs::TermDef::kFromParams ? "from its parameters"

@@ -43,9 +43,10 @@ ExportResult exportPolicy(const std::string& run, const std::string& out,
                           const std::string& configPath = "",
                           ExportFormat format = ExportFormat::TorchScript);
 
-// The observation terms of the registry with their definitions as a Markdown table: what
-// docs/deploy.md shows (`diffloco export --describe-observations` prints it; a test keeps the page
-// equal to it), so the page and the exported files have one source.
+// The observation terms a policy may read (not the critic's privileged ones) with their
+// definitions as a Markdown table: what docs/deploy.md shows (`diffloco export
+// --describe-observations` prints it; a test keeps the page equal to it), so the page and the
+// exported files have one source.
 std::string observationDefinitionsMarkdown();
 
 // Writes a module atomically (.tmp, then rename).

@@ -104,7 +104,9 @@ class Env {
     }
     extras["episode"] = episode;
     extras["log"] = log;
-    extras["observations"] = py::dict();
+    extras["observations"] = criticGroup(r.criticObs);
+    if (r.extras.terminalCriticObs.defined())
+      extras["terminal_critic_observations"] = r.extras.terminalCriticObs;
     return py::make_tuple(r.obs, r.rewards, torch::logical_or(r.terminated, r.truncated), extras);
   }
 
@@ -118,6 +120,10 @@ class Env {
 
   py::tuple observations() const {
     return py::make_tuple(env_->observations(), observationExtras());
+  }
+  // rsl_rl's num_privileged_obs: the critic's own observations, None where it has none.
+  py::object numPrivilegedObs() const {
+    return env_->numCriticObs() > 0 ? py::object(py::int_(env_->numCriticObs())) : py::none();
   }
 
   std::map<std::string, torch::Tensor> stateDict() const { return env_->stateDict(); }
@@ -134,9 +140,16 @@ class Env {
   const envs::LocomotionEnv& env() const { return *env_; }
 
  private:
-  static py::dict observationExtras() {
+  // extras["observations"]: rsl_rl's observation groups, {"critic": the critic's own
+  // observations} where the task has critic_observations, else empty.
+  static py::dict criticGroup(const torch::Tensor& criticObs) {
+    py::dict groups;
+    if (criticObs.defined()) groups["critic"] = criticObs;
+    return groups;
+  }
+  py::dict observationExtras() const {
     py::dict extras;
-    extras["observations"] = py::dict();  // no privileged observation groups
+    extras["observations"] = criticGroup(env_->criticObservations());
     return extras;
   }
 
@@ -154,6 +167,9 @@ episode reached its time limit), "terminated", "terminal_observations" (observat
 states reached before the resets: bootstrap truncated episodes from them), "reset_ids",
 "reward_terms" [N, terms] (columns: reward_names), "episode" (per-term means of the episodes that
 ended in this step) and "log" (the same with their "Episode/" keys and the env's counters).
+A task with critic_observations (an asymmetric actor-critic) gives the critic's own observations
+as extras["observations"]["critic"] (rsl_rl's observation groups; num_privileged_obs is their
+size, else None) and a step's "terminal_critic_observations".
 A step is differentiable (the simulator's hand-written backward pass) when torch's grad mode is
 on and the actions or the state carried from earlier differentiable steps require grad;
 detach() cuts that history (as SHAC does at the start of every window). Keep the env alive
@@ -184,7 +200,7 @@ while a graph through it is.)doc")
           "every env on tiles of this sub-terrain type and level from its next reset on")
       .def_property_readonly("num_envs", [](const Env& e) { return e.env().numEnvs(); })
       .def_property_readonly("num_obs", [](const Env& e) { return e.env().numObs(); })
-      .def_property_readonly("num_privileged_obs", [](const Env&) { return py::none(); })
+      .def_property_readonly("num_privileged_obs", &Env::numPrivilegedObs)
       .def_property_readonly("num_actions", [](const Env& e) { return e.env().numActions(); })
       .def_property_readonly("max_episode_length",
                              [](const Env& e) { return e.env().maxEpisodeLength(); })

@@ -2,7 +2,8 @@
 // step; reward 1 - |x|^2 (differentiable); an env is truncated when its episode reaches
 // `maxLength` steps and terminated when its step count reaches terminateAt[i] (>= 0), so that the
 // tests choose exactly where segments end. Resets draw x ~ U(-1, 1)^2 from the env's generator.
-// It records what each step produced (detached) for hand computations.
+// It records what each step produced (detached) for hand computations. With
+// setCriticObservations(true) the critic has its own observations (x, |x|^2).
 #pragma once
 
 #include <ATen/CPUGeneratorImpl.h>
@@ -25,6 +26,14 @@ class PointEnv : public envs::VecEnv {
 
   int numEnvs() const override { return n_; }
   int numObs() const override { return 2; }
+  int numCriticObs() const override { return critic_ ? 3 : 0; }
+  torch::Tensor criticObservations() const override {
+    return critic_ ? criticOf(x_) : torch::Tensor();
+  }
+  void setCriticObservations(bool on) { critic_ = on; }
+  static torch::Tensor criticOf(const torch::Tensor& x) {
+    return torch::cat({x, x.square().sum(1, true)}, 1);
+  }
   int numActions() const override { return 2; }
   int maxEpisodeLength() const override { return maxLength_; }
   double envDt() const override { return 0.1; }
@@ -59,6 +68,10 @@ class PointEnv : public envs::VecEnv {
       r.extras.log["Episode/count"] = static_cast<double>(r.extras.resetIds.numel());
     }
     r.obs = x_;
+    if (critic_) {
+      r.criticObs = criticOf(x_);
+      r.extras.terminalCriticObs = criticOf(next);
+    }
     actionsSeen.push_back(actions.detach().clone());
     rewardsSeen.push_back(r.rewards.detach().clone());
     terminalSeen.push_back(next.detach().clone());
@@ -91,7 +104,7 @@ class PointEnv : public envs::VecEnv {
 
   std::vector<std::string> names_{"r"};
   int n_, maxLength_;
-  bool differentiable_ = false;
+  bool differentiable_ = false, critic_ = false;
   at::Generator gen_;
   torch::Tensor x_, steps_, terminateAt_;
 };

@@ -167,3 +167,37 @@ TEST(Ppo, LearnsToHoldThePointAtTheOrigin) {
   for (int i = 0; i < 60; ++i) ppo.iterate();
   EXPECT_GT(ppo.episodes().meanReturn(), 30) << "mean return " << ppo.episodes().meanReturn();
 }
+
+// An env with critic observations: the values (and the truncations' bootstrap) are the critic's
+// of its own observations through its own normaliser; an iteration merges them into it, and a
+// checkpoint carries it.
+TEST(Ppo, CriticReadsTheEnvsCriticObservations) {
+  torch::set_num_threads(1);
+  PointEnv env(3, 4);
+  env.setCriticObservations(true);
+  Ppo ppo(env, tinyConfig(), tinyPolicy(), 1);
+  ASSERT_TRUE(ppo.criticNormalizer());
+  EXPECT_EQ(ppo.critic()->parameters()[0].size(1), 3);
+  ppo.iterate();
+  EXPECT_EQ(ppo.criticNormalizer()->count(), 8 * 3);
+  env.setState(torch::tensor({{0.5f, -0.3f}, {-0.8f, 0.1f}, {0.2f, 0.9f}}),
+               torch::tensor({0, 2, 0}, torch::kLong));
+  env.clearRecords();
+  const Ppo::Rollout ro = ppo.rollout();
+  auto value = [&](const Tensor& x) {
+    torch::NoGradGuard g;
+    return ppo.critic()->forward(ppo.criticNormalizer()(PointEnv::criticOf(x)));
+  };
+  EXPECT_EQ(ro.criticObs.sizes(), torch::IntArrayRef({8, 3, 3}));
+  EXPECT_TRUE(torch::allclose(ro.values[0],
+                              value(torch::tensor({{0.5f, -0.3f}, {-0.8f, 0.1f}, {0.2f, 0.9f}})),
+                              1e-6, 1e-6));
+  ASSERT_TRUE(env.truncatedSeen[1][1].item<bool>());
+  EXPECT_NEAR(ro.nextValues[1][1].item<float>(), value(env.terminalSeen[1]).index({1}).item<float>(),
+              1e-6);
+  PointEnv envB(3, 4);
+  envB.setCriticObservations(true);
+  Ppo b(envB, tinyConfig(), tinyPolicy(), 77);
+  b.load(*readCheckpoint(checkpointBytes(ppo)));
+  EXPECT_TRUE(torch::equal(b.criticNormalizer()->var(), ppo.criticNormalizer()->var()));
+}

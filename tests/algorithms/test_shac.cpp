@@ -254,3 +254,72 @@ TEST(Shac, LearnsToHoldThePointAtTheOrigin) {
   for (int i = 0; i < 60; ++i) shac.iterate();
   EXPECT_GT(shac.episodes().meanReturn(), 33) << "mean return " << shac.episodes().meanReturn();
 }
+
+// An env with critic observations (an asymmetric actor-critic): the critic and the target critic
+// read them through their own normaliser, in the actor loss's segment ends (with their gradient)
+// and in the critic's regression; save/load carries that normaliser, and a checkpoint whose
+// critic read other observations is refused.
+TEST(Shac, CriticReadsTheEnvsCriticObservations) {
+  torch::set_num_threads(1);
+  PointEnv env(3, 4);
+  env.setCriticObservations(true);
+  const int T = 6;
+  Shac shac(env, tinyConfig(T), tinyPolicy(), 1);
+  ASSERT_TRUE(shac.criticNormalizer());
+  EXPECT_EQ(shac.critic()->parameters()[0].size(1), 3);
+  EXPECT_EQ(shac.targetCritic()->parameters()[0].size(1), 3);
+  shac.iterate();  // statistics other than the identity's
+  EXPECT_EQ(shac.criticNormalizer()->count(), T * 3);
+  arrange(env);
+  const Shac::Window w = shac.rollout();
+  EXPECT_EQ(w.criticObs.sizes(), torch::IntArrayRef({T, 3, 3}));
+  auto value = [&](const Tensor& x) {
+    torch::NoGradGuard g;
+    return shac.targetCritic()->forward(shac.criticNormalizer()(PointEnv::criticOf(x)));
+  };
+  const double gamma = shac.config().gamma;
+  double total = 0;
+  for (int e = 0; e < 3; ++e) {
+    double acc = 0, disc = 1;
+    for (int t = 0; t < T; ++t) {
+      acc += disc * env.rewardsSeen[t][e].item<float>();
+      const bool term = env.terminatedSeen[t][e].item<bool>();
+      if (term || env.truncatedSeen[t][e].item<bool>() || t == T - 1) {
+        total += acc + gamma * disc * (term ? 0.0 : value(env.terminalSeen[t]).index({e}).item<float>());
+        acc = 0, disc = 1;
+      } else {
+        disc *= gamma;
+      }
+    }
+  }
+  const double expected = -total / (T * 3);
+  EXPECT_NEAR(w.actorLoss.item<double>(), expected, 1e-5 * std::abs(expected));
+  EXPECT_NEAR(w.nextValues[1][1].item<float>(), value(env.terminalSeen[1]).index({1}).item<float>(),
+              1e-6);
+
+  // Save and load: the same next iteration, the critic's normaliser included.
+  PointEnv envB(3, 4);
+  envB.setCriticObservations(true);
+  Shac b(envB, tinyConfig(T), tinyPolicy(), 77);
+  const std::string bytes = checkpointBytes(shac);
+  b.load(*readCheckpoint(bytes));
+  EXPECT_TRUE(torch::equal(b.criticNormalizer()->mean(), shac.criticNormalizer()->mean()));
+  envB.setState(env.observations(), env.episodeLength());
+  envB.setTerminateAt(torch::tensor({-1, -1, 3}, torch::kLong));  // arrange()'s
+  env.seed(9), envB.seed(9);
+  shac.iterate();
+  b.iterate();
+  EXPECT_TRUE(shac.critic()->parameters()[0].equal(b.critic()->parameters()[0]));
+  EXPECT_TRUE(shac.actor()->parameters()[1].equal(b.actor()->parameters()[1]));
+
+  // A checkpoint whose critic read the policy's observations, and the other way round.
+  PointEnv plainEnv(3, 4);
+  Shac plain(plainEnv, tinyConfig(T), tinyPolicy(), 1);
+  try {
+    b.loadWarmStart(*readCheckpoint(checkpointBytes(plain)));
+    ADD_FAILURE() << "no error";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("critic_observations"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(plain.loadWarmStart(*readCheckpoint(bytes)), std::runtime_error);
+}

@@ -826,3 +826,77 @@ TEST(LocomotionEnv, BadTiltBarrierAnglesAreAnError) {
     }
   }
 }
+
+// critic_observations: the critic's own observations, noise-free (the policy's carry their noise),
+// the privileged terms the envs' draws of the episode, through resets and a checkpoint, and
+// differentiable through the simulator like the policy's.
+TEST(LocomotionEnv, CriticObservationsAreNoiseFreeAndReadTheEnvsDraws) {
+  TaskConfig task = loadTaskConfig("velocity");
+  task.randomization.actionDelay = true;
+  task.randomization.actionDelaySteps = {0, 2};
+  task.randomization.motorStrength = true;
+  task.randomization.motorStrengthRange = {0.8, 1.2};
+  ASSERT_TRUE(task.randomization.observationNoise);
+  for (const char* name :
+       {"base_lin_vel", "friction", "motor_strength", "added_base_mass", "action_delay"}) {
+    TermConfig t;
+    t.name = name;
+    t.def = findTerm(TermKind::Observation, name);
+    task.criticObservations.push_back(t);
+  }
+  task.criticObservations[0].scale = 2.0;
+  task.episodeLengthS = 0.4;  // time-outs within the steps below: resets draw anew
+  LocomotionEnv env(task, options(8));
+  ASSERT_EQ(env.numCriticObs(), 7);
+  EXPECT_EQ(env.criticObservationLayout().front(), (std::pair<std::string, int>{"base_lin_vel", 3}));
+  ASSERT_EQ(env.observationLayout().front().first, "base_lin_vel");
+  const auto expectDraws = [&](const Tensor& c, const char* when) {
+    const Tensor truth = 2.0 * stateFeatures(env.q(), env.v(), torch::zeros({12}, kF64)).linVelB;
+    const Tensor mass = env.link().addedMass().defined() ? env.link().addedMass()
+                                                         : torch::zeros({8}, kF64);
+    EXPECT_LT((c.narrow(1, 0, 3) - truth).abs().max().item<double>(), 1e-12) << when;
+    EXPECT_TRUE(torch::equal(c.select(1, 3), env.link().friction())) << when;
+    EXPECT_TRUE(torch::equal(c.select(1, 4), env.link().motorStrength())) << when;
+    EXPECT_TRUE(torch::equal(c.select(1, 5), mass)) << when;
+    EXPECT_TRUE(torch::equal(c.select(1, 6), env.stateDict().at("action_delay").to(torch::kDouble)))
+        << when;
+  };
+  env.reset();
+  expectDraws(env.criticObservations(), "after reset");
+  // The policy's velocity carries its noise, the critic's none.
+  EXPECT_GT((env.observations().narrow(1, 0, 3) - 0.5 * env.criticObservations().narrow(1, 0, 3))
+                .abs()
+                .max()
+                .item<double>(),
+            1e-3);
+  EXPECT_GT(env.criticObservations().select(1, 3).std().item<double>(), 0.0);  // drawn per env
+  int resets = 0;
+  for (int t = 0; t < 40; ++t) {
+    const StepResult r = env.step(2 * torch::rand({8, 12}, kF64) - 1);
+    ASSERT_TRUE(r.criticObs.defined());
+    ASSERT_TRUE(r.extras.terminalCriticObs.defined());
+    expectDraws(r.criticObs, "after a step");
+    resets += static_cast<int>(r.extras.resetIds.numel());
+  }
+  EXPECT_GT(resets, 0) << "no env reset: the reset path was not exercised";
+  LocomotionEnv copy(task, options(8));
+  copy.loadStateDict(env.stateDict());
+  EXPECT_TRUE(torch::equal(copy.criticObservations(), env.criticObservations()));
+
+  // Differentiable: the critic's velocity has the actions' gradient (no latency to hold it back).
+  TaskConfig frozen = task;
+  frozen.freezeRandomization();
+  LocomotionEnv diff(frozen, options(2, true));
+  diff.reset();
+  const Tensor a = (0.2 * torch::rand({2, 12}, kF64)).requires_grad_();
+  const StepResult r = diff.step(a);
+  const Tensor g = torch::autograd::grad({r.extras.terminalCriticObs.narrow(1, 0, 3).sum()}, {a})[0];
+  EXPECT_GT(g.abs().max().item<double>(), 0.0);
+
+  // Without critic_observations there are none.
+  TaskConfig plain = loadTaskConfig("velocity");
+  LocomotionEnv p(plain, options(2));
+  EXPECT_EQ(p.numCriticObs(), 0);
+  EXPECT_FALSE(p.criticObservations().defined());
+  EXPECT_FALSE(p.step(torch::zeros({2, 12}, kF64)).criticObs.defined());
+}

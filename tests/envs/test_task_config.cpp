@@ -354,3 +354,37 @@ TEST(TaskConfig, LoopSizesAreBounded) {
         << err.what();
   }
 }
+
+// critic_observations: the critic's own terms, read like the observations but without noise;
+// privileged terms only there. Mistakes name the file, the line and the key.
+TEST(TaskConfig, CriticObservationsAreNoiseFreeAndHoldThePrivilegedTerms) {
+  const TaskConfig t = parseTaskConfig(YAML::Load(std::string(kMinimal) + R"(critic_observations:
+  base_height: {scale: 2.0}
+  friction: {}
+)"),
+                                       "test.yaml");
+  ASSERT_EQ(t.criticObservations.size(), 2u);
+  EXPECT_EQ(t.criticObservations[0].scale, 2.0);
+  EXPECT_TRUE(t.criticObservations[1].def->privileged);
+  const TaskConfig back = parseTaskConfig(YAML::Load(toYaml(t)), "back.yaml");
+  EXPECT_EQ(flatten(back), flatten(t));
+  EXPECT_TRUE(parseTaskConfig(YAML::Load(kMinimal), "test.yaml").criticObservations.empty());
+
+  const std::string noisy = parseError(std::string(kMinimal) + R"(critic_observations:
+  base_height: {noise: 0.1}
+)");
+  EXPECT_NE(noisy.find("test.yaml:5"), std::string::npos) << noisy;
+  EXPECT_NE(noisy.find("critic_observations.base_height"), std::string::npos) << noisy;
+  EXPECT_NE(noisy.find("noise"), std::string::npos) << noisy;
+  const std::string privileged = parseError(R"(robot: quadruped
+observations: {base_height: {}, friction: {}}
+rewards: {forward_velocity: {weight: 1.0}}
+)");
+  EXPECT_NE(privileged.find("test.yaml:2"), std::string::npos) << privileged;
+  EXPECT_NE(privileged.find("observations.friction: privileged"), std::string::npos) << privileged;
+  EXPECT_NE(privileged.find("critic_observations"), std::string::npos) << privileged;
+  const std::string unknown = parseError(std::string(kMinimal) + R"(critic_observations:
+  frction: {}
+)");
+  EXPECT_NE(unknown.find("unknown observation term 'frction'"), std::string::npos) << unknown;
+}

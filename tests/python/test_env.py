@@ -50,6 +50,20 @@ def test_vecenv_shape():
     assert extras["reward_terms"].shape == (3, len(env.reward_names))
 
 
+def test_critic_observations_are_the_critic_group():
+    env = diffloco.make_env("velocity", num_envs=3, seed=1, overrides=[
+        "critic_observations={base_lin_vel: {}, friction: {}}"])
+    assert env.num_privileged_obs == 4
+    obs, extras = env.get_observations()
+    critic = extras["observations"]["critic"]
+    assert critic.shape == (3, 4)
+    obs, _, _, extras = env.step(torch.zeros(3, env.num_actions))
+    assert extras["observations"]["critic"].shape == (3, 4)
+    assert extras["terminal_critic_observations"].shape == (3, 4)
+    friction = extras["observations"]["critic"][:, 3]
+    assert bool(((friction >= 0.5) & (friction <= 1.25)).all())  # the task's friction range
+
+
 def test_episode_statistics_and_time_outs_arrive_in_extras():
     env = diffloco.make_env("walk", num_envs=2, seed=3,
                             overrides=["episode_length_s=0.2"])  # 10 env steps
