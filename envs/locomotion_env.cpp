@@ -863,20 +863,22 @@ void LocomotionEnv::loadStateDict(const std::map<std::string, Tensor>& state) {
     streams_[i] = static_cast<std::uint64_t>(streams.data_ptr<std::int64_t>()[i]);
 }
 
-std::vector<std::pair<std::string, int>> LocomotionEnv::observationLayout() const {
+namespace {
+std::vector<std::pair<std::string, int>> layoutOf(const std::vector<TermConfig>& terms,
+                                                  const sim::Model& m) {
   std::vector<std::pair<std::string, int>> out;
-  const sim::Model& m = robot_.model;
-  for (const auto& t : task_.observations)
+  for (const auto& t : terms)
     out.emplace_back(t.name, observationSize(*t.def, t.params, m.nj(), m.nfeet()));
   return out;
 }
+}  // namespace
+
+std::vector<std::pair<std::string, int>> LocomotionEnv::observationLayout() const {
+  return layoutOf(task_.observations, robot_.model);
+}
 
 std::vector<std::pair<std::string, int>> LocomotionEnv::criticObservationLayout() const {
-  std::vector<std::pair<std::string, int>> out;
-  const sim::Model& m = robot_.model;
-  for (const auto& t : task_.criticObservations)
-    out.emplace_back(t.name, observationSize(*t.def, t.params, m.nj(), m.nfeet()));
-  return out;
+  return layoutOf(task_.criticObservations, robot_.model);
 }
 
 std::string LocomotionEnv::summary() const {
