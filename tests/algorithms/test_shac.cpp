@@ -7,6 +7,7 @@
 #include <torch/torch.h>
 
 #include <cmath>
+#include <functional>
 
 #include "algorithms/returns.h"
 #include "algorithms/shac.h"
@@ -50,6 +51,34 @@ void arrange(PointEnv& env) {
   env.clearRecords();
 }
 
+// SHAC's actor loss by hand from what env recorded over a window of T steps: per env, the
+// discounted rewards of each segment plus gamma^len times value(terminal observations) at its end
+// (0 after a termination), summed and divided by T N. `segmentsEndingInside` counts the segments
+// that end before the window does.
+double handActorLoss(const PointEnv& env, int T, double gamma,
+                     const std::function<Tensor(const Tensor&)>& value,
+                     int* segmentsEndingInside = nullptr) {
+  const int64_t n = env.numEnvs();
+  double total = 0;
+  for (int64_t e = 0; e < n; ++e) {
+    double acc = 0, disc = 1;
+    for (int t = 0; t < T; ++t) {
+      acc += disc * env.rewardsSeen[t][e].item<float>();
+      const bool term = env.terminatedSeen[t][e].item<bool>();
+      const bool trunc = env.truncatedSeen[t][e].item<bool>();
+      if (term || trunc || t == T - 1) {
+        const double v = term ? 0.0 : value(env.terminalSeen[t]).index({e}).item<float>();
+        total += acc + gamma * disc * v;
+        if (segmentsEndingInside && t < T - 1) ++*segmentsEndingInside;
+        acc = 0, disc = 1;
+      } else {
+        disc *= gamma;
+      }
+    }
+  }
+  return -total / static_cast<double>(T * n);
+}
+
 }  // namespace
 
 TEST(Shac, ActorLossMatchesHandComputation) {
@@ -65,30 +94,13 @@ TEST(Shac, ActorLossMatchesHandComputation) {
     torch::NoGradGuard g;
     return shac.targetCritic()->forward(shac.actor()->normalize(obs));
   };
-  double total = 0;
   int segmentsEndingInside = 0;
-  for (int e = 0; e < 3; ++e) {
-    double acc = 0, disc = 1;
-    for (int t = 0; t < T; ++t) {
-      acc += disc * env.rewardsSeen[t][e].item<float>();
-      const bool term = env.terminatedSeen[t][e].item<bool>();
-      const bool trunc = env.truncatedSeen[t][e].item<bool>();
-      if (term || trunc || t == T - 1) {
-        const double v = term ? 0.0 : value(env.terminalSeen[t]).index({e}).item<float>();
-        total += acc + gamma * disc * v;
-        segmentsEndingInside += (t < T - 1);
-        acc = 0, disc = 1;
-      } else {
-        disc *= gamma;
-      }
-    }
-  }
+  const double expected = handActorLoss(env, T, gamma, value, &segmentsEndingInside);
   // env 1's truncation at t = 1, env 2's termination at t = 2, env 0's truncation at t = 3
   EXPECT_EQ(segmentsEndingInside, 3);
   EXPECT_TRUE(env.truncatedSeen[1][1].item<bool>());
   EXPECT_TRUE(env.truncatedSeen[3][0].item<bool>());
   EXPECT_TRUE(env.terminatedSeen[2][2].item<bool>());
-  const double expected = -total / (T * 3);
   EXPECT_NEAR(w.actorLoss.item<double>(), expected, 1e-5 * std::abs(expected));
   // Critic data: segment ends, bootstrap values (0 after the termination).
   EXPECT_TRUE(w.dones[1][1].item<bool>() && w.dones[2][2].item<bool>());
@@ -98,11 +110,12 @@ TEST(Shac, ActorLossMatchesHandComputation) {
               1e-6);
 }
 
-TEST(Shac, GradientMatchesFiniteDifferences) {
-  // The gradient reaches the actor through the env steps, the rewards and the target critic's
-  // value of the terminal observations, including the truncated env's (detaching it changes the
-  // gradient by far more than the tolerance).
+// The gradient reaches the actor through the env steps, the rewards and the target critic's value
+// of the terminal observations, including the truncated env's (detaching it changes the gradient
+// by far more than the tolerance); with critic observations, through those.
+static void expectGradientMatchesFiniteDifferences(bool ownCritic) {
   PointEnv env(3, 4);
+  env.setCriticObservations(ownCritic);
   const int T = 6;
   Shac shac(env, tinyConfig(T), tinyPolicy(), 2);
   auto loss = [&] {
@@ -138,6 +151,14 @@ TEST(Shac, GradientMatchesFiniteDifferences) {
     }
     EXPECT_NEAR(g, fd, 2e-3 * std::max(1.0, std::abs(fd))) << "parameter entry " << i;
   }
+}
+
+TEST(Shac, GradientMatchesFiniteDifferences) {
+  expectGradientMatchesFiniteDifferences(false);
+}
+
+TEST(Shac, GradientMatchesFiniteDifferencesThroughTheCriticsObservations) {
+  expectGradientMatchesFiniteDifferences(true);
 }
 
 TEST(Shac, IterationUpdatesCriticTargetAndNormaliser) {
@@ -277,22 +298,7 @@ TEST(Shac, CriticReadsTheEnvsCriticObservations) {
     torch::NoGradGuard g;
     return shac.targetCritic()->forward(shac.criticNormalizer()(PointEnv::criticOf(x)));
   };
-  const double gamma = shac.config().gamma;
-  double total = 0;
-  for (int e = 0; e < 3; ++e) {
-    double acc = 0, disc = 1;
-    for (int t = 0; t < T; ++t) {
-      acc += disc * env.rewardsSeen[t][e].item<float>();
-      const bool term = env.terminatedSeen[t][e].item<bool>();
-      if (term || env.truncatedSeen[t][e].item<bool>() || t == T - 1) {
-        total += acc + gamma * disc * (term ? 0.0 : value(env.terminalSeen[t]).index({e}).item<float>());
-        acc = 0, disc = 1;
-      } else {
-        disc *= gamma;
-      }
-    }
-  }
-  const double expected = -total / (T * 3);
+  const double expected = handActorLoss(env, T, shac.config().gamma, value);
   EXPECT_NEAR(w.actorLoss.item<double>(), expected, 1e-5 * std::abs(expected));
   EXPECT_NEAR(w.nextValues[1][1].item<float>(), value(env.terminalSeen[1]).index({1}).item<float>(),
               1e-6);
