@@ -29,7 +29,12 @@ usage: tools/terrain_tables.py terrain EVAL.jsonl          per-terrain table of 
        tools/terrain_tables.py swing LABEL=SWING.jsonl ...   how high the feet swing, a row per
                                                               file: the steps' peak clearance on
                                                               each recorded ground
-The .jsonl files are what tools/terrain_eval.sh, tools/robustness_eval.sh,
+       tools/terrain_tables.py outsider EVAL.jsonl     the reference deployer on MuJoCo's own
+                                                              grounds, a row per condition and a
+                                                              column per policy: falls, episodes
+                                                              across the step or stairs, lin.
+                                                              RMS, episodes beyond joint limits
+The .jsonl files are what tools/terrain_eval.sh, tools/outsider_eval.sh, tools/robustness_eval.sh,
 tools/command_split_eval.sh and tools/rough_policy_evals.sh's swing group write (one JSON object
 per line: engine, terrain_type, condition or commands, result); the .csv files are training metrics
 (a run's metrics.csv, or every 10th row of it)."""
@@ -284,9 +289,28 @@ def checkpoints(path):
         print(f"| {it} | " + " | ".join(falls_rms(table[it].get(t)) for t in types) + " |")
 
 
+def outsider(path):
+    table = {}
+    for r in rows(path):
+        table.setdefault(r["condition"], {})[r["policy"]] = r["result"]
+    policies = list(dict.fromkeys(p for per in table.values() for p in per))
+    print("| condition | " + " | ".join(f"`{p}`: falls, crossed, lin. RMS, beyond limits"
+                                       for p in policies) + " |")
+    print("|---" * (len(policies) + 1) + "|")
+
+    def cell(r):
+        if r is None:
+            return "-"
+        crossed = f'{r["crossed"]} / {r["episodes"]}' if "crossed" in r else "-"
+        return (f'{r["falls"]} / {r["episodes"]}, {crossed}, {r["lin_vel_rms"]:.3f}, '
+                f'{r["joint_limit_episodes"]} ({r["joint_limit_excess_max"]:.2f})')
+    for c in table:
+        print(f"| {c} | " + " | ".join(cell(table[c].get(p)) for p in policies) + " |")
+
+
 def main():
     modes = ("terrain", "readme", "seeds", "engines", "robustness", "flat", "training", "commands",
-             "stairs", "checkpoints", "swing")
+             "stairs", "checkpoints", "swing", "outsider")
     if len(sys.argv) < 3 or sys.argv[1] not in modes:
         sys.exit(__doc__)
     if sys.argv[1] == "terrain":
@@ -309,6 +333,8 @@ def main():
         checkpoints(sys.argv[2])
     elif sys.argv[1] == "swing":
         swing(sys.argv[2:])
+    elif sys.argv[1] == "outsider":
+        outsider(sys.argv[2])
     else:
         robustness(sys.argv[2:])
     return 0

@@ -2,18 +2,27 @@
 
 Everything comes from the file (its metadata_props["metadata_json"], docs/deploy.md): the robot
 from the embedded URDF (checked against its sha256), gravity, the collision contract (only the
-spheres of the feet and leg_contacts touch the ground plane), the observation from the terms'
+spheres of the feet and leg_contacts touch the ground), the observation from the terms'
 definitions, the PD law and its limits, the reset, the terminations. No diffloco code: this is the
 contract's test, and a starting point for a robot team's own loop. Needs numpy, onnx, onnxruntime and mujoco (PyPI).
 
     python3 mujoco_deployer.py policy.onnx [--episodes 100] [--seed 0] [--dt 0.002] [--json]
+    python3 mujoco_deployer.py rough.onnx --ground stairs --height 0.1 --command 0.5 0 0
+
+The ground is the plane z = 0 unless --ground builds another one of MuJoCo's own geoms, as
+someone testing a policy outside its training would: random bumps (an hfield), a single step or
+a flight of stairs (boxes) across the robot's path, up or down. --friction, --latency and
+--command set the conditions; the output adds the episodes whose joints left the URDF's limits
+and, on a step or stairs, the episodes whose base crossed them.
 
 The episode protocol is `diffloco eval --engine mujoco`'s (export/mujoco_eval.h), draw for draw
 (the same std::mt19937_64 stream), so the two compare on the same seeds: the robot starts level at
 joints.default_base_height with U(-reset_noise, reset_noise) on each default joint angle and a
 command drawn from the metadata's ranges; the policy decides every control_dt, the PD law runs at
 every MuJoCo step with the target held; an episode ends at its length or when a termination of
-the metadata (base height, tilt) or a non-finite state occurs.
+the metadata (base height, tilt) or a non-finite state occurs. Heights (the reset, the base
+height termination, the height scan) are measured from the ground under the point, found by a
+ray cast down onto the ground's geoms.
 """
 import argparse
 import hashlib
@@ -87,9 +96,22 @@ def load_policy(path):
     return meta, session
 
 
+def recommended(meta, args):
+    """Options not given take the file's recommendation (its evaluation section), else MuJoCo's
+    defaults."""
+    e = meta.get("evaluation", {})
+    defaults = {"integrator": ("mujoco_integrator", "euler"), "cone": ("mujoco_cone", "pyramidal"),
+                "solver": ("mujoco_solver", "newton"), "iterations": ("mujoco_iterations", 100),
+                "noslip": ("mujoco_noslip_iterations", 0)}
+    for name, (key, default) in defaults.items():
+        if getattr(args, name) is None:
+            value = e.get(key, default)
+            setattr(args, name, value.lower() if isinstance(value, str) else value)
+
+
 def build_model(meta, args):
     """MuJoCo model of the robot as trained: the embedded URDF with a free base, its collision
-    spheres (feet and robot.leg_contacts) the only colliding geoms (against a ground plane only),
+    spheres (feet and robot.leg_contacts) the only colliding geoms (against the ground only),
     friction, gravity, armature."""
     robot = meta["robot"]
     urdf = robot["urdf"]
@@ -102,7 +124,7 @@ def build_model(meta, args):
     # MuJoCo's URDF import welds the root link to the world (its mass then does not move):
     # the base is free-floating.
     spec.body(robot["base_link"]).add_freejoint()
-    mu = meta["simulation"]["friction"]
+    mu = args.friction if args.friction is not None else meta["simulation"]["friction"]
     for joint in spec.joints:
         if joint.type == mujoco.mjtJoint.mjJNT_HINGE:
             joint.limited = mujoco.mjtLimited.mjLIMITED_FALSE  # not enforced in training
@@ -112,10 +134,7 @@ def build_model(meta, args):
     for geom in spec.geoms:
         geom.contype, geom.conaffinity, geom.condim = 1, 0, 3
         geom.friction = [mu, 0.005, 0.0001]
-    # The ground, alone in geom group GROUND_GROUP: the height scan's rays see it and not the robot.
-    spec.worldbody.add_geom(type=mujoco.mjtGeom.mjGEOM_PLANE, size=[0, 0, 0.05], contype=0,
-                            conaffinity=1, condim=3, friction=[mu, 0.005, 0.0001],
-                            group=GROUND_GROUP)
+    add_ground(spec, args, mu)
     opt = spec.option
     opt.gravity = robot["gravity"]
     opt.timestep = args.dt or meta["timing"]["sim_dt"]
@@ -125,6 +144,49 @@ def build_model(meta, args):
     opt.iterations = args.iterations
     opt.noslip_iterations = args.noslip
     return spec.compile()
+
+
+def add_ground(spec, args, mu):
+    """The ground, alone in geom group GROUND_GROUP (the height scan's rays see it and not the
+    robot): the plane z = 0, with --ground a feature across the robot's path along +x (the robot
+    starts at the origin facing +x). A negative --height goes down: the robot starts on a
+    platform of that height and the step or stairs descend from it."""
+    def geom(**kw):
+        spec.worldbody.add_geom(contype=0, conaffinity=1, condim=3, friction=[mu, 0.005, 0.0001],
+                                group=GROUND_GROUP, **kw)
+
+    def box(x0, x1, top):  # a slab over x in [x0, x1], 40 m wide, from z = 0 up to `top`
+        geom(type=mujoco.mjtGeom.mjGEOM_BOX, pos=[(x0 + x1) / 2, 0, top / 2],
+             size=[(x1 - x0) / 2, 20.0, top / 2])
+
+    h, x0, far = args.height, args.distance, 40.0
+    if args.ground == "bumps":
+        # Heights uniform in [-h, h] at vertices args.cell apart (MuJoCo's hfield: linear between
+        # them), over 80 m x 80 m; the same field for every episode of one --ground-seed.
+        n = int(round(2 * far / args.cell)) + 1
+        rng = np.random.default_rng(args.ground_seed)
+        data = rng.uniform(0.0, 1.0, n * n)  # elevation (size[2] = 2h) above the base at -h
+        spec.add_hfield(name="bumps", size=[far, far, max(2 * abs(h), 1e-6), 0.1], nrow=n,
+                        ncol=n, userdata=data.tolist())
+        geom(type=mujoco.mjtGeom.mjGEOM_HFIELD, hfieldname="bumps", pos=[0, 0, -abs(h)])
+        return
+    geom(type=mujoco.mjtGeom.mjGEOM_PLANE, size=[0, 0, 0.05])
+    if args.ground == "plane" or h == 0:
+        return
+    steps = 1 if args.ground == "step" else args.steps
+    rise, top = abs(h), abs(h) * steps
+    for k in range(steps):
+        if h > 0:  # up: step k's tread at (k + 1) rise from x0 + k run on
+            box(x0 + k * args.run, far, (k + 1) * rise)
+        else:  # down: the platform up to x0, then step k's tread at top - (k + 1) rise
+            box(-far, x0 + k * args.run, top - k * rise)
+
+
+def feature_end(args):
+    """x beyond which the base has crossed the step or the stairs (None on other grounds)."""
+    if args.ground not in ("step", "stairs") or args.height == 0:
+        return None
+    return args.distance + (0 if args.ground == "step" else (args.steps - 1) * args.run) + 0.5
 
 
 def engine_options(m):
@@ -215,6 +277,21 @@ def observation(meta, s):
     return np.concatenate(parts).astype(np.float32)[None, :]
 
 
+def spawn_height(m, d):
+    """The ground's highest point under the standing robot's footprint (1.6 m x 1 m about the
+    origin): the plane's 0, a platform's top, the highest bump, so no foot starts in the ground."""
+    return max(ground_height(m, d, x, y) for x in np.linspace(-0.8, 0.8, 17)
+               for y in np.linspace(-0.5, 0.5, 11))
+
+
+def joint_limits(meta):
+    """The URDF's joint limits in joints.names order, from the metadata (None: not stated)."""
+    j = meta["joints"]
+    if "lower" not in j or "upper" not in j:
+        return None
+    return np.asarray(j["lower"]), np.asarray(j["upper"])
+
+
 def run(meta, session, m, args):
     d = mujoco.MjData(m)
     names = meta["joints"]["names"]
@@ -231,20 +308,28 @@ def run(meta, session, m, args):
     height_min = meta["terminations"]["base_height_below"]
     tilt_max = meta["terminations"]["base_tilt_above"]
     cmd = meta["commands"]
+    limits, crossing = joint_limits(meta), feature_end(args)
     rng = Mt19937_64(args.seed)
     episodes = []
     for _ in range(args.episodes):
         noise = [rng.uniform(-args.reset_noise, args.reset_noise) for _ in names]
-        command = ([rng.uniform(*cmd["lin_vel_x"]), rng.uniform(*cmd["lin_vel_y"]),
-                    rng.uniform(*cmd["ang_vel_z"])] if cmd["enabled"] else [0.0, 0.0, 0.0])
+        if args.command is not None:
+            command = list(args.command)
+        else:
+            command = ([rng.uniform(*cmd["lin_vel_x"]), rng.uniform(*cmd["lin_vel_y"]),
+                        rng.uniform(*cmd["ang_vel_z"])] if cmd["enabled"] else [0.0, 0.0, 0.0])
         mujoco.mj_resetData(m, d)
-        d.qpos[0:7] = [0, 0, meta["joints"]["default_base_height"], 1, 0, 0, 0]
+        mujoco.mj_forward(m, d)
+        z0 = spawn_height(m, d)
+        d.qpos[0:7] = [0, 0, z0 + meta["joints"]["default_base_height"], 1, 0, 0, 0]
         d.qpos[qadr] = default + np.asarray(noise)
         mujoco.mj_forward(m, d)
-        depth = max([1] + [int(t["params"]["steps"][0]) for t in meta["observation"]["terms"]
-                           if t["name"] == "action_history"])
+        depth = max([1 + args.latency] + [int(t["params"]["steps"][0])
+                                           for t in meta["observation"]["terms"]
+                                           if t["name"] == "action_history"])
         past_actions = [np.zeros(len(names))] * depth  # the last decisions, newest first
         sums = np.zeros(4)  # vx, heading speed, lin. error^2, yaw-rate error^2
+        excess = 0.0  # the largest excursion beyond a joint's URDF limits [rad]
         fell, k = False, 0
         while k < steps:
             R9 = np.zeros(9)
@@ -269,20 +354,29 @@ def run(meta, session, m, args):
                     break
             action = session.run(["actions"], {"obs": observation(meta, s)})[0][0]
             past_actions = [np.clip(action.astype(np.float64), -clip, clip)] + past_actions[:-1]
-            target = default + scale * past_actions[0]
+            # --latency k: the joints follow the decision of k control steps ago (the default
+            # pose before the episode's k-th decision); the observation's last_action is still
+            # the newest decision, as in training with randomization.action_delay_steps.
+            target = default + scale * past_actions[args.latency]
             for _ in range(decimation):
                 d.qfrc_applied[vadr] = pd_torque(meta, target, d.qpos[qadr], d.qvel[vadr])
                 mujoco.mj_step(m, d)
+                if limits is not None:
+                    q = d.qpos[qadr]
+                    excess = max(excess, float(np.max(np.maximum(limits[0] - q, q - limits[1]))))
             k += 1
         n = max(1, k if fell else k - 1)
         episodes.append({"length_s": k * control_dt, "fell": fell, "vx": sums[0] / n,
-                         "speed": sums[1] / n, "lin2": sums[2] / n, "yaw2": sums[3] / n})
+                         "speed": sums[1] / n, "lin2": sums[2] / n, "yaw2": sums[3] / n,
+                         "excess": excess, "x_final": float(d.qpos[0]),
+                         "crossed": crossing is not None and d.qpos[0] > crossing})
     return episodes
 
 
-def summary(meta, episodes, m):
+def summary(meta, episodes, m, args):
     lengths = np.array([e["length_s"] for e in episodes])
     out = {"task": meta["format"]["task"], "engine": engine_options(m),
+           "conditions": conditions(args),
            "episodes": len(episodes), "falls": int(sum(e["fell"] for e in episodes)),
            "length_s_mean": float(lengths.mean()),
            "forward_velocity_mean": float(np.mean([e["vx"] for e in episodes])),
@@ -292,10 +386,30 @@ def summary(meta, episodes, m):
                                        / lengths.sum())
         out["yaw_rate_rms"] = math.sqrt(sum(e["yaw2"] * e["length_s"] for e in episodes)
                                         / lengths.sum())
+    if joint_limits(meta) is not None:  # checked at every MuJoCo step
+        excess = [e["excess"] for e in episodes]
+        out["joint_limit_episodes"] = int(sum(x > 0 for x in excess))
+        out["joint_limit_excess_max"] = float(max(0.0, max(excess)))
+    out["x_final_mean"] = float(np.mean([e["x_final"] for e in episodes]))
+    if feature_end(args) is not None:  # the base's origin past the last edge + 0.5 m at the end
+        out["crossed"] = int(sum(e["crossed"] for e in episodes))
     return out
 
 
-def main():
+def conditions(args):
+    """The ground and conditions an evaluation ran under, as given (None: the file's)."""
+    out = {"ground": args.ground}
+    if args.ground != "plane":
+        out["height"] = args.height
+        out.update({"cell": args.cell, "ground_seed": args.ground_seed} if args.ground == "bumps"
+                   else {"distance": args.distance})
+        if args.ground == "stairs":
+            out.update({"steps": args.steps, "run": args.run})
+    out.update({"friction": args.friction, "latency": args.latency, "command": args.command})
+    return out
+
+
+def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("policy", help="ONNX file written by diffloco export --format onnx|both")
     p.add_argument("--episodes", type=int, default=10)
@@ -304,16 +418,50 @@ def main():
     p.add_argument("--episode-length", type=float, default=0.0, help="[s] (default: the task's)")
     p.add_argument("--reset-noise", type=float, default=0.1,
                    help="U(-x, x) on the default joint angles at reset [rad]")
-    p.add_argument("--integrator", choices=INTEGRATORS, default="euler")
-    p.add_argument("--cone", choices=CONES, default="pyramidal")
-    p.add_argument("--solver", choices=SOLVERS, default="newton")
-    p.add_argument("--iterations", type=int, default=100)
-    p.add_argument("--noslip", type=int, default=0, help="noslip iterations")
+    p.add_argument("--integrator", choices=INTEGRATORS,
+                   help="default: the file's evaluation.mujoco_integrator, else euler")
+    p.add_argument("--cone", choices=CONES,
+                   help="default: the file's evaluation.mujoco_cone, else pyramidal")
+    p.add_argument("--solver", choices=SOLVERS,
+                   help="default: the file's evaluation.mujoco_solver, else newton")
+    p.add_argument("--iterations", type=int,
+                   help="default: the file's evaluation.mujoco_iterations, else 100")
+    p.add_argument("--noslip", type=int,
+                   help="noslip iterations (default: the file's evaluation.mujoco_noslip_iterations"
+                        ", else 0)")
+    g = p.add_argument_group("ground and conditions")
+    g.add_argument("--ground", choices=["plane", "bumps", "step", "stairs"], default="plane",
+                   help="bumps: random heights in [-height, height] (an hfield); step, stairs: "
+                        "boxes across the path along +x, up (height > 0) or down (height < 0)")
+    g.add_argument("--height", type=float, default=0.1,
+                   help="bump amplitude, step height or stair rise [m] (default 0.1)")
+    g.add_argument("--distance", type=float, default=1.0,
+                   help="x of the step's or the first stair's edge [m] (default 1.0)")
+    g.add_argument("--steps", type=int, default=10, help="stairs: number of steps (default 10)")
+    g.add_argument("--run", type=float, default=0.3, help="stairs: tread depth [m] (default 0.3)")
+    g.add_argument("--cell", type=float, default=0.2,
+                   help="bumps: distance between random heights [m] (default 0.2)")
+    g.add_argument("--ground-seed", type=int, default=0, help="bumps: the field's random seed")
+    g.add_argument("--friction", type=float,
+                   help="friction coefficient of every foot-ground pair (default: the file's "
+                        "simulation.friction)")
+    g.add_argument("--latency", type=int, default=0,
+                   help="control steps between a decision and the joints' target (default 0)")
+    g.add_argument("--command", type=float, nargs=3, metavar=("VX", "VY", "WZ"),
+                   help="one command for every episode (default: drawn from the file's ranges)")
     p.add_argument("--json", action="store_true", help="one JSON object on stdout")
-    args = p.parse_args()
+    args = p.parse_args(argv)
+    if args.latency < 0 or args.steps < 1 or args.run <= 0 or args.cell <= 0:
+        p.error("--latency must be >= 0, --steps >= 1, --run and --cell > 0")
+    return args
+
+
+def main():
+    args = parse_args()
     meta, session = load_policy(args.policy)
+    recommended(meta, args)
     m = build_model(meta, args)
-    result = summary(meta, run(meta, session, m, args), m)
+    result = summary(meta, run(meta, session, m, args), m, args)
     if args.json:
         print(json.dumps(result))
     else:
@@ -321,8 +469,9 @@ def main():
         print(f"task {result['task']}, MuJoCo {e['mujoco']} ({e['integrator']}, {e['cone']} cone,"
               f" {e['solver']}, {e['iterations']} iterations, noslip {e['noslip_iterations']}, "
               f"dt {e['timestep']} s): {result['episodes']} episodes")
+        print(f"  conditions {json.dumps(result['conditions'])}")
         for k, v in result.items():
-            if k not in ("task", "engine", "episodes"):
+            if k not in ("task", "engine", "episodes", "conditions"):
                 print(f"  {k:24s} {v:.4g}")
     return 0
 

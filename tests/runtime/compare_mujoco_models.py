@@ -36,8 +36,9 @@ def main():
     cli = p.parse_args()
     policy, mjcf = cli.policy, cli.mjcf
     meta, _ = deployer.load_policy(policy)
-    args = argparse.Namespace(dt=cli.dt, integrator="euler", cone=cli.cone, solver="newton",
-                              iterations=100, noslip=cli.noslip)
+    args = deployer.parse_args([policy, "--dt", str(cli.dt), "--integrator", "euler", "--cone",
+                                cli.cone, "--solver", "newton", "--iterations", "100",
+                                "--noslip", str(cli.noslip)])
     a = deployer.build_model(meta, args)
     b = mujoco.MjModel.from_xml_path(mjcf)
     bad = []

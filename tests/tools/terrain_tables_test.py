@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
-"""tools/terrain_tables.py's stairs table on synthetic evaluation files (run by ctest,
-tests/CMakeLists.txt).
+"""tools/terrain_tables.py's stairs and outsider tables on synthetic evaluation files (run by
+ctest, tests/CMakeLists.txt).
 
 Two seeds' files with known falls: the stairs' columns are each file's falls down and up and
 their mean; the other grounds' column sums the five other grounds, the plane included. A file
 without a 1000-episode row of ours on the stairs and an argument without LABEL= are errors that
-name what is wrong.
+name what is wrong. The outsider table: a row per condition, a column per policy.
 """
 import json
 import os
@@ -49,7 +49,23 @@ def main():
         assert r.returncode != 0 and "no 1000-episode row of ours on pyramid_stairs" in r.stderr, r
         r = run("stairs", a)
         assert r.returncode != 0 and "is not LABEL=FILE" in r.stderr, r
-    print("terrain_tables.py: stairs table and its errors as expected")
+        # The outsider table: a row per condition, a column per policy; "crossed" only where
+        # the deployer reports it, "-" where a policy has no row.
+        out = os.path.join(d, "outsider.jsonl")
+        with open(out, "w") as f:
+            for policy, condition, extra in (("p", "plane", {}), ("p", "stairs", {"crossed": 7}),
+                                             ("q", "plane", {})):
+                result = {"falls": 1, "episodes": 10, "lin_vel_rms": 0.25,
+                          "joint_limit_episodes": 2, "joint_limit_excess_max": 0.125, **extra}
+                f.write(json.dumps({"policy": policy, "condition": condition,
+                                    "result": result}) + "\n")
+        r = run("outsider", out)
+        assert r.returncode == 0, r.stderr
+        lines = r.stdout.strip().split("\n")
+        row = "1 / 10, -, 0.250, 2 (0.12)"
+        assert lines[2] == f"| plane | {row} | {row} |", lines[2]
+        assert lines[3] == "| stairs | 1 / 10, 7 / 10, 0.250, 2 (0.12) | - |", lines[3]
+    print("terrain_tables.py: stairs and outsider tables and the errors as expected")
     return 0
 
 

@@ -1,0 +1,125 @@
+"""ctest deploy_reference_grounds: the reference deployer's grounds and conditions
+(runtime/examples/mujoco_deployer.py --ground, --latency, and the file's recommended options),
+on the shipped rough-terrain policy's ONNX file.
+
+- The ground under a point, found by the deployer's ray cast, is the profile the options describe:
+  a step and each tread of the stairs at its height, up and down; the bumps within their
+  amplitude and not flat; the robot spawns on the highest ground under its footprint.
+- --latency k: the joints' target is the default pose for the first k decisions and then the
+  decision of k control steps before.
+- MuJoCo options not given are the file's recommendation (evaluation.mujoco_*).
+usage: deployer_grounds_test.py REPO   (a Python with mujoco, onnx, onnxruntime, numpy)
+"""
+import os
+import sys
+
+repo = sys.argv[1]
+sys.path.insert(0, os.path.join(repo, "runtime/examples"))
+try:
+    import mujoco
+    import numpy as np
+    import onnx  # noqa: F401
+    import onnxruntime  # noqa: F401
+except ImportError as e:
+    print(f"SKIP: {sys.executable} lacks {e.name} (bash .ci/install-deps makes the test venv)")
+    sys.exit(77)
+import mujoco_deployer as dp  # noqa: E402
+
+policy = os.path.join(repo, "pretrained/velocity_anymal_rough.onnx")
+meta, session = dp.load_policy(policy)
+
+
+def model(*options):
+    args = dp.parse_args([policy, *options])
+    dp.recommended(meta, args)
+    m = dp.build_model(meta, args)
+    return args, m, mujoco.MjData(m)
+
+
+def ground(m, d, x, y=0.3):
+    mujoco.mj_forward(m, d)
+    return dp.ground_height(m, d, x, y)
+
+
+def near(a, b, what):
+    assert abs(a - b) < 1e-9, f"{what}: {a} != {b}"
+
+
+# The file's recommendation (the rough policy's: elliptic cone, 10 noslip iterations); a given
+# option wins.
+args, m, d = model()
+assert (args.cone, args.noslip, args.integrator, args.solver, args.iterations) == (
+    "elliptic", 10, "euler", "newton", 100), vars(args)
+assert m.opt.cone == mujoco.mjtCone.mjCONE_ELLIPTIC and m.opt.noslip_iterations == 10
+args, m, d = model("--cone", "pyramidal", "--noslip", "0")
+assert m.opt.cone == mujoco.mjtCone.mjCONE_PYRAMIDAL and m.opt.noslip_iterations == 0
+
+# The plane and a single step 1 m ahead, up and down.
+args, m, d = model()
+near(ground(m, d, 3.0), 0.0, "plane")
+near(dp.spawn_height(m, d), 0.0, "plane spawn")
+assert dp.feature_end(args) is None
+args, m, d = model("--ground", "step", "--height", "0.1", "--distance", "1.0")
+near(ground(m, d, 0.9), 0.0, "before the step up")
+near(ground(m, d, 1.1), 0.1, "after the step up")
+near(dp.spawn_height(m, d), 0.0, "spawn before the step up")
+near(dp.feature_end(args), 1.5, "step crossed")
+args, m, d = model("--ground", "step", "--height", "-0.1", "--distance", "1.0")
+near(ground(m, d, 0.9), 0.1, "before the step down")
+near(ground(m, d, 1.1), 0.0, "after the step down")
+near(dp.spawn_height(m, d), 0.1, "spawn on the platform")
+
+# Stairs: every tread at its height, the top (or the foot) continuing.
+for rise in (0.12, -0.12):
+    args, m, d = model("--ground", "stairs", "--height", str(rise), "--run", "0.3", "--steps",
+                       "5", "--distance", "2.0")
+    top = 5 * abs(rise)
+    near(ground(m, d, 1.9), 0.0 if rise > 0 else top, f"before the stairs ({rise})")
+    for k in range(5):
+        h = (k + 1) * rise if rise > 0 else top - (k + 1) * abs(rise)
+        near(ground(m, d, 2.0 + k * 0.3 + 0.15), h, f"tread {k} ({rise})")
+    near(ground(m, d, 10.0), top if rise > 0 else 0.0, f"beyond the stairs ({rise})")
+    near(dp.feature_end(args), 2.0 + 4 * 0.3 + 0.5, "stairs crossed")
+
+# Bumps: within the amplitude, not flat, the same field for the same --ground-seed.
+args, m, d = model("--ground", "bumps", "--height", "0.08", "--cell", "0.2")
+mujoco.mj_forward(m, d)
+hs = np.array([dp.ground_height(m, d, x, y) for x in np.linspace(-3, 3, 31)
+               for y in np.linspace(-3, 3, 31)])
+assert hs.min() >= -0.08 - 1e-9 and hs.max() <= 0.08 + 1e-9, (hs.min(), hs.max())
+assert hs.std() > 0.02, hs.std()
+near(dp.spawn_height(m, d), max(dp.ground_height(m, d, x, y) for x in np.linspace(-0.8, 0.8, 17)
+                                for y in np.linspace(-0.5, 0.5, 11)), "spawn on the bumps")
+_, m2, d2 = model("--ground", "bumps", "--height", "0.08", "--cell", "0.2")
+mujoco.mj_forward(m2, d2)
+near(dp.ground_height(m2, d2, 0.37, -1.21), dp.ground_height(m, d, 0.37, -1.21), "same field")
+
+# --latency 2: targets of the default pose for two decisions, then the decision two before.
+targets, actions = [], []
+real_torque, real_run = dp.pd_torque, session.run
+
+
+def recording_torque(meta_, target, q, qd):
+    targets.append(np.array(target))
+    return real_torque(meta_, target, q, qd)
+
+
+class Recording:
+    def run(self, names, feeds):
+        out = real_run(names, feeds)
+        actions.append(np.array(out[0][0], dtype=np.float64))
+        return out
+
+
+dp.pd_torque = recording_torque
+args, m, d = model("--latency", "2", "--episodes", "1", "--episode-length", "0.1", "--command",
+                   "0.5", "0", "0")
+dp.run(meta, Recording(), m, args)
+default = np.asarray(meta["joints"]["default_pos"])
+scale, clip, decimation = meta["action"]["scale"], meta["action"]["clip"], 4
+assert len(actions) == 5 and len(targets) == 5 * decimation, (len(actions), len(targets))
+for k in range(5):
+    want = default if k < 2 else default + scale * np.clip(actions[k - 2], -clip, clip)
+    for s in range(decimation):
+        assert np.allclose(targets[k * decimation + s], want, atol=1e-12), (k, s)
+print("deployer grounds ok")
