@@ -47,6 +47,18 @@ std::string formatParams(const TermParams& p) {
   return s;
 }
 
+// A stair tread narrower than the robot's foot cannot hold it: a task error naming the key.
+void checkTreads(const TaskConfig& task, const sim::Model& m) {
+  double foot = 0;
+  for (const auto& f : m.feet) foot = std::max(foot, 2 * f.radius);
+  for (const auto& t : task.terrain.types)
+    if ((t.name == "pyramid_stairs" || t.name == "pyramid_stairs_inverted") && t.run < foot)
+      throw std::runtime_error(
+          fmt::format("{}: terrain.types.{}.run: a tread of {} m is narrower than the robot's "
+                      "foot ({} m across)",
+                      task.source, t.name, t.run, foot));
+}
+
 }  // namespace
 
 LocomotionEnv::LocomotionEnv(TaskConfig task, const EnvOptions& options)
@@ -62,6 +74,7 @@ LocomotionEnv::LocomotionEnv(TaskConfig task, const EnvOptions& options)
   decimation_ = task_.decimation();
   maxSteps_ = task_.maxEpisodeSteps();
   if (task_.terrain.enabled) {
+    checkTreads(task_, m);
     terrain_ = generateTerrain(task_.terrain);
     task_.sim.contact.terrain = terrain_.field;
     if (task_.terrain.backwardSmoothing > 0)

@@ -117,12 +117,13 @@ void visitSubTerrain(V& v, SubTerrainConfig& s) {
   v.field("proportion", s.proportion, "share of the columns (relative to the other types)",
           V::atLeast(0));
   const std::string& t = s.name;
-  if (t == "rough") {
+  if (t == "rough" || t == "rough_slope" || t == "rough_slope_inverted") {
     v.field("amplitude", s.amplitude, "heights U(-a, a), a from lo (easiest row) to hi [m]",
             V::atLeast(0));
     v.field("cell", s.cell, "lattice of the random heights [m]", V::positive());
   }
-  if (t == "pyramid_slope" || t == "pyramid_slope_inverted")
+  if (t == "pyramid_slope" || t == "pyramid_slope_inverted" || t == "rough_slope" ||
+      t == "rough_slope_inverted")
     v.field("grade", s.grade, "rise over run, lo (easiest row) to hi", V::between(0, 10));
   if (t == "pyramid_stairs" || t == "pyramid_stairs_inverted") {
     v.field("rise", s.rise, "step height, lo (easiest row) to hi [m]", V::between(0, 10));

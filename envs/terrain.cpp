@@ -11,7 +11,8 @@ namespace diffloco::envs {
 const std::vector<std::string>& subTerrainTypes() {
   static const std::vector<std::string> names{
       "flat",           "rough",           "pyramid_slope", "pyramid_slope_inverted",
-      "pyramid_stairs", "pyramid_stairs_inverted", "obstacles"};
+      "pyramid_stairs", "pyramid_stairs_inverted", "obstacles",     "rough_slope",
+      "rough_slope_inverted"};
   return names;
 }
 
@@ -44,9 +45,11 @@ class TileWriter {
   std::vector<double> heights() {
     std::vector<double> h(static_cast<size_t>(n_) * n_, 0.0);
     const std::string& type = t_.name;
-    if (type == "rough") rough(h);
+    if (type == "rough" || type == "rough_slope" || type == "rough_slope_inverted") rough(h);
     if (type == "pyramid_slope") pyramid(h, lerp(t_.grade, d_), 0, false);
     if (type == "pyramid_slope_inverted") pyramid(h, lerp(t_.grade, d_), 0, true);
+    if (type == "rough_slope") pyramid(h, lerp(t_.grade, d_), 0, false);
+    if (type == "rough_slope_inverted") pyramid(h, lerp(t_.grade, d_), 0, true);
     if (type == "pyramid_stairs") pyramid(h, lerp(t_.rise, d_), t_.run, false);
     if (type == "pyramid_stairs_inverted") pyramid(h, lerp(t_.rise, d_), t_.run, true);
     if (type == "obstacles") obstacles(h);
@@ -86,14 +89,15 @@ class TileWriter {
   }
 
   // Rises from the border to the platform: continuously with `slope` (run = 0), or in steps of
-  // height `slope` every `run` metres; `inverted`: sunk instead.
+  // height `slope` every `run` metres; `inverted`: sunk instead. Adds to what is there (a rough
+  // slope is the rough ground's heights on a pyramid).
   void pyramid(std::vector<double>& h, double slope, double run, bool inverted) {
     const double top = 0.5 * (c_.tileSize - c_.platform);  // inward distance of the platform
     for (int iy = 0; iy < n_; ++iy)
       for (int ix = 0; ix < n_; ++ix) {
         const double w = std::min(inward(ix, iy), top);
         const double z = run > 0 ? slope * std::floor(w / run + 1e-9) : slope * w;
-        h[static_cast<size_t>(iy) * n_ + ix] = inverted ? -z : z;
+        h[static_cast<size_t>(iy) * n_ + ix] += inverted ? -z : z;
       }
   }
 

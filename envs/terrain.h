@@ -17,6 +17,10 @@
 //   pyramid_stairs_inverted   the same, sunk (the robot starts at the bottom: stairs up)
 //   obstacles                 height [lo, hi] m, size [min, max] m, count: rectangles raised or
 //                             sunk by one of -h, -h/2, h/2, h, outside the platform
+//   rough_slope               grade [lo, hi], amplitude [lo, hi] m, cell m: the rough ground's
+//                             heights on a pyramid_slope (legged_gym's rough slopes), the
+//                             platform included
+//   rough_slope_inverted      the same on a pyramid_slope_inverted
 // Generation is deterministic in `seed` (each tile draws from its own stream).
 #pragma once
 
@@ -34,9 +38,9 @@ namespace diffloco::envs {
 struct SubTerrainConfig {
   std::string name;  // the type (see above)
   double proportion = 1;
-  config::Range amplitude{0.02, 0.1};  // rough [m]
-  double cell = 0.2;                   // rough: lattice of the random heights [m]
-  config::Range grade{0.0, 0.4};       // slopes
+  config::Range amplitude{0.02, 0.1};  // rough, rough slopes [m]
+  double cell = 0.2;                   // rough, rough slopes: lattice of the random heights [m]
+  config::Range grade{0.0, 0.4};       // slopes, rough slopes
   config::Range rise{0.05, 0.2};       // stairs [m]
   double run = 0.3;                    // stairs: depth of a step [m]
   config::Range height{0.05, 0.2};     // obstacles [m]
@@ -79,7 +83,9 @@ struct TerrainConfig {
   TerrainCurriculumConfig curriculum;
   // Envs on a fixed level instead (evaluation on "the hardest level"): -1 none.
   int level = -1;
-  sim::Interpolant interpolant = sim::Interpolant::CatmullRom;  // how the samples are joined
+  // How the samples are joined: monotone (no lip at a step edge: the ground MuJoCo builds from
+  // the same heights) unless set.
+  sim::Interpolant interpolant = sim::Interpolant::Monotone;
   // > 0: the simulator's backward pass sees the terrain smoothed by a Gaussian of this standard
   // deviation [m] (sim::SimOptions' backwardTerrain: straight-through terrain); 0: the terrain.
   double backwardSmoothing = 0;

@@ -479,7 +479,7 @@ TEST(LocomotionEnv, TerrainSpawnsOnTileCentresAboveTheGround) {
   for (int i = 0; i < 20; ++i) {
     const int level = static_cast<int>(env.terrainLevels()[i].item<std::int64_t>());
     const int column = static_cast<int>(env.terrainColumns()[i].item<std::int64_t>());
-    EXPECT_EQ(column, i % 10);
+    EXPECT_EQ(column, i % 20);
     EXPECT_LE(level, 3);  // max_init_level
     EXPECT_NEAR(q[i][0].item<double>(), t.centreX(level), 1e-12);
     EXPECT_NEAR(q[i][1].item<double>(), t.centreY(column), 1e-12);
@@ -494,8 +494,27 @@ TEST(LocomotionEnv, TerrainSpawnsOnTileCentresAboveTheGround) {
     EXPECT_GT(q[i][2].item<double>() - ground, 0.45) << "env " << i;
     EXPECT_LT(q[i][2].item<double>() - ground, 0.7) << "env " << i;
   }
-  EXPECT_NE(env.summary().find("terrain: 10 levels x 10 tiles of 8 m"), std::string::npos)
+  EXPECT_NE(env.summary().find("terrain: 10 levels x 20 tiles of 8 m"), std::string::npos)
       << env.summary();
+}
+
+// A stair tread narrower than the robot's foot is an error naming the task file and the key.
+TEST(LocomotionEnv, TreadNarrowerThanAFootIsAnErrorNamingTheKey) {
+  TaskConfig task = loadTaskConfig("velocity_rough");
+  for (auto& t : task.terrain.types)
+    if (t.name == "pyramid_stairs") t.run = 0.04;
+  try {
+    LocomotionEnv env(task, options(1));
+    FAIL() << "a 4 cm tread was accepted";
+  } catch (const std::runtime_error& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("velocity_rough.yaml"), std::string::npos) << m;
+    EXPECT_NE(m.find("terrain.types.pyramid_stairs.run"), std::string::npos) << m;
+    EXPECT_NE(m.find("narrower than the robot's foot"), std::string::npos) << m;
+  }
+  for (auto& t : task.terrain.types)
+    if (t.name == "pyramid_stairs") t.run = 0.2;
+  EXPECT_NO_THROW(LocomotionEnv(task, options(1)));
 }
 
 // legged_gym's rule at an episode's end: farther than half a tile from the start -> up a level;

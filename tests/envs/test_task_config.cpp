@@ -311,10 +311,12 @@ TEST(TaskConfig, AdaptiveIntegratorKeys) {
   EXPECT_NE(parseError(soft + "  rtoll: 1e-4\n").find("did you mean"), std::string::npos);
 }
 
-// sim.terrain_contact: where a sphere touches a terrain (sim::TerrainContact), vertical unless set;
-// a bad value names the key.
+// sim.terrain_contact: where a sphere touches a terrain (sim::TerrainContact), vertical unless set
+// (the rough task sets closest, the contact MuJoCo agrees with); a bad value names the key.
 TEST(TaskConfig, TerrainContactKey) {
   EXPECT_EQ(loadTaskConfig("velocity_rough").sim.contact.terrainContact,
+            diffloco::sim::TerrainContact::Closest);
+  EXPECT_EQ(parseTaskConfig(YAML::Load(kMinimal), "test.yaml").sim.contact.terrainContact,
             diffloco::sim::TerrainContact::Vertical);
   const TaskConfig t = parseTaskConfig(
       YAML::Load(std::string(kMinimal) + "sim: {terrain_contact: closest}\n"), "test.yaml");

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -180,22 +181,91 @@ TEST(TerrainGenerator, BadTerrainSectionsNameFileLineAndKey) {
   EXPECT_NE(tile.find("terrain.spacing: must divide tile_size"), std::string::npos) << tile;
 }
 
-// terrain.interpolant: how the generated field joins its samples (sim::Interpolant), catmull_rom
+// terrain.interpolant: how the generated field joins its samples (sim::Interpolant), monotone
 // unless set; it reaches the field, round-trips, and a bad name is refused naming the key.
 TEST(TerrainGenerator, InterpolantKey) {
   TerrainConfig c = small({type("pyramid_stairs")});
-  EXPECT_EQ(generateTerrain(c).field->interpolant, diffloco::sim::Interpolant::CatmullRom);
-  c.interpolant = diffloco::sim::Interpolant::Monotone;
   EXPECT_EQ(generateTerrain(c).field->interpolant, diffloco::sim::Interpolant::Monotone);
+  c.interpolant = diffloco::sim::Interpolant::CatmullRom;
+  EXPECT_EQ(generateTerrain(c).field->interpolant, diffloco::sim::Interpolant::CatmullRom);
   const std::string text =
       "robot: anymal\nobservations: {base_height: {}}\n"
       "rewards: {base_orientation: {weight: 1.0}}\nterrain:\n"
-      "  interpolant: monotone\n  types: {flat: {}}\n";
+      "  interpolant: catmull_rom\n  types: {flat: {}}\n";
   const TaskConfig t = parseTaskConfig(YAML::Load(text), "rough.yaml");
-  EXPECT_EQ(t.terrain.interpolant, diffloco::sim::Interpolant::Monotone);
+  EXPECT_EQ(t.terrain.interpolant, diffloco::sim::Interpolant::CatmullRom);
   EXPECT_EQ(parseTaskConfig(YAML::Load(toYaml(t)), "back.yaml").terrain.interpolant,
-            diffloco::sim::Interpolant::Monotone);
+            diffloco::sim::Interpolant::CatmullRom);
   const std::string e = terrainError("  interpolant: bilinear\n  types: {flat: {}}\n");
   EXPECT_NE(e.find("terrain.interpolant"), std::string::npos) << e;
   EXPECT_NE(e.find("bilinear"), std::string::npos) << e;
+}
+
+// A rough slope is the rough ground's heights on a pyramid slope: each tile draws from the
+// stream of its row and column, so the three layouts' tiles add up sample for sample (to the
+// rounding of a fused multiply-add).
+TEST(TerrainGenerator, RoughSlopeIsTheRoughGroundOnAPyramid) {
+  auto with = [](const std::string& name) {
+    SubTerrainConfig s = type(name);
+    s.grade = {0.1, 0.36};
+    s.amplitude = {0.05, 0.05};
+    s.cell = 0.2;
+    return generateTerrain(small({s})).field->heights;
+  };
+  const auto sum = with("rough_slope"), slope = with("pyramid_slope"), rough = with("rough");
+  const auto sunk = with("rough_slope_inverted"), down = with("pyramid_slope_inverted");
+  ASSERT_EQ(sum.size(), slope.size());
+  double roughest = 0;
+  for (size_t i = 0; i < sum.size(); ++i) {
+    EXPECT_NEAR(sum[i], slope[i] + rough[i], 1e-15) << i;
+    EXPECT_NEAR(sunk[i], down[i] + rough[i], 1e-15) << i;
+    roughest = std::max(roughest, std::abs(rough[i]));
+  }
+  EXPECT_GT(roughest, 0.04);  // the roughness is there to add
+  EXPECT_LE(roughest, 0.05);
+}
+
+// The velocity_rough task is legged_gym's rough layout: row r has difficulty d = r / 10 in its
+// laws (stairs 0.05 + 0.18 d with a 0.31 m tread, slopes 0.4 d, obstacles 0.05 + 0.2 d), 8 m
+// tiles with a 3 m platform, and its proportions of the 20 columns.
+TEST(TerrainGenerator, VelocityRoughIsLeggedGymsLayout) {
+  const TaskConfig task = loadTaskConfig("velocity_rough");
+  const Terrain t = generateTerrain(task.terrain);
+  ASSERT_EQ(t.rows, 10);
+  ASSERT_EQ(t.columns, 20);
+  EXPECT_EQ(t.tileSize, 8.0);
+  auto count = [&](const std::string& type) { return static_cast<int>(t.columnsOf(type).size()); };
+  EXPECT_EQ(count("pyramid_slope") + count("pyramid_slope_inverted"), 2);  // 10 % slopes
+  EXPECT_EQ(count("rough_slope"), 2);                                      // 10 % rough slopes
+  EXPECT_EQ(count("pyramid_stairs_inverted"), 7);                          // 35 % stairs up
+  EXPECT_EQ(count("pyramid_stairs"), 5);                                   // 25 % stairs down
+  EXPECT_EQ(count("obstacles"), 4);                                        // 20 % obstacles
+  const int up = t.columnsOf("pyramid_stairs_inverted")[0], down = t.columnsOf("pyramid_stairs")[0];
+  const int slope = t.columnsOf("pyramid_slope")[0];
+  for (int row = 0; row < 10; ++row) {
+    const double d = row / 10.0, x0 = row * t.tileSize;
+    // Along a tile's centre line from its edge: a step of the law's rise every 0.31 m.
+    const double rise = 0.05 + 0.18 * d;
+    for (int k = 0; k < 8; ++k) {
+      const double x = x0 + (k + 0.5) * 0.31;
+      EXPECT_NEAR(sampleAt(t, x, t.centreY(down)), k * rise, 1e-9) << row << " " << k;
+      EXPECT_NEAR(sampleAt(t, x, t.centreY(up)), -k * rise, 1e-9) << row << " " << k;
+    }
+    // The platform: 3 m, so (8 - 3) / 2 = 2.5 m of stairs, 8 whole steps of 0.31 m.
+    EXPECT_NEAR(sampleAt(t, t.centreX(row) + 1.45, t.centreY(down)), 8 * rise, 1e-9);
+    EXPECT_NEAR(sampleAt(t, x0 + 1.0, t.centreY(slope)), 0.4 * d * 1.0, 1e-9);
+    // Obstacles: heights among 0, +-h/2 and +-h.
+    const double h = 0.05 + 0.2 * d;
+    for (int col : t.columnsOf("obstacles"))
+      for (double u = 0.05; u < 8; u += 0.5) {
+        const double z = std::abs(sampleAt(t, x0 + u, t.centreY(col) - 3.5));
+        EXPECT_TRUE(z == 0 || std::abs(z - h) < 1e-9 || std::abs(z - h / 2) < 1e-9) << z;
+      }
+  }
+}
+
+TEST(TerrainGenerator, NegativeRiseIsAnErrorNamingTheKey) {
+  const std::string e = terrainError("  types: {pyramid_stairs: {rise: [-0.05, 0.2]}}\n");
+  EXPECT_NE(e.find("rough.yaml:5"), std::string::npos) << e;
+  EXPECT_NE(e.find("rise"), std::string::npos) << e;
 }

@@ -197,8 +197,8 @@ TEST(Trainer, CurriculumFollowsItsRamps) {
 }
 
 // On a terrain task metrics.csv holds the mean terrain level and, per sub-terrain type that has
-// envs, the mean over that type's envs (4 envs round-robin over the columns: flat, rough, rough,
-// pyramid_slope).
+// envs, the mean over that type's envs (4 envs round-robin over the columns: pyramid_slope,
+// pyramid_slope_inverted, rough_slope, rough_slope).
 TEST(Trainer, TerrainLevelsPerTypeInMetrics) {
   Scratch s("diffloco_trainer_terrain");
   std::string config = kShac;
@@ -212,11 +212,13 @@ TEST(Trainer, TerrainLevelsPerTypeInMetrics) {
   std::vector<std::string> types;
   for (const auto& c : csv.columns)
     if (c.rfind(prefix, 0) == 0) types.push_back(c.substr(prefix.size()));
-  EXPECT_EQ(types, (std::vector<std::string>{"flat", "pyramid_slope", "rough"}));
+  EXPECT_EQ(types, (std::vector<std::string>{"pyramid_slope", "pyramid_slope_inverted",
+                                             "rough_slope"}));
   for (const auto& row : csv.rows)
     EXPECT_NEAR(row[csv.column("Curriculum/terrain_level")],
-                (row[csv.column(prefix + "flat")] + 2 * row[csv.column(prefix + "rough")] +
-                 row[csv.column(prefix + "pyramid_slope")]) /
+                (row[csv.column(prefix + "pyramid_slope")] +
+                 row[csv.column(prefix + "pyramid_slope_inverted")] +
+                 2 * row[csv.column(prefix + "rough_slope")]) /
                     4,
                 1e-12);
 }
