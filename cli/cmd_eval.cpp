@@ -47,6 +47,9 @@ void print(const train::EvalResult& r, bool json) {
     std::printf("  %-22s %10.4g rad/s\n", "yaw rate RMS err", s.at("yaw_rate_rms"));
   }
   std::printf("  %-22s %10d of %d\n", "falls", r.falls(), static_cast<int>(s.at("episodes")));
+  if (s.count("climbed"))
+    std::printf("  %-22s %10d of %d (past %.3g m from the tile's centre)\n", "climbed", r.climbed(),
+                static_cast<int>(s.at("episodes")), r.climbDistance);
   if (s.count("terrain_level_mean"))
     std::printf("  %-22s %10.4g\n", "terrain level (mean)", s.at("terrain_level_mean"));
 }

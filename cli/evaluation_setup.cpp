@@ -138,7 +138,13 @@ train::EvalResult evaluateMujoco(const EvalArgs& a, Recording* recording) {
                                ": no such sub-terrain in the policy's terrain");
     o.terrain = t.field;
     for (int c : cols) o.spawn.push_back({t.centreX(level), t.centreY(c)});
+    o.climbDistance = 0.5 * t.tileSize;
     ground = a.options.terrainType + " level " + std::to_string(level);
+  }
+  if (!a.command.empty()) {
+    if (!meta.commandsEnabled)
+      throw std::runtime_error("--command: " + a.policy + "'s task has no commands");
+    o.command = std::array<double, 3>{a.command[0], a.command[1], a.command[2]};
   }
   if (a.durationS > 0) o.episodeLengthS = a.durationS;
   if (o.episodeLengthS <= 0)
@@ -167,6 +173,7 @@ train::EvalResult evaluateMujoco(const EvalArgs& a, Recording* recording) {
   r.engine = m.engineOptions;
   r.simDt = m.timestep;
   r.commands = meta.commandsEnabled;
+  if (o.climbDistance > 0) r.climbDistance = o.climbDistance;
   for (size_t i = 0; i < m.lengthS.size(); ++i) {
     train::EpisodeStats s;
     s.ret = std::nan("");
@@ -177,6 +184,7 @@ train::EvalResult evaluateMujoco(const EvalArgs& a, Recording* recording) {
     s.linVelErr2 = m.linVelErr2[i];
     s.yawRateErr2 = m.yawRateErr2[i];
     s.limitExcess = m.limitExcess[i];
+    s.climbed = m.climbed[i] != 0;
     r.episodes.push_back(s);
   }
   return r;
@@ -302,6 +310,11 @@ void addEvalOptions(CLI::App* cmd, EvalArgs& a) {
                   "every env (mujoco: episode) on tiles of this sub-terrain type of the task's "
                   "terrain (pyramid_stairs, rough, ...) at --level, or 'none' for the plane z = 0 "
                   "(default: diffloco, the task's terrain and curriculum; mujoco, the plane)");
+  cmd->add_option("--command", p->command,
+                  "every episode holds this command, VX VY WZ (base frame [m/s], [rad/s]), "
+                  "instead of the task's draws (climbing: e.g. 0.5 0 0)")
+      ->expected(3)
+      ->check(CLI::Range(-100.0, 100.0));
   cmd->add_option("--level", p->options.terrainLevel,
                   "with --terrain: the terrain level (default: the hardest)")
       ->check(CLI::Range(0, 999));
@@ -351,6 +364,8 @@ train::EvalResult runEvaluation(const EvalArgs& a, Recording* recording) {
   train::scaleResetNoise(l.task, a.resetScale);
   if (a.durationS > 0) l.task.episodeLengthS = a.durationS;
   train::EvalOptions options = a.options;
+  if (!a.command.empty())
+    options.command = std::array<double, 3>{a.command[0], a.command[1], a.command[2]};
   if (recording && recording->envs > 0)
     recordInOurSimulator(l.task, a.policy, options.numEnvs, *recording, options);
   train::EvalResult result = train::evaluatePolicy(l.task, l.policy, options);

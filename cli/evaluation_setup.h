@@ -36,6 +36,7 @@ struct EvalArgs {
   std::vector<std::string> sets;  // diffloco: task overrides, key.path=value
   std::string task;               // diffloco: evaluate on this task instead of the trained one
   double durationS = 0;           // both engines: episode length override (play's --duration)
+  std::vector<double> command;    // both engines: one command (v_x, v_y, w_z) for every episode
   train::EvalOptions options;
 };
 

@@ -66,6 +66,7 @@ void addBaseMass(MujocoModel& mj, double added) {
 // What one episode adds up: the metrics of every state a decision is taken in.
 struct EpisodeSums {
   double vx = 0, speed = 0, lin = 0, yaw = 0, limitExcess = 0;
+  double reach = 0;  // the base's largest distance from its spawn point along x or y [m]
 };
 
 // The episodes of one policy in one MuJoCo model: resets and commands draw from `rng_`, noise
@@ -156,12 +157,14 @@ class Episodes {
       q[0] = p[0], q[1] = p[1];
       q[2] += ground(p[0], p[1]);
     }
+    spawn_ = {q[0], q[1]};
     if (meta_.commandsEnabled)
       s_.command = {uniform(rng_, meta_.linVelX[0], meta_.linVelX[1]),
                     uniform(rng_, meta_.linVelY[0], meta_.linVelY[1]),
                     uniform(rng_, meta_.angVelZ[0], meta_.angVelZ[1])};
     else
       s_.command = {0, 0, 0};
+    if (o_.command) s_.command = *o_.command;  // drawn first: the same resets either way
     mj_resetData(mj_->m, mj_->d);
     toMujocoState(model_, q, v, mj_->d->qpos, mj_->d->qvel);
     mj_forward(mj_->m, mj_->d);
@@ -260,6 +263,8 @@ class Episodes {
         fell = true;
         break;
       }
+      sums.reach = std::max({sums.reach, std::abs(mj_->d->qpos[0] - spawn_[0]),
+                             std::abs(mj_->d->qpos[1] - spawn_[1])});
       for (int i = 0; i < nj_; ++i) {
         const auto& joint = model_.joints[i];
         sums.limitExcess = std::max(
@@ -290,6 +295,7 @@ class Episodes {
     r_.yawRateErr2.push_back(sums.yaw / n);
     r_.limitExcess.push_back(sums.limitExcess);
     for (int i = 0; i < 3; ++i) r_.command[i].push_back(s_.command[i]);
+    r_.climbed.push_back(o_.climbDistance > 0 && sums.reach >= o_.climbDistance ? 1 : 0);
   }
 
   const MujocoEvalOptions& o_;
@@ -307,6 +313,7 @@ class Episodes {
   std::vector<double> defaultTarget_;
   std::mt19937_64 rng_, noiseRng_, pushRng_;
   RobotState s_;
+  std::array<double, 2> spawn_{};  // the episode's base (x, y) at reset
   MujocoEpisodes r_;
 };
 

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -58,6 +59,11 @@ struct MujocoEvalOptions {
   // hfield, as a robot measures them, not from our interpolant.
   std::shared_ptr<const sim::HeightField> terrain;
   std::vector<std::array<double, 2>> spawn;
+  // > 0: an episode has climbed when its base got this far from its spawn point along x or y
+  // (the largest of the two): past every step of a tile when it is half the tile's side.
+  double climbDistance = 0;
+  // Every episode holds this command (v_x, v_y, w_z) instead of a draw from the metadata's ranges.
+  std::optional<std::array<double, 3>> command;
 };
 
 // Per-episode results, one entry per episode (no aggregation: the caller's statistics).
@@ -70,6 +76,7 @@ struct MujocoEpisodes {
   std::vector<double> yawRateErr2;  // mean over decisions of (cmd_wz - w_z)^2
   std::vector<double> limitExcess;  // largest angle of any joint beyond its URDF limits [rad]
   std::vector<double> command[3];   // the command of each episode (v_x, v_y, w_z)
+  std::vector<int> climbed;         // 1: the base got climbDistance from its spawn point
   double timestep = 0, controlDt = 0, episodeLengthS = 0;
   std::string engineOptions;  // as the compiled model runs: mj::engineOptions
 };

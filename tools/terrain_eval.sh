@@ -13,6 +13,13 @@
 #   spawn point with joints + U(-0.1, 0.1) rad), so that only the engine differs.
 #   OURS_SET (environment): more task overrides for our simulator, e.g.
 #   "sim.terrain_contact=closest" (each word one `--set`).
+#   OURS_TASK (environment): ours evaluates on this task (name or .yaml) instead of the policy's,
+#   e.g. velocity_rough: a policy of another layout on legged_gym's (MuJoCo keeps the file's).
+#   COMMAND (environment): "VX VY WZ", every episode of both engines holds this command (e.g.
+#   "0.5 0 0": straight ahead across the tile, counted as climbed when the base gets past it).
+#   ENVS, THREADS (environment, default 250 and 2): ours' parallel envs and simulator threads.
+#   MUJOCO_OPTIONS (environment, default "--cone elliptic --noslip 10"): MuJoCo's options; ""
+#   for the file's recommendation.
 set -euo pipefail
 policy=$1 episodes=$2 mujoco_episodes=$3 bin=${4:-build/diffloco}
 engines=${ENGINES:-diffloco mujoco}
@@ -30,17 +37,22 @@ case ${PROTOCOL:-task} in
   *) echo "PROTOCOL must be task or mujoco, not '$PROTOCOL'" >&2; exit 2 ;;
 esac
 for kv in ${OURS_SET:-}; do protocol+=(--set "$kv"); done
+[ -z "${OURS_TASK:-}" ] || protocol+=(--task "$OURS_TASK")
+command=()
+if [ -n "${COMMAND:-}" ]; then read -r -a words <<<"$COMMAND"; command=(--command "${words[@]}"); fi
+read -r -a mujoco_options <<<"${MUJOCO_OPTIONS---cone elliptic --noslip 10}"
 for t in $types; do
   [[ " $engines " == *" diffloco "* ]] || break
   printf '{"engine": "diffloco", "terrain_type": "%s", "result": ' "$t"
-  "$bin" eval "$policy" --contact hard --terrain "$t" --episodes "$episodes" --envs 250 --seed 1 \
-    ${protocol[@]+"${protocol[@]}"} --json | tr -d '\n'
+  "$bin" eval "$policy" --contact hard --terrain "$t" --episodes "$episodes" --envs "${ENVS:-250}" \
+    --seed 1 --threads "${THREADS:-2}" \
+    ${protocol[@]+"${protocol[@]}"} ${command[@]+"${command[@]}"} --json | tr -d '\n'
   printf '}\n'
 done
 for t in $types; do
   [[ " $engines " == *" mujoco "* ]] || break
   printf '{"engine": "mujoco", "terrain_type": "%s", "result": ' "$t"
-  "$bin" eval "$policy" --engine mujoco --cone elliptic --noslip 10 --terrain "$t" \
-    --episodes "$mujoco_episodes" --seed 1 --json | tr -d '\n'
+  "$bin" eval "$policy" --engine mujoco ${mujoco_options[@]+"${mujoco_options[@]}"} --terrain "$t" \
+    --episodes "$mujoco_episodes" --seed 1 ${command[@]+"${command[@]}"} --json | tr -d '\n'
   printf '}\n'
 done

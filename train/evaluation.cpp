@@ -29,6 +29,37 @@ void scaleResetNoise(envs::TaskConfig& task, double scale) {
     *x *= scale;
 }
 
+namespace {
+
+// One command for every episode: degenerate ranges, drawn at reset only, none standing.
+void holdCommand(envs::TaskConfig& t, const std::array<double, 3>& c) {
+  if (!t.commands.enabled)
+    throw std::invalid_argument("--command: task '" + t.name + "' has no commands");
+  t.commands.linVelX = {c[0], c[0]};
+  t.commands.linVelY = {c[1], c[1]};
+  t.commands.angVelZ = {c[2], c[2]};
+  t.commands.resampleS = 0;
+  t.commands.standingFraction = 0;
+}
+
+// Each env's largest distance so far from its tile's centre along x or y.
+void measureReach(const envs::LocomotionEnv& env, std::vector<double>& reach) {
+  const Tensor q = env.q().detach().contiguous();
+  const Tensor level = env.terrainLevels().contiguous();
+  const Tensor column = env.terrainColumns().contiguous();
+  const double* qp = q.data_ptr<double>();
+  const int64_t* lp = level.data_ptr<int64_t>();
+  const int64_t* cp = column.data_ptr<int64_t>();
+  const int nq = static_cast<int>(q.size(1));
+  for (size_t i = 0; i < reach.size(); ++i) {
+    const double cx = env.terrain().centreX(static_cast<int>(lp[i]));
+    const double cy = env.terrain().centreY(static_cast<int>(cp[i]));
+    reach[i] = std::max({reach[i], std::abs(qp[i * nq] - cx), std::abs(qp[i * nq + 1] - cy)});
+  }
+}
+
+}  // namespace
+
 EvalResult evaluatePolicy(const envs::TaskConfig& task, const PolicyFn& policy,
                           const EvalOptions& o) {
   if (o.numEnvs < 1 || o.episodes < 1)
@@ -41,6 +72,7 @@ EvalResult evaluatePolicy(const envs::TaskConfig& task, const PolicyFn& policy,
   eo.printSummary = false;
   envs::TaskConfig t = task;
   if (o.terrainType == "none") t.terrain.enabled = false;
+  if (o.command) holdCommand(t, *o.command);
   if (!o.terrainType.empty() && o.terrainType != "none" && !t.terrain.enabled)
     throw std::invalid_argument("--terrain " + o.terrainType + ": task '" + task.name +
                                 "' has no terrain (only --terrain none applies)");
@@ -67,6 +99,10 @@ EvalResult evaluatePolicy(const envs::TaskConfig& task, const PolicyFn& policy,
   r.commands = task.commands.enabled;
   r.terrain = terrain;
   if (t.terrain.enabled) r.ground = env.terrain().field;
+  // Climbing on one type's tiles: past half a tile from the tile's centre.
+  const bool onTile = t.terrain.enabled && !o.terrainType.empty();
+  if (onTile) r.climbDistance = 0.5 * env.terrain().tileSize;
+  std::vector<double> reach(n, 0.0);
 
   // Per-env accumulators of the running episode.
   const auto f64 = torch::TensorOptions().dtype(torch::kDouble);
@@ -84,6 +120,7 @@ EvalResult evaluatePolicy(const envs::TaskConfig& task, const PolicyFn& policy,
   for (long t = 0; t < maxSteps && collected < o.episodes; ++t) {
     // Speed and tracking errors of the state the action is taken in (legged_gym's tracking
     // terms: base-axes x/y velocity against the command, yaw rate as the base-axes z rate).
+    if (onTile) measureReach(env, reach);
     const envs::StateFeatures s = envs::stateFeatures(env.q(), env.v(), zeroPose);
     const Tensor cmd = env.commands().to(torch::kDouble);
     if (o.onStep) o.onStep(env.q(), env.v(), cmd, restarted);
@@ -113,11 +150,13 @@ EvalResult evaluatePolicy(const envs::TaskConfig& task, const PolicyFn& policy,
         e.meanSpeed = sumSpeed[i].item<double>() / len;
         e.linVelErr2 = sumLin[i].item<double>() / len;
         e.yawRateErr2 = sumYaw[i].item<double>() / len;
+        e.climbed = onTile && reach[i] >= r.climbDistance;
         r.episodes.push_back(e);
         ++done[i];
         ++collected;
       }
       for (Tensor* acc : {&ret, &steps, &sumVx, &sumSpeed, &sumLin, &sumYaw}) (*acc)[i] = 0;
+      reach[i] = 0;
     }
   }
   if (env.terrainLevels().defined())
@@ -139,6 +178,12 @@ int EvalResult::falls() const {
   int f = 0;
   for (const auto& e : episodes) f += e.fell;
   return f;
+}
+
+int EvalResult::climbed() const {
+  int c = 0;
+  for (const auto& e : episodes) c += e.climbed;
+  return c;
 }
 
 namespace {
@@ -175,6 +220,7 @@ std::map<std::string, double> EvalResult::summary() const {
     m["yaw_rate_rms"] = yawRateRms();
   }
   if (!std::isnan(terrainLevelMean)) m["terrain_level_mean"] = terrainLevelMean;
+  if (!std::isnan(climbDistance)) m["climbed"] = climbed();
   if (!episodes.empty() && !std::isnan(episodes[0].limitExcess)) {
     double worst = 0;
     int beyond = 0;

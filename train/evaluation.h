@@ -5,11 +5,13 @@
 
 #include <torch/torch.h>
 
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,6 +35,9 @@ struct EvalOptions {
   // the task's own terrain and curriculum.
   std::string terrainType;
   int terrainLevel = -1;
+  // Every episode holds this command (v_x, v_y, w_z; base frame) from its start, none standing,
+  // instead of the task's draws and resamples.
+  std::optional<std::array<double, 3>> command;
   // Optional: called before every env step with the state the action is taken in, q [N, nq] and
   // v [N, nv] (double), the commands [N, 3], and the ids of the envs whose episode ended at the
   // previous step (their state is already the next episode's first). Records rollouts to watch.
@@ -52,6 +57,9 @@ struct EpisodeStats {
   // Largest angle of any joint beyond its URDF limits [rad] (MuJoCo's evaluation; NaN in ours,
   // which does not measure it).
   double limitExcess = std::nan("");
+  // On a terrain tile: the base got past the tile's terrain (climbDistance from the tile's
+  // centre along x or y) at some state of the episode.
+  bool climbed = false;
 };
 
 struct EvalResult {
@@ -62,6 +70,9 @@ struct EvalResult {
   bool commands = false;  // the task tracks velocity commands (the error fields mean something)
   std::string terrain;    // "plane", or "<type> level <n>", or "curriculum"
   double terrainLevelMean = std::nan("");  // mean level of the envs at the end (terrain only)
+  // On one sub-terrain type's tiles: the distance from a tile's centre along x or y past which
+  // an episode has climbed (half the tile's side: past every step, slope or obstacle); NaN else.
+  double climbDistance = std::nan("");
   std::string engine;     // another engine's options as it ran (MuJoCo); empty for ours
   // The whole height field the envs stood on (null: the plane z = 0): what a recording draws.
   std::shared_ptr<const sim::HeightField> ground;
@@ -69,10 +80,12 @@ struct EvalResult {
   // mean and standard deviation over episodes of a field
   std::pair<double, double> meanStd(double EpisodeStats::*field) const;
   int falls() const;
+  int climbed() const;
   // RMS tracking errors pooled over every step of every episode (step-weighted).
   double linVelRms() const;
   double yawRateRms() const;
-  // Summary numbers by name (return_mean, return_std, length_s_mean, ..., falls, episodes).
+  // Summary numbers by name (return_mean, return_std, length_s_mean, ..., falls, episodes;
+  // climbed on a terrain tile).
   std::map<std::string, double> summary() const;
 };
 

@@ -98,11 +98,24 @@ TEST(MujocoEval, ZeroActionStandsOnTheTopOfTheStairs) {
                      const std::array<double, 3>&) {
     if (episode == 0 && decision == 0) firstZ = q[2];
   };
+  // A fixed command, and climbing: standing on the platform is not past the stairs.
+  o.command = std::array<double, 3>{0.3, 0.0, -0.2};
+  o.climbDistance = 0.5 * t.tileSize;
   const MujocoEpisodes r = evaluateInMujoco(file, robot.model, o);
   const double top = sim::groundHeight(t.field.get(), o.spawn[0][0], o.spawn[0][1]);
-  EXPECT_GT(top, 1.0);  // the hardest stairs' platform: 10 steps of 12 cm... at least 1 m up
+  EXPECT_GT(top, 1.6);  // the hardest stairs' platform: 8 steps of 21.2 cm
   EXPECT_NEAR(firstZ - top, robot.defaultBaseHeight, 0.02);
-  for (int e = 0; e < 2; ++e) EXPECT_EQ(r.fell[e], 0) << e;
+  ASSERT_EQ(r.climbed.size(), 2u);
+  for (int e = 0; e < 2; ++e) {
+    EXPECT_EQ(r.fell[e], 0) << e;
+    EXPECT_EQ(r.climbed[e], 0) << e;
+    EXPECT_EQ(r.command[0][e], 0.3);
+    EXPECT_EQ(r.command[2][e], -0.2);
+  }
+  // The base sways while it settles: past a micron of its spawn point it has "climbed".
+  o.climbDistance = 1e-6;
+  o.episodes = 1;
+  EXPECT_EQ(evaluateInMujoco(file, robot.model, o).climbed, std::vector<int>{1});
 }
 
 // The robustness conditions, each against what it must do. Base states are recorded at every

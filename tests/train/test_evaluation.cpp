@@ -4,7 +4,13 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <vector>
+
 #include "envs/task_config.h"
+#include "envs/terrain.h"
 #include "train/evaluation.h"
 
 using namespace diffloco;
@@ -48,4 +54,63 @@ TEST(Evaluation, EveryEnvCollectsItsShareFixedInAdvance) {
     EXPECT_EQ(many.episodes[k].fell, exact.episodes[k].fell) << k;
     EXPECT_EQ(many.episodes[k].ret, exact.episodes[k].ret) << k;
   }
+}
+
+// On one sub-terrain type's tiles an episode has climbed when its base got half a tile from its
+// tile's centre along x or y; a fixed command holds in every env from the first step. Standing
+// robots spawned up to 1.2 m from the centres of 2 m tiles: those spawned (or swaying) past
+// 1 m have climbed, recomputed here from the states the evaluation steps through.
+TEST(Evaluation, ClimbedAndAFixedCommand) {
+  envs::TaskConfig task = envs::loadTaskConfig("velocity_rough");
+  task.episodeLengthS = 0.5;
+  task.terrain.tileSize = 2.0, task.terrain.platform = 0.5;
+  task.reset.basePosNoise = 1.2;
+  for (const auto& t : task.terrain.types)  // one column: every env on the same tile
+    if (t.name == "pyramid_stairs") task.terrain.types = {t};
+  task.terrain.columns = 1;
+  const envs::Terrain terrain = envs::generateTerrain(task.terrain);
+  const int level = 4, column = 0;
+  train::EvalOptions o;
+  o.numEnvs = 8, o.episodes = 24, o.seed = 5, o.threads = 1;
+  o.terrainType = "pyramid_stairs", o.terrainLevel = level;
+  o.command = std::array<double, 3>{0.4, -0.1, 0.2};
+  std::vector<double> reach(8, 0.0);
+  std::vector<std::vector<int>> climbedBy(8);  // per env, its episodes in order
+  o.onStep = [&](const torch::Tensor& q, const torch::Tensor&, const torch::Tensor& cmd,
+                 const torch::Tensor& restarted) {
+    for (int64_t k = 0; k < restarted.numel(); ++k) {
+      const int64_t i = restarted[k].item<int64_t>();
+      climbedBy[i].push_back(reach[i] >= 1.0);
+      reach[i] = 0;
+    }
+    for (int i = 0; i < 8; ++i) {
+      const double dx = q[i][0].item<double>() - terrain.centreX(level);
+      const double dy = q[i][1].item<double>() - terrain.centreY(column);
+      reach[i] = std::max({reach[i], std::abs(dx), std::abs(dy)});
+      EXPECT_DOUBLE_EQ(cmd[i][0].item<double>(), 0.4);
+      EXPECT_DOUBLE_EQ(cmd[i][1].item<double>(), -0.1);
+      EXPECT_DOUBLE_EQ(cmd[i][2].item<double>(), 0.2);
+    }
+  };
+  const auto stand = [](const torch::Tensor& obs) { return torch::zeros({obs.size(0), 12}); };
+  const train::EvalResult r = train::evaluatePolicy(task, stand, o);
+  ASSERT_EQ(r.episodes.size(), 24u);
+  EXPECT_EQ(r.climbDistance, 1.0);
+  // Each env's first 3 episodes count (its share); an episode that ended at the evaluation's
+  // last step was never reported restarted, its reach is the running one.
+  int expected = 0;
+  for (int i = 0; i < 8; ++i) {
+    if (climbedBy[i].size() < 3) climbedBy[i].push_back(reach[i] >= 1.0);
+    ASSERT_GE(climbedBy[i].size(), 3u) << i;
+    for (int k = 0; k < 3; ++k) expected += climbedBy[i][k];
+  }
+  EXPECT_EQ(r.climbed(), expected);
+  EXPECT_EQ(r.summary().at("climbed"), expected);
+  EXPECT_GT(expected, 0);  // P(max(|dx|, |dy|) >= 1) = 1 - (5/6)^2 = 0.31 per episode
+  EXPECT_LT(expected, 24);
+  // Without a terrain tile there is nothing to climb: no count.
+  o.terrainType.clear();
+  o.onStep = nullptr;
+  o.episodes = 8;
+  EXPECT_EQ(train::evaluatePolicy(task, stand, o).summary().count("climbed"), 0u);
 }
