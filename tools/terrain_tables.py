@@ -29,6 +29,9 @@ usage: tools/terrain_tables.py terrain EVAL.jsonl          per-terrain table of 
        tools/terrain_tables.py swing LABEL=SWING.jsonl ...   how high the feet swing, a row per
                                                               file: the steps' peak clearance on
                                                               each recorded ground
+       tools/terrain_tables.py climb LABEL=EVAL.jsonl ...  legged_gym's last row, a column per
+                                                              file: falls and climbed in ours with
+                                                              their 95 % intervals, lin. RMS
        tools/terrain_tables.py outsider EVAL.jsonl     the reference deployer on MuJoCo's own
                                                               grounds, a row per condition and a
                                                               column per policy: falls, episodes
@@ -40,6 +43,7 @@ per line: engine, terrain_type, condition or commands, result); the .csv files a
 (a run's metrics.csv, or every 10th row of it)."""
 import csv
 import json
+import math
 import statistics
 import sys
 
@@ -289,6 +293,42 @@ def checkpoints(path):
         print(f"| {it} | " + " | ".join(falls_rms(table[it].get(t)) for t in types) + " |")
 
 
+LAST_ROW = {"pyramid_slope": "slope down, 36 %", "pyramid_slope_inverted": "slope up, 36 %",
+            "rough_slope": "rough slope down, 36 %", "pyramid_stairs": "stairs down, 21 cm",
+            "pyramid_stairs_inverted": "stairs up, 21 cm", "obstacles": "obstacles, 23 cm"}
+
+
+def wilson(k, n, z=1.96):
+    """The 95 % Wilson score interval of a rate k / n, in per cent."""
+    if n == 0:
+        return float("nan"), float("nan")
+    p, d = k / n, 1 + z * z / n
+    mid, half = (p + z * z / (2 * n)) / d, z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / d
+    return 100 * max(0.0, mid - half), 100 * min(1.0, mid + half)
+
+
+def rate(k, n):
+    lo, hi = wilson(k, n)
+    return f"{k} / {n} ({lo:.0f}-{hi:.0f} %)"
+
+
+def climb(args):
+    """legged_gym's last row: per policy file, falls and climbed with their 95 % intervals."""
+    files = labelled(args)
+    tables = [(label, by(path, "terrain_type")) for label, path in files]
+    types = [t for t in LAST_ROW if any(t in e for _, e in tables)]
+    print("| ground (last row) | " + " | ".join(
+        f"{label}: falls, climbed (95 % intervals), lin. RMS" for label, _ in tables) + " |")
+    print("|---" * (len(tables) + 1) + "|")
+    for t in types:
+        cells = []
+        for _, e in tables:
+            r = e.get(t, {}).get("diffloco")
+            cells.append(f'{rate(r["falls"], r["episodes"])}, {rate(r["climbed"], r["episodes"])}, '
+                         f'{r["lin_vel_rms"]:.3f}' if r else "-")
+        print(f"| {LAST_ROW[t]} | " + " | ".join(cells) + " |")
+
+
 def outsider(path):
     table = {}
     for r in rows(path):
@@ -310,7 +350,7 @@ def outsider(path):
 
 def main():
     modes = ("terrain", "readme", "seeds", "engines", "robustness", "flat", "training", "commands",
-             "stairs", "checkpoints", "swing", "outsider")
+             "stairs", "checkpoints", "swing", "outsider", "climb")
     if len(sys.argv) < 3 or sys.argv[1] not in modes:
         sys.exit(__doc__)
     if sys.argv[1] == "terrain":
@@ -335,6 +375,8 @@ def main():
         swing(sys.argv[2:])
     elif sys.argv[1] == "outsider":
         outsider(sys.argv[2])
+    elif sys.argv[1] == "climb":
+        climb(sys.argv[2:])
     else:
         robustness(sys.argv[2:])
     return 0

@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
-"""tools/terrain_tables.py's stairs and outsider tables on synthetic evaluation files (run by
-ctest, tests/CMakeLists.txt).
+"""tools/terrain_tables.py's stairs, outsider and climb tables on synthetic evaluation files (run
+by ctest, tests/CMakeLists.txt).
 
 Two seeds' files with known falls: the stairs' columns are each file's falls down and up and
 their mean; the other grounds' column sums the five other grounds, the plane included. A file
 without a 1000-episode row of ours on the stairs and an argument without LABEL= are errors that
-name what is wrong. The outsider table: a row per condition, a column per policy.
+name what is wrong. The outsider table: a row per condition, a column per policy. The climb
+table: legged_gym's last row, falls and climbed with their 95 % Wilson intervals.
 """
 import json
 import os
@@ -65,7 +66,27 @@ def main():
         row = "1 / 10, -, 0.250, 2 (0.12)"
         assert lines[2] == f"| plane | {row} | {row} |", lines[2]
         assert lines[3] == "| stairs | 1 / 10, 7 / 10, 0.250, 2 (0.12) | - |", lines[3]
-    print("terrain_tables.py: stairs and outsider tables and the errors as expected")
+        # legged_gym's last row: falls and climbed with their 95 % Wilson intervals, "-" where
+        # a file has no row of that ground.
+        last = os.path.join(d, "last.jsonl")
+        with open(last, "w") as f:
+            for t, falls, climbed in (("pyramid_stairs_inverted", 0, 150), ("obstacles", 3, 300)):
+                f.write(json.dumps({"engine": "diffloco", "terrain_type": t, "result": {
+                    "falls": falls, "climbed": climbed, "episodes": 300, "lin_vel_rms": 0.5}})
+                    + "\n")
+        other = os.path.join(d, "other.jsonl")
+        with open(other, "w") as f:
+            f.write(json.dumps({"engine": "diffloco", "terrain_type": "rough_slope", "result": {
+                "falls": 1, "climbed": 2, "episodes": 3, "lin_vel_rms": 0.1}}) + "\n")
+        r = run("climb", f"a={last}", f"b={other}")
+        assert r.returncode == 0, r.stderr
+        lines = r.stdout.strip().split("\n")
+        assert lines[2].startswith("| rough slope down, 36 % | - | 1 / 3 ("), lines[2]
+        assert lines[3] == ("| stairs up, 21 cm | 0 / 300 (0-1 %), 150 / 300 (44-56 %), 0.500 | - |"
+                            ), lines[3]
+        assert lines[4].startswith("| obstacles, 23 cm | 3 / 300 (0-3 %), 300 / 300 (99-100 %)"), \
+            lines[4]
+    print("terrain_tables.py: stairs, outsider and climb tables and the errors as expected")
     return 0
 
 
