@@ -11,6 +11,7 @@
 
 #include "io/atomic_file.h"
 #include "mujoco/joint_order.h"
+#include "mujoco/mujoco_compat.h"
 #include "mujoco/mujoco_model.h"
 #include "runtime/controller.h"
 
@@ -144,7 +145,7 @@ class Episodes {
     static const mjtByte groundOnly[6] = {1, 0, 0, 0, 0, 0};
     const mjtNum from[3] = {x, y, 100.0}, down[3] = {0, 0, -1};
     int geom = -1;
-    const mjtNum dist = mj_ray(mj_->m, mj_->d, from, down, groundOnly, 1, -1, &geom);
+    const mjtNum dist = mj::ray(mj_->m, mj_->d, from, down, groundOnly, true, -1, &geom);
     return geom >= 0 ? 100.0 - dist : 0.0;  // off the ground: its slab's level
   }
 
@@ -280,12 +281,17 @@ class Episodes {
       }
       physics(target);
     }
-    // A full contact buffer drops contacts (MuJoCo 2.x warns and goes on): not a valid episode.
+    // MuJoCo warns and goes on where its memory for contacts or constraints runs out: not a valid
+    // episode. 2.2.2: more than nconmax contacts (the rest dropped) or njmax constraint rows (the
+    // solver skipped). From 3.x on: more than nconmax contacts (still a cap) or the arena, sized
+    // by njmax, full when the contacts (dropped) or the constraints (the solver skipped; Newton
+    // falls back to CG) are allocated. mj_resetData clears the counts every episode.
     if (mj_->d->warning[mjWARN_CONTACTFULL].number > 0 ||
         mj_->d->warning[mjWARN_CNSTRFULL].number > 0)
-      throw std::runtime_error("MuJoCo's contact or constraint buffer overflowed (nconmax " +
+      throw std::runtime_error("MuJoCo's contact or constraint memory ran out (nconmax " +
                                std::to_string(mj_->m->nconmax) + ", njmax " +
-                               std::to_string(mj_->m->njmax) + "): the episode dropped contacts");
+                               std::to_string(mj_->m->njmax) +
+                               "): the episode dropped contacts or constraints");
     const int n = std::max(1, fell ? k : k - 1);  // states measured (after each decision)
     r_.lengthS.push_back(k * meta_.controlDt);
     r_.fell.push_back(fell ? 1 : 0);

@@ -1,10 +1,10 @@
 #include "mujoco/mujoco_model.h"
 #include "mujoco/joint_order.h"
+#include "mujoco/mujoco_compat.h"
 
 #include <Eigen/Eigenvalues>
 #include <algorithm>
 #include <chrono>
-#include <cstring>
 #include <iomanip>
 #include <memory>
 #include <sstream>
@@ -45,7 +45,9 @@ class MjcfWriter {
          << opt_.noslipIterations
          << "\" impratio=\"1\"/>\n"
          // Room for every sphere's contacts: on a height field MuJoCo makes one per prism a
-         // sphere touches (at most 50 per pair), and MuJoCo 2.x drops what does not fit.
+         // sphere touches (at most 50 per pair). MuJoCo 2.x allocates this much and drops what
+         // does not fit; from 3.x on both are "legacy": nconmax still caps the contacts, njmax
+         // sizes the arena as for that many constraints (mujoco/mujoco_compat.h).
          << "  <size nconmax=\"" << 50 * model_.nspheres() << "\" njmax=\""
          << 300 * model_.nspheres() << "\"/>\n"
          << ground()
@@ -256,7 +258,7 @@ MjcfOptions benchOptions() {
 }
 
 std::string engineOptions(const mjModel* m) {
-  static const char* integrators[] = {"euler", "rk4", "implicit", "implicitfast"};
+  static const char* integrators[] = {"euler", "rk4", "implicit", "implicitfast", "discrete"};
   static const char* cones[] = {"pyramidal", "elliptic"};
   static const char* solvers[] = {"pgs", "cg", "newton"};
   const mjOption& o = m->opt;
@@ -264,7 +266,7 @@ std::string engineOptions(const mjModel* m) {
     return i >= 0 && i < n ? std::string(names[i]) : std::to_string(i);
   };
   std::ostringstream s;
-  s << "MuJoCo " << mj_versionString() << ", integrator " << name(integrators, 4, o.integrator)
+  s << "MuJoCo " << mj_versionString() << ", integrator " << name(integrators, 5, o.integrator)
     << ", cone " << name(cones, 2, o.cone) << ", solver " << name(solvers, 3, o.solver)
     << ", iterations " << o.iterations << " (tolerance " << o.tolerance << "), noslip "
     << o.noslip_iterations << ", impratio " << o.impratio << ", timestep " << o.timestep << " s";
@@ -289,16 +291,17 @@ void MujocoModel::adopt(mjModel* model) {
 }
 
 MujocoModel::MujocoModel(const std::string& mjcf) {
-  // Compile from memory through a one-file virtual file system (mjVFS is large: heap).
+  // Compile from memory through a one-file virtual file system (mjVFS is large in 2.x: heap;
+  // from 3.x on mj_defaultVFS may allocate, so mj_deleteVFS runs on every path).
   auto vfs = std::make_unique<mjVFS>();
   mj_defaultVFS(vfs.get());
   const char* name = "diffloco_model.xml";
-  if (mj_makeEmptyFileVFS(vfs.get(), name, static_cast<int>(mjcf.size())) != 0)
-    throw std::runtime_error("MuJoCo: cannot create the in-memory MJCF file");
-  std::memcpy(vfs->filedata[mj_findFileVFS(vfs.get(), name)], mjcf.data(), mjcf.size());
+  const int size = static_cast<int>(mjcf.size());
+  const bool added = addBufferVFS(vfs.get(), name, mjcf.data(), size) == 0;
   char error[1000] = "";
-  mjModel* model = mj_loadXML(name, vfs.get(), error, sizeof(error));
+  mjModel* model = added ? mj_loadXML(name, vfs.get(), error, sizeof(error)) : nullptr;
   mj_deleteVFS(vfs.get());
+  if (!added) throw std::runtime_error("MuJoCo: cannot create the in-memory MJCF file");
   if (!model) throw std::runtime_error(std::string("MuJoCo could not compile the MJCF: ") + error);
   adopt(model);
 }
@@ -387,7 +390,7 @@ VecX biasForces(const sim::Model& model, const mjModel* m, const mjData* d) {
 
 MatX massMatrix(const mjModel* m, const mjData* d) {
   MatX H(m->nv, m->nv);  // symmetric, so row/column-major does not matter
-  mj_fullM(m, H.data(), d->qM);
+  fullMassMatrix(m, d, H.data());
   return H;
 }
 

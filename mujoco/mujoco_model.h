@@ -95,7 +95,7 @@ void toMujocoState(const sim::Model& model, const VecX& q, const VecX& v, mjtNum
 void fromMujocoState(const sim::Model& model, const mjtNum* qpos, const mjtNum* qvel, VecX& q,
                      VecX& v);
 
-// MuJoCo's dense mass matrix (from d->qM) and bias forces (d->qfrc_bias), after mj_forward, in
+// MuJoCo's dense mass matrix (mj_fullM) and bias forces (d->qfrc_bias), after mj_forward, in
 // MUJOCO's dof order (mujoco/joint_order.h has them in ours).
 MatX massMatrix(const mjModel* m, const mjData* d);
 VecX biasForces(const mjModel* m, const mjData* d);

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "mujoco/joint_order.h"
+#include "mujoco/mujoco_compat.h"
 #include "mujoco/mujoco_model.h"
 #include "robots/robot.h"
 #include "sim/actuator.h"
@@ -191,7 +192,7 @@ TEST(MujocoTerrain, SurfaceHeightsMatchMujocoRays) {
   auto rayHeight = [&](double x, double y) {
     const mjtNum from[3] = {x, y, 5.0}, down[3] = {0, 0, -1};
     int geom = -1;
-    const mjtNum dist = mj_ray(mm.m, mm.d, from, down, groups, 1, -1, &geom);
+    const mjtNum dist = mj::ray(mm.m, mm.d, from, down, groups, true, -1, &geom);
     EXPECT_EQ(geom, mj_name2id(mm.m, mjOBJ_GEOM, "floor"));
     return 5.0 - dist;
   };
@@ -216,7 +217,7 @@ TEST(MujocoTerrain, GroundBeyondTheGridContinuesLevelSides) {
   auto rayHeight = [](const mj::MujocoModel& mm, double x, double y, int* geom) {
     const mjtByte ground[6] = {1, 0, 0, 0, 0, 0};
     const mjtNum from[3] = {x, y, 5.0}, down[3] = {0, 0, -1};
-    return 5.0 - mj_ray(mm.m, mm.d, from, down, ground, 1, -1, geom);
+    return 5.0 - mj::ray(mm.m, mm.d, from, down, ground, true, -1, geom);
   };
   // A bump inside a level field (every side at 0.1 m): ground everywhere around the grid.
   const auto bump = field([](double x, double y) {
