@@ -17,6 +17,8 @@
 #   e.g. velocity_rough: a policy of another layout on legged_gym's (MuJoCo keeps the file's).
 #   COMMAND (environment): "VX VY WZ", every episode of both engines holds this command (e.g.
 #   "0.5 0 0": straight ahead across the tile, counted as climbed when the base gets past it).
+#   LEVELS (environment): ours evaluates each of these levels instead of the hardest, e.g.
+#   "0 1 2 3 4 5 6 7 8 9" (each line then has its "level").
 #   ENVS, THREADS (environment, default 250 and 2): ours' parallel envs and simulator threads.
 #   MUJOCO_OPTIONS (environment, default "--cone elliptic --noslip 10"): MuJoCo's options; ""
 #   for the file's recommendation.
@@ -43,11 +45,16 @@ if [ -n "${COMMAND:-}" ]; then read -r -a words <<<"$COMMAND"; command=(--comman
 read -r -a mujoco_options <<<"${MUJOCO_OPTIONS---cone elliptic --noslip 10}"
 for t in $types; do
   [[ " $engines " == *" diffloco "* ]] || break
-  printf '{"engine": "diffloco", "terrain_type": "%s", "result": ' "$t"
-  "$bin" eval "$policy" --contact hard --terrain "$t" --episodes "$episodes" --envs "${ENVS:-250}" \
-    --seed 1 --threads "${THREADS:-2}" \
-    ${protocol[@]+"${protocol[@]}"} ${command[@]+"${command[@]}"} --json | tr -d '\n'
-  printf '}\n'
+  for level in ${LEVELS:--1}; do
+    printf '{"engine": "diffloco", "terrain_type": "%s", ' "$t"
+    at=()
+    if [ "$level" != -1 ]; then printf '"level": %s, ' "$level"; at=(--level "$level"); fi
+    printf '"result": '
+    "$bin" eval "$policy" --contact hard --terrain "$t" ${at[@]+"${at[@]}"} --episodes "$episodes" \
+      --envs "${ENVS:-250}" --seed 1 --threads "${THREADS:-2}" \
+      ${protocol[@]+"${protocol[@]}"} ${command[@]+"${command[@]}"} --json | tr -d '\n'
+    printf '}\n'
+  done
 done
 for t in $types; do
   [[ " $engines " == *" mujoco "* ]] || break

@@ -32,7 +32,10 @@ usage: tools/terrain_tables.py terrain EVAL.jsonl          per-terrain table of 
        tools/terrain_tables.py climb LABEL=EVAL.jsonl ...  legged_gym's last row, a column per
                                                               file: falls and climbed in ours with
                                                               their 95 % intervals, lin. RMS
-       tools/terrain_tables.py outsider EVAL.jsonl     the reference deployer on MuJoCo's own
+       tools/terrain_tables.py rise LABEL=LEVELS.jsonl ...  stairs up level by level
+                                                              (velocity_rough's rises), a column
+                                                              per file: falls and climbed
+       tools/terrain_tables.py outsider EVAL.jsonl ...    the reference deployer on MuJoCo's own
                                                               grounds, a row per condition and a
                                                               column per policy: falls, episodes
                                                               across the step or stairs, lin.
@@ -329,9 +332,22 @@ def climb(args):
         print(f"| {LAST_ROW[t]} | " + " | ".join(cells) + " |")
 
 
-def outsider(path):
+def rise(args):
+    """Stairs up level by level (velocity_rough: rise 0.05 + 0.018 level m), a column per file:
+    falls and climbed with their 95 % intervals."""
+    files = [(label, {r["level"]: r["result"] for r in rows(path)}) for label, path in labelled(args)]
+    levels = sorted({lv for _, f in files for lv in f})
+    print("| level: rise | " + " | ".join(f"{label}: falls, climbed" for label, _ in files) + " |")
+    print("|---" * (len(files) + 1) + "|")
+    for lv in levels:
+        cells = [f'{rate(f[lv]["falls"], f[lv]["episodes"])}, {rate(f[lv]["climbed"], f[lv]["episodes"])}'
+                 if lv in f else "-" for _, f in files]
+        print(f"| {lv}: {100 * (0.05 + 0.018 * lv):.1f} cm | " + " | ".join(cells) + " |")
+
+
+def outsider(paths):
     table = {}
-    for r in rows(path):
+    for r in (r for path in paths for r in rows(path)):
         table.setdefault(r["condition"], {})[r["policy"]] = r["result"]
     policies = list(dict.fromkeys(p for per in table.values() for p in per))
     print("| condition | " + " | ".join(f"`{p}`: falls, crossed, lin. RMS, beyond limits"
@@ -350,7 +366,7 @@ def outsider(path):
 
 def main():
     modes = ("terrain", "readme", "seeds", "engines", "robustness", "flat", "training", "commands",
-             "stairs", "checkpoints", "swing", "outsider", "climb")
+             "stairs", "checkpoints", "swing", "outsider", "climb", "rise")
     if len(sys.argv) < 3 or sys.argv[1] not in modes:
         sys.exit(__doc__)
     if sys.argv[1] == "terrain":
@@ -374,9 +390,11 @@ def main():
     elif sys.argv[1] == "swing":
         swing(sys.argv[2:])
     elif sys.argv[1] == "outsider":
-        outsider(sys.argv[2])
+        outsider(sys.argv[2:])
     elif sys.argv[1] == "climb":
         climb(sys.argv[2:])
+    elif sys.argv[1] == "rise":
+        rise(sys.argv[2:])
     else:
         robustness(sys.argv[2:])
     return 0
