@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The shipped policies (pretrained/) load and evaluate as the README states: 100 hard-contact
-# episodes (dt 0.005, 50 solver iterations, the task's randomisation, eval seed 0) each.
+# episodes (the task's randomisation; dt 0.005 and 50 solver iterations, eval seed 0, except where
+# the rough policy's terrain table says otherwise) each.
 # usage: pretrained_test.sh DIFFLOCO PYTHON3 REPO
 set -euo pipefail
 bin=$1 python=$2 repo=$3
@@ -31,6 +32,24 @@ check walk_quadruped.pt \
 check velocity_anymal_rough.pt \
   'd["task"] == "velocity_rough" and d["falls"] <= 2 and d["lin_vel_rms"] <= 0.21' \
   --terrain none
-check velocity_anymal_rough.pt \
-  'd["terrain"] == "rough level 9" and d["falls"] <= 30' --terrain rough
+# The rough policy on every sub-terrain of its own ground at the hardest level, as the README's
+# table evaluates it (the trained 10 solver iterations, eval seed 1): falls within about four
+# standard deviations of the documented rate in 1000 (docs/data/terrain/
+# velocity_anymal_rough_terrain_eval.jsonl: 15, 48, 18, 92, 56 and 70), so that a policy falling
+# twice as often fails.
+rough() {  # type, most falls in 100
+  local out
+  out=$("$bin" eval "$repo/pretrained/velocity_anymal_rough.pt" --contact hard --terrain "$1" \
+        --episodes 100 --seed 1 --json 2>/dev/null) || fail "eval of the rough policy on $1 exited with $?"
+  echo "velocity_anymal_rough.pt on $1: $out"
+  echo "$out" | "$python" -c "import json, sys; d = json.load(sys.stdin); \
+assert d['terrain'] == '$1 level 9' and d['episodes'] == 100 and d['falls'] <= $2, d" ||
+    fail "the rough policy falls more than $2 times in 100 on $1 (level 9)"
+}
+rough rough 7
+rough pyramid_slope 14
+rough pyramid_slope_inverted 8
+rough pyramid_stairs 21
+rough pyramid_stairs_inverted 15
+rough obstacles 18
 echo "pretrained policies ok"

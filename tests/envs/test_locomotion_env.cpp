@@ -555,6 +555,24 @@ TEST(LocomotionEnv, TerrainCurriculumPromotesAndDemotes) {
   for (int i = 0; i < 3; ++i)
     EXPECT_NEAR(env.q()[i][0].item<double>(),
                 env.terrain().centreX(static_cast<int>(level1[i].item<std::int64_t>())), 0.51);
+  // Demotion from above level 0 (the first episodes may have started on it): every env walks
+  // 5 m (promoted), then stands still with a command of 1 m/s (demoted back).
+  const Tensor before = level1.clone();  // terrainLevels() is the env's own tensor
+  auto endEpisodes = [&](double walked, double command) {
+    Tensor qe = env.q().clone();
+    qe.select(1, 0) += walked;
+    qe.narrow(1, 3, 4).copy_(torch::tensor({0.0, 1.0, 0.0, 0.0}, kF64).expand({3, 4}));
+    env.setState(qe, env.v().clone());
+    env.setCommands(torch::tensor({{command, 0.0, 0.0}}, kF64).expand({3, 3}).clone());
+    ASSERT_EQ(env.step(torch::zeros({3, 12}, kF64)).extras.resetIds.numel(), 3);
+  };
+  endEpisodes(5.0, 0.0);
+  const Tensor level2 = env.terrainLevels().clone();
+  endEpisodes(0.0, 1.0);
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_EQ(level2[i].item<std::int64_t>(), before[i].item<std::int64_t>() + 1) << i;
+    EXPECT_EQ(env.terrainLevels()[i].item<std::int64_t>(), before[i].item<std::int64_t>()) << i;
+  }
 }
 
 // past_last: an env promoted past the last level goes to a random level (legged_gym's rule, the

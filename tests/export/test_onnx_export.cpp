@@ -10,6 +10,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <string>
 
 #include "envs/locomotion_env.h"
 #include "export/export.h"
@@ -54,8 +56,17 @@ void writeCase(const fs::path& dir, const std::string& name, const std::string& 
   torch::NoGradGuard noGrad;
   const Tensor obs = observations(m);
   writeMatrix(dir / (name + "_obs.csv"), obs);
-  writeMatrix(dir / (name + "_actions.csv"), m.forward({obs}).toTensor());
-  std::ofstream(dir / (name + "_metadata.json")) << m.attr("metadata_json").toStringRef();
+  const Tensor actions = m.forward({obs}).toTensor();
+  ASSERT_EQ(actions.size(0), obs.size(0));
+  ASSERT_TRUE(torch::isfinite(actions).all().item<bool>()) << name;
+  writeMatrix(dir / (name + "_actions.csv"), actions);
+  const std::string metadata = m.attr("metadata_json").toStringRef();
+  std::ofstream(dir / (name + "_metadata.json")) << metadata;
+  // The ONNX file carries the TorchScript file's metadata verbatim (a protobuf string field).
+  std::ifstream onnx(r.onnxPath, std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(onnx)), std::istreambuf_iterator<char>());
+  EXPECT_GT(metadata.size(), 1000u) << name;
+  EXPECT_NE(bytes.find(metadata), std::string::npos) << name << ": the ONNX file lacks the metadata";
 }
 
 TEST(OnnxExport, WritesModelsForOnnxRuntime) {
@@ -88,6 +99,7 @@ TEST(OnnxExport, WritesModelsForOnnxRuntime) {
   const fs::path pretrained = fs::path(configDir()).parent_path() / "pretrained";
   for (const char* name : {"walk_quadruped", "velocity_anymal"})
     writeCase(dir, name, (pretrained / (std::string(name) + ".pt")).string());
+  if (!env) fs::remove_all(dir);  // a fixture only ctest deploy_onnx_runtime reads
 }
 
 }  // namespace

@@ -376,7 +376,8 @@ TEST(BatchSim, CudaPathMatchesTheFixedPathOrSaysWhyNot) {
     } catch (const std::runtime_error& e) {
       EXPECT_EQ(std::string(e.what()), "the simulator on a CUDA device: " + why);
     }
-    return;
+    GTEST_SKIP() << "the error without a device is checked; the device comparison needs one: "
+                 << why;
   }
   auto bumps = std::make_shared<HeightField>(gpu::bumpyField(0.03, 4));
   auto smooth = std::make_shared<HeightField>(smoothHeightField(*bumps, 0.05));

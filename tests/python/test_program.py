@@ -25,7 +25,11 @@ def test_train_export_load_and_evaluate(tmp_path, source_dir):
 
     result = diffloco.evaluate(paths["torchscript"], episodes=2, envs=2, seed=1)
     assert result["episodes"] == 2 and len(result["episode_stats"]) == 2
-    assert result["task"] == "walk" and 0 <= result["falls"] <= 2
+    stats = result["episode_stats"]
+    assert result["task"] == "walk" and result["falls"] == sum(e["fell"] for e in stats)
+    # an episode ends at a fall or at the walk task's 10 s, never before its first step
+    assert all(0 < e["length_s"] <= 10.0 + 1e-9 and (e["fell"] or e["length_s"] > 10.0 - 1e-9)
+               for e in stats), stats
 
 
 def test_evaluate_the_shipped_walk_policy_as_the_program_does(source_dir, capfd):
