@@ -7,7 +7,8 @@ Scans the tracked text files under docs/, configs/ and tools/, README.md and pre
   * periods of work: "this session", "previous session", "session of", "earlier session(s)",
     "that evening", "the morning's";
   * absolute paths of one machine: /work/..., /home/<user>...;
-  * paths outside the repository: ../shared/...;
+  * paths outside the repository: ../shared/... and shared/reference, shared/papers,
+    shared/DESIGN.md (the team's folder beside the checkout);
   * issue-tracker references: "issue #12", "issue 12", "PR #12".
 
 Prints `file:line: match` for each hit and exits 1 if there is any, else prints
@@ -34,6 +35,7 @@ PATTERNS = [re.compile(p, re.IGNORECASE) for p in (
     r"(?<![\w/])/work/",
     r"(?<![\w/])/home/\w",
     r"\.\./shared/",
+    r"(?<![\w/.-])shared/(?:reference|papers|DESIGN)",
     r"\b(?:issue|PR|pull request)\s*#\s*\d+",
     r"\bissue \d+\b",
 )]

@@ -15,8 +15,7 @@ What it does, per robot side file (default: configs/robots/anymal.yaml and quadr
   * forward kinematics at the zero pose and at `default_joint_pos`, with the base frame at the origin and
     unrotated: foot-sphere centres, knee positions, whole-body COM; stance base height = height of the
     base origin at which the lowest foot-sphere point touches z = 0;
-  * compares those with the reference facts (shared/reference/robots/*_facts.yaml, numbers copied
-    below) and with the yaml's own `default_base_height`, `torque_limit` and `joint_order`.
+  * compares those with the robots' published reference facts (their numbers copied below) and with the yaml's own `default_base_height`, `torque_limit` and `joint_order`.
 
 Usage:  python3 tools/check_urdf.py [ROBOT.yaml ...]     (exit status 1 if any check fails)
 """
@@ -31,7 +30,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 JOINTS = [f"{leg}_{j}" for leg in ("LF", "RF", "LH", "RH") for j in ("HAA", "HFE", "KFE")]
 
-# Reference numbers from shared/reference/robots/*_facts.yaml and robots.md (key = URDF robot name).
+# The robots' published reference numbers (key = URDF robot name).
 FACTS = {
     "anymal": {  # anymal_d_facts.yaml: legs only, foot merged into the shank
         "total_mass": 51.755,
