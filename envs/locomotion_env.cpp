@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <optional>
 #include <sstream>
 #include <stdexcept>
@@ -197,6 +198,7 @@ void LocomotionEnv::initState(std::int64_t historyDepth) {
   const int nj = robot_.model.nj();
   standing_ = fromEigen(robot_.standingConfiguration());
   command_ = torch::zeros({n_, 3}, kF64);
+  heading_.assign(n_, 0.0);
   lastAction_ = torch::zeros({n_, nj}, kF64);
   episodeStep_ = torch::zeros({n_}, kI64);
   pushAt_ = torch::zeros({n_}, kI64);
@@ -281,6 +283,7 @@ void LocomotionEnv::resetEnvs(const Tensor& idsT, bool episodesEnded) {
   episodeSums_.index_fill_(0, idsT, 0.0);
   commandedPath_.index_fill_(0, idsT, 0.0);
   if (task_.commands.enabled) sampleCommands(ids);
+  if (task_.commands.headingEnabled) steerToHeadings();
 
   const RandomizationConfig& rnd = task_.randomization;
   if (rnd.pushes) {
@@ -437,8 +440,30 @@ void LocomotionEnv::sampleCommands(const std::vector<std::int64_t>& ids) {
     const double s = commandScale_;
     row[0] = uniform(id, s * c.linVelX.lo, s * c.linVelX.hi);
     row[1] = uniform(id, s * c.linVelY.lo, s * c.linVelY.hi);
-    row[2] = uniform(id, s * c.angVelZ.lo, s * c.angVelZ.hi);
-    if (uniform(id, 0, 1) < c.standingFraction) row[0] = row[1] = row[2] = 0;
+    row[2] = c.headingEnabled ? 0.0 : uniform(id, s * c.angVelZ.lo, s * c.angVelZ.hi);
+    if (c.headingEnabled) heading_[id] = uniform(id, c.heading.lo, c.heading.hi);
+    if (uniform(id, 0, 1) < c.standingFraction) {
+      row[0] = row[1] = row[2] = 0;
+      heading_[id] = std::numeric_limits<double>::quiet_NaN();
+    }
+  }
+}
+
+void LocomotionEnv::steerToHeadings() {
+  const CommandConfig& c = task_.commands;
+  const Tensor q = q_.detach().contiguous();
+  const double* qp = q.data_ptr<double>();
+  const int nq = robot_.model.nq();
+  command_ = command_.clone();  // never modify a tensor a graph may hold
+  double* p = command_.data_ptr<double>();
+  for (int e = 0; e < n_; ++e) {
+    if (std::isnan(heading_[e])) continue;  // a standing command stays zero
+    const double* quat = qp + e * nq + 3;     // w, x, y, z
+    const double yaw = std::atan2(2 * (quat[0] * quat[3] + quat[1] * quat[2]),
+                                  1 - 2 * (quat[2] * quat[2] + quat[3] * quat[3]));
+    const double error = std::remainder(heading_[e] - yaw, 2 * M_PI);  // in [-pi, pi]
+    p[3 * e + 2] = std::clamp(c.headingGain * error, commandScale_ * c.angVelZ.lo,
+                              commandScale_ * c.angVelZ.hi);
   }
 }
 
@@ -633,6 +658,10 @@ StepResult LocomotionEnv::step(const Tensor& actions) {
   const Tensor done = terminated | timeOut;
 
   resampleDueCommands(c);  // seen by the observations, not by this step's rewards
+  if (task_.commands.headingEnabled) {
+    steerToHeadings();
+    c.command = command_;
+  }
 
   StepResult res;
   std::vector<Tensor> parts;
@@ -808,6 +837,8 @@ std::map<std::string, Tensor> LocomotionEnv::stateDict() const {
   s["q"] = q_.detach().clone();
   s["v"] = v_.detach().clone();
   s["last_action"] = lastAction_.detach().clone();
+  if (task_.commands.headingEnabled)
+    s["heading"] = torch::tensor(heading_, torch::TensorOptions().dtype(torch::kDouble));
   s["obs"] = obs_.detach().clone();
   if (criticObs_.defined()) s["critic_obs"] = criticObs_.detach().clone();
   s["episode_step"] = episodeStep_.clone();
@@ -865,6 +896,10 @@ void LocomotionEnv::loadStateDict(const std::map<std::string, Tensor>& state) {
   episodeStep_ = get("episode_step", {n_}).to(torch::kLong).clone();
   episodeSums_ = get("episode_sums", {n_, episodeSums_.size(1)}).to(torch::kDouble).clone();
   command_ = get("commands", {n_, 3}).to(torch::kDouble).clone();
+  if (task_.commands.headingEnabled) {
+    const Tensor h = get("heading", {n_}).to(torch::kDouble).contiguous();
+    heading_.assign(h.data_ptr<double>(), h.data_ptr<double>() + n_);
+  }
   pushAt_ = get("push_at", {n_}).to(torch::kLong).clone();
   if (state.count("origin")) origin_ = get("origin", {n_, 2}).to(torch::kDouble).clone();
   if (terrain_.field) {
@@ -929,6 +964,9 @@ std::string LocomotionEnv::summary() const {
                     "every {:g} s, standing {:g}",
                     c.linVelX.lo, c.linVelX.hi, c.linVelY.lo, c.linVelY.hi, c.angVelZ.lo,
                     c.angVelZ.hi, c.resampleS, c.standingFraction));
+    if (c.headingEnabled)
+      line(fmt::format("  heading command: heading [{:g}, {:g}] rad, w_z = {:g} * heading error",
+                       c.heading.lo, c.heading.hi, c.headingGain));
   }
   const auto& r = task_.randomization;
   std::string rnd;

@@ -141,6 +141,9 @@ class LocomotionEnv : public VecEnv {
   // `episodesEnded`, then their spawn points: the centre of their tile.
   void updateTerrainLevels(const std::vector<std::int64_t>& ids, bool episodesEnded);
   void sampleCommands(const std::vector<std::int64_t>& ids);
+  // The heading command (CommandConfig::headingEnabled): every env's yaw-rate command from its
+  // heading error.
+  void steerToHeadings();
   void applyPushes();
   // Adds this step's command, turned into the world by the base's yaw, to commandedPath_.
   void integrateCommandedPath();
@@ -184,6 +187,7 @@ class LocomotionEnv : public VecEnv {
   // Per critic term: the index of the same policy term (name and parameters), or -1.
   std::vector<int> criticFromPolicy_;
   torch::Tensor command_;        // [N, 3] double
+  std::vector<double> heading_;  // [N] world-frame heading command [rad]; NaN: standing
   torch::Tensor episodeStep_;    // [N] int64
   torch::Tensor pushAt_;         // [N] int64: episode step of the next push
   torch::Tensor rewardWeights_;  // [T] double

@@ -232,6 +232,16 @@ void visitTask(V& v, TaskConfig& t, bool partial) {
                             "seconds between resamples (0: only at reset)", V::atLeast(0));
                     c.field("standing_fraction", x.standingFraction,
                             "share of resamples that give a zero command", V::between(0, 1));
+                    c.optionalGroup(
+                        "heading",
+                        "legged_gym's heading command: a heading drawn in place of the yaw "
+                        "rate, which follows gain * (heading - yaw) clipped to ang_vel_z "
+                        "(absent: the yaw rate is drawn)",
+                        x.headingEnabled, [&](auto& h) {
+                          h.field("range", x.heading, "world-frame heading [rad]");
+                          h.field("gain", x.headingGain, "yaw rate per heading error [1/s]",
+                                  V::positive());
+                        });
                   });
   v.list("observations", t.observations, "observation terms in order (envs/terms.h)",
          [](auto& o, TermConfig& tc) { visitTerm(o, tc, TermKind::Observation); });
@@ -323,6 +333,7 @@ void TaskConfig::freezeRandomization() {
   randomization.motorStrength = false;
   randomization.actionDelay = false;
   commands.resampleS = 0;
+  commands.headingEnabled = false;
 }
 
 void inlineActuatorFile(YAML::Node& task, const std::string& source) {

@@ -41,6 +41,13 @@ struct CommandConfig {
   Range linVelX, linVelY, angVelZ;  // uniform ranges [m/s], [m/s], [rad/s]
   double resampleS = 10;            // seconds between resamples (0: only at reset)
   double standingFraction = 0;      // share of resamples that give a zero command
+  // legged_gym's heading command: a world-frame heading drawn from `heading` in place of the yaw
+  // rate, which every env step becomes headingGain * (heading - yaw), wrapped to [-pi, pi] and
+  // clipped to angVelZ's range. The robot walks straight lines across the ground, so an episode
+  // can cross its tile (the terrain curriculum's promotion); a random yaw rate walks circles.
+  bool headingEnabled = false;
+  Range heading;             // [rad], world frame
+  double headingGain = 0.5;  // [1/s]
 };
 
 struct RandomizationConfig {
@@ -95,8 +102,9 @@ struct TaskConfig {
   int decimation() const;       // sim steps per env step
   int maxEpisodeSteps() const;  // env steps per episode
   // Nominal friction, mass and drive, no action delay, no observation noise, no pushes, no
-  // command resampling: the env
-  // becomes a deterministic function of its actions after reset (gradient checks, evaluation).
+  // command resampling and no heading command (whose yaw rate follows the base, which the
+  // gradient does not differentiate: commands are inputs): the env becomes a deterministic
+  // function of its actions after reset whose gradient is the one autograd computes.
   void freezeRandomization();
 };
 

@@ -71,6 +71,8 @@ EvalResult evaluatePolicy(const envs::TaskConfig& task, const PolicyFn& policy,
   eo.seed = o.seed;
   eo.printSummary = false;
   envs::TaskConfig t = task;
+  // The exported file's commands: a yaw rate drawn, as the MuJoCo evaluation draws it.
+  t.commands.headingEnabled = false;
   if (o.terrainType == "none") t.terrain.enabled = false;
   if (o.command) holdCommand(t, *o.command);
   if (!o.terrainType.empty() && o.terrainType != "none" && !t.terrain.enabled)

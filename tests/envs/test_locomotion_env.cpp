@@ -315,6 +315,47 @@ TEST(LocomotionEnv, CurriculumScalesCommandResampling) {
   EXPECT_THROW(env.setCommandResampleScale(-0.1), std::invalid_argument);
 }
 
+// legged_gym's heading command: the yaw-rate command is gain * (heading - yaw), wrapped and
+// clipped, recomputed from the base's yaw every step; a held heading turns the robot onto it.
+TEST(LocomotionEnv, HeadingCommandSteersToTheHeading) {
+  TaskConfig task = loadTaskConfig("velocity");
+  task.randomization.pushes = false;
+  task.commands.standingFraction = 0;
+  task.commands.headingEnabled = true;
+  task.commands.heading = {-3.0, 3.0};
+  task.commands.headingGain = 0.5;
+  task.commands.angVelZ = {-0.4, 0.6};
+  LocomotionEnv env(task, options(6));
+  const Tensor zero = torch::zeros({6, 12}, kF64);
+  for (int t = 0; t < 5; ++t) {
+    env.step(zero);
+    const Tensor q = env.q().detach(), cmd = env.commands();
+    const Tensor heading = env.stateDict().at("heading");
+    for (int e = 0; e < 6; ++e) {
+      const double w = q[e][3].item<double>(), x = q[e][4].item<double>();
+      const double y = q[e][5].item<double>(), z = q[e][6].item<double>();
+      const double yaw = std::atan2(2 * (w * z + x * y), 1 - 2 * (y * y + z * z));
+      double error = heading[e].item<double>() - yaw;
+      while (error > M_PI) error -= 2 * M_PI;
+      while (error < -M_PI) error += 2 * M_PI;
+      EXPECT_NEAR(cmd[e][2].item<double>(), std::clamp(0.5 * error, -0.4, 0.6), 1e-12) << e;
+    }
+  }
+  // The headings are drawn from their range and differ between envs.
+  const Tensor heading = env.stateDict().at("heading");
+  EXPECT_LE(heading.abs().max().item<double>(), 3.0);
+  EXPECT_GT(heading.max().item<double>() - heading.min().item<double>(), 0.5);
+  // A restored env carries its headings.
+  LocomotionEnv b(task, options(6));
+  b.loadStateDict(env.stateDict());
+  EXPECT_TRUE(torch::equal(b.step(zero).obs, env.step(zero).obs));
+  // A standing command stays zero: no yaw rate.
+  task.commands.standingFraction = 1;
+  LocomotionEnv standing(task, options(3));
+  standing.step(torch::zeros({3, 12}, kF64));
+  EXPECT_TRUE(torch::equal(standing.commands(), torch::zeros({3, 3}, kF64)));
+}
+
 // A restored env continues exactly as the original (randomisation, pushes and noise included).
 TEST(LocomotionEnv, StateDictResumesExactly) {
   TaskConfig task = loadTaskConfig("velocity");

@@ -264,9 +264,12 @@ TEST(TaskConfig, BadValuesAreErrors) {
 }
 
 TEST(TaskConfig, FreezeRandomizationTurnsEverythingOff) {
-  TaskConfig t = loadTaskConfig("velocity");
+  TaskConfig t = loadTaskConfig("velocity_rough");
   t.freezeRandomization();
   EXPECT_FALSE(t.randomization.friction);
+  EXPECT_FALSE(t.randomization.motorStrength);
+  EXPECT_FALSE(t.randomization.actionDelay);
+  EXPECT_FALSE(t.commands.headingEnabled);
   EXPECT_FALSE(t.randomization.addedMass);
   EXPECT_FALSE(t.randomization.pushes);
   EXPECT_FALSE(t.randomization.observationNoise);
@@ -326,6 +329,28 @@ TEST(TaskConfig, TerrainContactKey) {
   const std::string e = parseError(std::string(kMinimal) + "sim: {terrain_contact: nearest}\n");
   EXPECT_NE(e.find("sim.terrain_contact"), std::string::npos) << e;
   EXPECT_NE(e.find("nearest"), std::string::npos) << e;
+}
+
+// legged_gym's heading command: the rough task draws a heading; the key reads back and a gain
+// that is not positive is refused naming the key.
+TEST(TaskConfig, HeadingCommandKey) {
+  const TaskConfig rough = loadTaskConfig("velocity_rough");
+  EXPECT_TRUE(rough.commands.headingEnabled);
+  EXPECT_EQ(rough.commands.headingGain, 0.5);
+  EXPECT_FALSE(loadTaskConfig("velocity").commands.headingEnabled);
+  const std::string cmd = "commands: {lin_vel_x: [-1, 1], lin_vel_y: [0, 0], ang_vel_z: [-1, 1], ";
+  const TaskConfig t = parseTaskConfig(
+      YAML::Load(std::string(kMinimal) + cmd + "heading: {range: [-1, 2], gain: 0.25}}\n"),
+      "test.yaml");
+  ASSERT_TRUE(t.commands.headingEnabled);
+  EXPECT_EQ(t.commands.heading.lo, -1.0);
+  EXPECT_EQ(t.commands.heading.hi, 2.0);
+  const TaskConfig back = parseTaskConfig(YAML::Load(toYaml(t)), "back.yaml");
+  EXPECT_TRUE(back.commands.headingEnabled);
+  EXPECT_EQ(back.commands.headingGain, 0.25);
+  const std::string e =
+      parseError(std::string(kMinimal) + cmd + "heading: {range: [-1, 1], gain: 0}}\n");
+  EXPECT_NE(e.find("commands.heading.gain"), std::string::npos) << e;
 }
 
 // Sizes that drive loops are bounded: an absurd value is refused naming the key and the range
