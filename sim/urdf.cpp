@@ -8,6 +8,7 @@
 #include <fstream>
 #include <functional>
 #include <iostream>
+#include <limits>
 #include <map>
 #include <sstream>
 
@@ -24,6 +25,13 @@ std::string str(double x) {
   s << x;
   return s.str();
 }
+
+// Bounds on what a robot's file can mean: larger values are typing errors that would make the
+// first step non-finite.
+constexpr double kNoBound = std::numeric_limits<double>::infinity();
+constexpr double kMaxLength = 1e3;    // [m] origins, sphere radii
+constexpr double kMaxAngle = 1e3;     // [rad] origin angles
+constexpr double kMaxInertial = 1e6;  // [kg], [kg m^2], [N m s / rad] masses, inertias, damping
 
 struct Parser {
   std::string source;
@@ -47,9 +55,11 @@ struct Parser {
     return v;
   }
 
-  // Parses "a b c" (n numbers) from an attribute; a missing attribute gives `fallback`.
+  // Parses "a b c" (n numbers) from an attribute; a missing attribute gives `fallback`. A
+  // number beyond +-bound is refused here: 1e308 parses, and fails the first step instead.
   Eigen::VectorXd numbers(const XMLElement* e, const char* name, int n,
-                          const Eigen::VectorXd* fallback = nullptr) const {
+                          const Eigen::VectorXd* fallback = nullptr,
+                          double bound = kNoBound) const {
     const char* v = e->Attribute(name);
     if (!v) {
       if (fallback) return *fallback;
@@ -66,15 +76,19 @@ struct Parser {
       fail(e, std::string("attribute '") + name + "' must be " + expected + ", got \"" +
                   io::excerpt(v) + "\"");
     }
+    if (out.cwiseAbs().maxCoeff() > bound)
+      fail(e, std::string("attribute '") + name + "' must be within +-" + str(bound) + ", got \"" +
+                  io::excerpt(v) + "\"");
     return out;
   }
 
-  double number(const XMLElement* e, const char* name, double fallback, bool required) const {
+  double number(const XMLElement* e, const char* name, double fallback, bool required,
+                double bound = kNoBound) const {
     if (!e->Attribute(name)) {
       if (required) fail(e, std::string("missing attribute '") + name + "'");
       return fallback;
     }
-    return numbers(e, name, 1)[0];
+    return numbers(e, name, 1, nullptr, bound)[0];
   }
 
   // <origin xyz rpy> as a pose: rotation child->parent and translation.
@@ -84,8 +98,8 @@ struct Parser {
     const XMLElement* o = parent->FirstChildElement("origin");
     if (!o) return;
     const Eigen::VectorXd zero = Eigen::VectorXd::Zero(3);
-    p = numbers(o, "xyz", 3, &zero);
-    R = rpyToMatrix(numbers(o, "rpy", 3, &zero));
+    p = numbers(o, "xyz", 3, &zero, kMaxLength);
+    R = rpyToMatrix(numbers(o, "rpy", 3, &zero, kMaxAngle));
   }
 };
 
@@ -128,12 +142,15 @@ Inertia readInertial(const Parser& P, const XMLElement* in, const std::string& n
   const XMLElement* ie = in->FirstChildElement("inertia");
   if (!me) P.fail(in, "link '" + name + "': <inertial> needs a <mass value=...>");
   if (!ie) P.fail(in, "link '" + name + "': <inertial> needs an <inertia ixx=... izz=...>");
-  const double m = P.number(me, "value", 0, true);
+  const double m = P.number(me, "value", 0, true, kMaxInertial);
   if (!(m >= 0)) P.fail(me, "link '" + name + "': mass must be >= 0, got " + str(m));
   Mat3 I;
-  const double ixx = P.number(ie, "ixx", 0, true), iyy = P.number(ie, "iyy", 0, true),
-               izz = P.number(ie, "izz", 0, true), ixy = P.number(ie, "ixy", 0, false),
-               ixz = P.number(ie, "ixz", 0, false), iyz = P.number(ie, "iyz", 0, false);
+  const double ixx = P.number(ie, "ixx", 0, true, kMaxInertial),
+               iyy = P.number(ie, "iyy", 0, true, kMaxInertial),
+               izz = P.number(ie, "izz", 0, true, kMaxInertial),
+               ixy = P.number(ie, "ixy", 0, false, kMaxInertial),
+               ixz = P.number(ie, "ixz", 0, false, kMaxInertial),
+               iyz = P.number(ie, "iyz", 0, false, kMaxInertial);
   I << ixx, ixy, ixz, ixy, iyy, iyz, ixz, iyz, izz;
   const Vec3 eig = Eigen::SelfAdjointEigenSolver<Mat3>(I).eigenvalues();  // ascending
   // A negative principal moment also breaks the triangle inequality (e0 + e1 < e1 <= e2), so
@@ -187,7 +204,7 @@ void readLinks(const Parser& P, const XMLElement* robot, const UrdfOptions& opti
       // A <collision> without <geometry> collides with nothing: ignored like a mesh.
       const XMLElement* g = c->FirstChildElement("geometry");
       if (const XMLElement* s = g ? g->FirstChildElement("sphere") : nullptr) {
-        const double r = P.number(s, "radius", 0, true);
+        const double r = P.number(s, "radius", 0, true, kMaxLength);
         if (!(r > 0)) P.fail(s, "link '" + name + "': sphere radius must be > 0");
         Mat3 R;
         Vec3 p;
@@ -263,7 +280,7 @@ JointData readJoint(const Parser& P, const XMLElement* j, const UrdfTree& t,
   }
   const XMLElement* dyn = movable ? j->FirstChildElement("dynamics") : nullptr;
   if (dyn) {
-    d.info.damping = P.number(dyn, "damping", 0, false);
+    d.info.damping = P.number(dyn, "damping", 0, false, kMaxInertial);
     // Negative damping would feed energy into the joint.
     if (!(d.info.damping >= 0))
       P.fail(dyn, "joint '" + d.name + "': damping must be >= 0, got " + str(d.info.damping));

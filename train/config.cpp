@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -186,6 +187,22 @@ TrainConfig parseRoot(YAML::Node root, const std::string& file,
       fail(src.where(path, at) + ": " + path + ": unknown reward term '" + name + "'" +
            config::didYouMean(name, rewardTerms));
     }
+  // A minibatch holds at least one of the iteration's samples (num_envs x horizon / rollout).
+  const bool shac = c.algorithm == "shac";
+  const std::int64_t samples = shac ? std::int64_t{c.shac.numEnvs} * c.shac.horizon
+                                    : std::int64_t{c.ppo.numEnvs} * c.ppo.rollout;
+  const int minibatches = shac ? c.shac.criticMinibatches : c.ppo.minibatches;
+  if (minibatches > samples) {
+    const std::string key = shac ? "critic_minibatches" : "minibatches";
+    const std::string path = c.algorithm + "." + key;
+    YAML::Node at;
+    const YAML::Node& top = root;  // const: a lookup must not insert
+    if (top[c.algorithm] && top[c.algorithm].IsMap() && top[c.algorithm][key])
+      at = top[c.algorithm][key];
+    fail(src.where(path, at) + ": " + path + ": " + std::to_string(minibatches) +
+         " minibatches of " + std::to_string(samples) + " samples (num_envs x " +
+         (shac ? "horizon" : "rollout") + "): at most one a sample");
+  }
   if (c.name.empty() || c.name.find_first_of("/\\ ") != std::string::npos)
     fail(src.where("name", root["name"]) + ": name: '" + io::excerpt(c.name) +
          "' must be non-empty, without spaces or slashes (it names the run folder)");

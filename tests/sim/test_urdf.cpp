@@ -327,6 +327,11 @@ TEST(Urdf, VendorQuirkCorpus) {
        "joint 'j': axis must be non-zero"},
       {"negative damping", robot(base + a + j("revolute", axis + "<dynamics damping=\"-0.1\"/>")),
        "bad.urdf:4: <dynamics>", "joint 'j': damping must be >= 0, got -0.1"},
+      // 1e308 parses as a number; before this bound the first step became non-finite.
+      {"an absurd damping", robot(base + a + j("revolute", axis + "<dynamics damping=\"1e308\"/>")),
+       "bad.urdf:4: <dynamics>", "attribute 'damping' must be within +-1e+06, got \"1e308\""},
+      {"an absurd origin", robot(base + a + j("revolute", axis + "<origin xyz=\"0 1e308 0\"/>")),
+       "bad.urdf:4: <origin>", "attribute 'xyz' must be within +-1000, got \"0 1e308 0\""},
       {"lower limit above the upper",
        robot(base + a +
              j("revolute", axis + "<limit effort=\"5\" velocity=\"9\" lower=\"1\" upper=\"-1\"/>")),

@@ -156,6 +156,14 @@ TEST(Config, SetOverridesWithTheSameChecks) {
   EXPECT_CONTAINS(configError(kBase, {"shac..horizon=3"}), "is not a key path");
   EXPECT_CONTAINS(configError(kBase, {"shac.horizon.x=3"}),
                   "--set shac.horizon.x=3: 'shac.horizon' is a value, not a section");
+  // More minibatches than the iteration's samples ended in LibTorch's "Dimension out of range".
+  EXPECT_CONTAINS(configError(kBase, {"shac.critic_minibatches=1000000"}),
+                  "--set shac.critic_minibatches=1000000: shac.critic_minibatches: 1000000 "
+                  "minibatches of 32 samples (num_envs x horizon): at most one a sample");
+  EXPECT_CONTAINS(
+      configError(replace(kBase, "  horizon: 8\n", "  horizon: 8\n  critic_minibatches: 33\n")),
+      "cfg.yaml:9: shac.critic_minibatches: 33 minibatches of 32 samples");
+  EXPECT_EQ(configError(kBase, {"shac.critic_minibatches=32"}), "");
   EXPECT_CONTAINS(configError(kBase, {"ppo.rollout=3"}),
                   "--set ppo.rollout=3: section 'ppo' does not apply to algorithm 'shac'");
   // Task keys are checked by the task's own strict reader; the message names the argument.
