@@ -35,7 +35,7 @@ Runner addTrainCommand(CLI::App& app) {
   cmd->add_flag("--verbose,-v", a->verbose, "print per-term rewards and losses every iteration");
   cmd->add_option("--trace-iteration", a->traceIteration,
                   "record iteration N's torch operations and autograd nodes to "
-                  "<run>/trace_iteration_N.json (Chrome trace; tools/trace_summary.py)")
+                  "<run>/trace_iteration_N.json (Chrome trace; tools/tables/trace_summary.py)")
       ->check(CLI::Range(1, 100000000));
   auto nproc = std::make_shared<int>(1);
   cmd->add_option("--nproc", *nproc,

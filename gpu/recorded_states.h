@@ -1,7 +1,8 @@
-// Host-side: worlds from a recorded rollout (tools/rollout_states.py of `diffloco eval --record`),
-// for gpu_check to step and time the states a policy visits rather than random ones. The record
-// keeps body poses only: the joint angles are recovered from the bodies' rotations, the velocities
-// are finite differences over the record's frame interval, the targets the next frame's angles.
+// Host-side: worlds from a recorded rollout (tools/record/rollout_states.py of `diffloco eval
+// --record`), for gpu_check to step and time the states a policy visits rather than random ones.
+// The record keeps body poses only: the joint angles are recovered from the bodies' rotations, the
+// velocities are finite differences over the record's frame interval, the targets the next frame's
+// angles.
 #pragma once
 
 #include <string>
@@ -20,8 +21,8 @@ struct RecordedStates {
   double maxPositionError = 0;
 };
 
-// Reads PREFIX.poses.bin, PREFIX.bodies.txt and PREFIX.field.bin (tools/rollout_states.py) for
-// `model` (its bodies matched by name); frameDt is the record's frame interval [s]. Throws
+// Reads PREFIX.poses.bin, PREFIX.bodies.txt and PREFIX.field.bin (tools/record/rollout_states.py)
+// for `model` (its bodies matched by name); frameDt is the record's frame interval [s]. Throws
 // std::runtime_error naming the file on bad or missing input.
 RecordedStates loadRecordedStates(const sim::Model& model, const std::string& prefix,
                                   double frameDt);

@@ -288,7 +288,8 @@ void writeTaskDefaults(std::ostream& y, const sim::Model& model, const Stance& b
   // that a foot left on the ground earns at most 70 % of the term at the swing's peak
   // (exp(-peak^2 / sigma) = 0.7). With ANYmal's 0.05 m^2 a standing 13 kg robot earned 82 % there
   // and one training seed of three stood (docs/robots.md).
-  const double anymalStandingHeight = 0.588510;  // configs/robots/anymal.yaml, tools/check_urdf.py
+  // ANYmal's standing height (configs/robots/anymal.yaml, tools/checks/check_urdf.py).
+  const double anymalStandingHeight = 0.588510;
   const double footPeak = 0.1 * best.height / anymalStandingHeight;
   const double footSigma = footPeak * footPeak / std::log(1 / 0.7);
   y << "    # the swing's foot-height reference: ANYmal's 0.1 m peak scaled by the standing "

@@ -480,7 +480,7 @@ std::pair<algorithms::IterationStats, double> iterateTraced(algorithms::Algorith
     const std::string path =
         (fs::path(runDir) / ("trace_iteration_" + std::to_string(it + 1) + ".json")).string();
     io::writeFileAtomic(path, trace.str());
-    spdlog::info("wrote {} (tools/trace_summary.py summarises it)", path);
+    spdlog::info("wrote {} (tools/tables/trace_summary.py summarises it)", path);
   }
   return {std::move(s), iterS};
 }

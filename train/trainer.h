@@ -29,7 +29,7 @@ struct TrainArgs {
   bool verbose = false;
   int stopAfter = -1;              // stop after this many iterations of this session (tests)
   // Iteration (1-based, as printed) whose torch operations are recorded to
-  // <run>/trace_iteration_<N>.json (Chrome trace format; tools/trace_summary.py); 0: none.
+  // <run>/trace_iteration_<N>.json (Chrome trace format; tools/tables/trace_summary.py); 0: none.
   int traceIteration = 0;
 };
 

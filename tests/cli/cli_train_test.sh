@@ -74,13 +74,13 @@ rc=0
 [ "$rc" -eq 1 ] || fail "plot of a missing run must exit 1"
 
 # --trace-iteration: iteration 2's torch operations as a Chrome trace in the run folder, which
-# tools/trace_summary.py summarises (the simulator's step is an autograd node of its own).
+# tools/tables/trace_summary.py summarises (the simulator's step is an autograd node of its own).
 "$bin" train "$cfg" --trace-iteration 2 --out "$dir/traced" >"$dir/trace.log" 2>&1 ||
   { cat "$dir/trace.log"; fail "train --trace-iteration failed"; }
 traced=$(ls -d "$dir"/traced/*_cli_tiny)
 [ -s "$traced/trace_iteration_2.json" ] || fail "no trace_iteration_2.json in $traced"
 [ ! -e "$traced/trace_iteration_1.json" ] || fail "only the named iteration is traced"
-python3 "$(dirname "$0")/../../tools/trace_summary.py" "$traced/trace_iteration_2.json" \
+python3 "$(dirname "$0")/../../tools/tables/trace_summary.py" "$traced/trace_iteration_2.json" \
   >"$dir/trace_summary.txt" || fail "trace_summary.py failed"
 grep -q "SimStepFunction" "$dir/trace_summary.txt" ||
   fail "the summary must list the simulator's autograd node: $(cat "$dir/trace_summary.txt")"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tools/learning_curves.py end to end (run by ctest, tests/CMakeLists.txt):
+# tools/reproduce/learning_curves.py end to end (run by ctest, tests/CMakeLists.txt):
 #   learning_curves_test.sh DIFFLOCO PYTHON3 REPO DIR
 # Tiny SHAC and PPO runs that keep every checkpoint; the tool places each checkpoint at its run's
 # env steps and reports the evaluation `diffloco eval` gives for that checkpoint.
@@ -9,6 +9,7 @@ fail() {
   exit 1
 }
 bin=$1 python=$2 repo=$3 dir=$4
+curves=$repo/tools/reproduce/learning_curves.py plot=$repo/tools/tables/learning_curves_plot.py
 rm -rf "$dir"
 mkdir -p "$dir"
 cat >"$dir/shac.yaml" <<'YAML'
@@ -34,7 +35,7 @@ for a in shac ppo; do
   }
 done
 shac=$(ls -d "$dir"/runs/*_lc_shac) ppo=$(ls -d "$dir"/runs/*_lc_ppo)
-"$python" "$repo/tools/learning_curves.py" --diffloco "$bin" --shac "$shac" --ppo "$ppo" \
+"$python" "$curves" --diffloco "$bin" --shac "$shac" --ppo "$ppo" \
   --episodes 2 --envs 2 --csv "$dir/curves.csv" --cache "$dir/cache" >"$dir/out.txt" ||
   fail "learning_curves.py exited with $?"
 cat "$dir/out.txt"
@@ -63,7 +64,7 @@ grep -q "^ratio within the checkpoints' brackets: .*; over seed pairs: " "$dir/o
   fail "no interval line"
 # --speed: the walk task's forward speed as a second criterion, from the cached evaluations; a
 # speed no checkpoint reaches gives infinite samples, not an error.
-"$python" "$repo/tools/learning_curves.py" --diffloco "$bin" --shac "$shac" --ppo "$ppo" \
+"$python" "$curves" --diffloco "$bin" --shac "$shac" --ppo "$ppo" \
   --episodes 2 --envs 2 --cache "$dir/cache" --speed 50 60 --csv "$dir/speed.csv" >"$dir/speed.txt" ||
   fail "--speed exited with $?"
 grep -q "^median samples to walking at 50 m/s (falls <= 5%): SHAC inf, PPO inf; PPO / SHAC = " "$dir/speed.txt" ||
@@ -72,7 +73,7 @@ grep -q "walks at >= 50 m/s at inf (after .*walks at >= 60 m/s at inf" "$dir/spe
 grep -q "^median samples to walking at 60 m/s " "$dir/speed.txt" || fail "no second speed"
 head -1 "$dir/speed.csv" | tr -d "\r" | grep -q ",forward_velocity_mean$" || fail "no speed column"
 [ "$(ls "$dir/cache" | wc -l)" -eq 5 ] || fail "--speed must reuse the cached evaluations"
-if "$python" "$repo/tools/learning_curves.py" --shac "$shac" --ppo "$ppo" --speed 0 \
+if "$python" "$curves" --shac "$shac" --ppo "$ppo" --speed 0 \
   >"$dir/speed0.log" 2>&1; then
   fail "--speed 0 must fail"
 fi
@@ -86,7 +87,7 @@ mkdir -p "$dir/synth"
   for i in $(seq 1 20); do echo "$i,$((100 * i))"; done
 } >"$dir/synth/metrics.csv"
 for i in $(seq 1 20); do : >"$dir/synth/model_$i.pt"; done
-"$python" - "$repo/tools" "$dir/synth" <<'PY' || fail "--coarse does not refine the bracket"
+"$python" - "$repo/tools/reproduce" "$dir/synth" <<'PY' || fail "--coarse does not refine the bracket"
 import os, re, sys
 sys.path.insert(0, sys.argv[1])
 import learning_curves as lc
@@ -120,13 +121,14 @@ ratio, low, high, lo_pair, hi_pair = lc.ratio_summary(reach)
 assert (ratio, low, high) == (3000 / 300, 2000 / 300, 3000 / 200), (ratio, low, high)
 assert (lo_pair, hi_pair) == (2000 / 400, 4000 / 200), (lo_pair, hi_pair)
 PY
-# tools/learning_curves_plot.py: the CSV to a PNG; a CSV with a bad number names file and line.
-"$python" "$repo/tools/learning_curves_plot.py" "$dir/speed.csv" "$dir/curves.png" ||
+# tools/tables/learning_curves_plot.py: the CSV to a PNG; a CSV with a bad number names file and
+# line.
+"$python" "$plot" "$dir/speed.csv" "$dir/curves.png" ||
   fail "learning_curves_plot.py exited with $?"
 [ "$(head -c 4 "$dir/curves.png" | od -An -c | tr -d ' ')" = "211PNG" ] || fail "not a PNG"
 # The right panel: the linear RMS where every evaluation has one (velocity tracking), else the
 # forward speed (the walk task).
-"$python" - "$repo/tools" <<'PY' || fail "the plot's right panel"
+"$python" - "$repo/tools/tables" <<'PY' || fail "the plot's right panel"
 import math, sys
 sys.path.insert(0, sys.argv[1])
 import learning_curves_plot as plot
@@ -136,7 +138,7 @@ assert plot.second_panel(velocity) == (2, "linear-velocity RMS [m/s]")
 assert plot.second_panel(walk) == (3, "mean forward speed [m/s]")
 PY
 sed '3s/,[^,]*$/,fast/' "$dir/speed.csv" >"$dir/bad.csv"
-if "$python" "$repo/tools/learning_curves_plot.py" "$dir/bad.csv" "$dir/bad.png" >"$dir/bad.log" 2>&1; then
+if "$python" "$plot" "$dir/bad.csv" "$dir/bad.png" >"$dir/bad.log" 2>&1; then
   fail "a bad number must fail"
 fi
 grep -q "bad.csv:3: expected a number in the column 'forward_velocity_mean'" "$dir/bad.log" ||
@@ -153,31 +155,31 @@ echo "{\"return_mean\": $n, \"falls\": $falls, \"forward_velocity_mean\": $(awk 
   \"lin_vel_rms\": $(awk "BEGIN { print (20 - $n) / 10 }")}" | tr -d '\n'
 SH
 chmod +x "$dir/fake_eval.sh"
-"$python" "$repo/tools/learning_curves.py" --diffloco "$dir/fake_eval.sh" --shac "$dir/synth" \
+"$python" "$curves" --diffloco "$dir/fake_eval.sh" --shac "$dir/synth" \
   --ppo "$dir/synth" --coarse 5 --speed 1 >"$dir/falls.txt" || fail "fake evaluations: $?"
 grep -q "walks at >= 1 m/s at 1.5e+03 (after 1.4e+03)" "$dir/falls.txt" ||
   fail "a checkpoint that falls must not count as walking: $(cat "$dir/falls.txt")"
-"$python" "$repo/tools/learning_curves.py" --diffloco "$dir/fake_eval.sh" --shac "$dir/synth" \
+"$python" "$curves" --diffloco "$dir/fake_eval.sh" --shac "$dir/synth" \
   --ppo "$dir/synth" --coarse 5 --tracking 0.8 5 >"$dir/tracking.txt" || fail "--tracking: $?"
 grep -q "tracks within 0.8 m/s at 1.5e+03 (after 1.4e+03), tracks within 5 m/s at 1.5e+03" \
   "$dir/tracking.txt" || fail "a checkpoint that falls must not count as tracking: $(cat "$dir/tracking.txt")"
 grep -q "^median samples to tracking within 0.8 m/s (falls <= 5%): SHAC 1.5e+03, PPO 1.5e+03; PPO / SHAC = 1.0" \
   "$dir/tracking.txt" || fail "no tracking summary: $(cat "$dir/tracking.txt")"
-if "$python" "$repo/tools/learning_curves.py" --diffloco "$bin" --shac "$shac" --ppo "$ppo" \
+if "$python" "$curves" --diffloco "$bin" --shac "$shac" --ppo "$ppo" \
   --episodes 2 --envs 2 --cache "$dir/cache" --tracking 0.5 >"$dir/walktrack.log" 2>&1; then
   fail "--tracking on the walk task must fail"
 fi
 grep -q "needs a velocity task's lin_vel_rms" "$dir/walktrack.log" || fail "bad --tracking message"
 # A run folder without checkpoints is an error naming it.
 mkdir -p "$dir/empty" && cp "$shac/metrics.csv" "$dir/empty/"
-if "$python" "$repo/tools/learning_curves.py" --diffloco "$bin" --shac "$dir/empty" \
+if "$python" "$curves" --diffloco "$bin" --shac "$dir/empty" \
   --ppo "$ppo" --episodes 2 --envs 2 >"$dir/empty.log" 2>&1; then
   fail "a run without checkpoints must fail"
 fi
 grep -q "empty: no checkpoints" "$dir/empty.log" || fail "the error must name the run"
 # A run folder without metrics.csv, and a checkpoint diffloco cannot evaluate: errors naming the file.
 mkdir -p "$dir/nometrics"
-if "$python" "$repo/tools/learning_curves.py" --diffloco "$bin" --shac "$dir/nometrics" \
+if "$python" "$curves" --diffloco "$bin" --shac "$dir/nometrics" \
   --ppo "$ppo" --episodes 2 --envs 2 >"$dir/nometrics.log" 2>&1; then
   fail "a run without metrics.csv must fail"
 fi
@@ -186,7 +188,7 @@ grep -q "nometrics/metrics.csv: cannot read" "$dir/nometrics.log" ||
 mkdir -p "$dir/broken" && cp "$shac/metrics.csv" "$dir/broken/"
 it=$(ls "$shac" | sed -n 's/^model_\([0-9]*\)\.pt$/\1/p' | head -1)
 printf 'not a torch archive' >"$dir/broken/model_$it.pt"
-if "$python" "$repo/tools/learning_curves.py" --diffloco "$bin" --shac "$dir/broken" \
+if "$python" "$curves" --diffloco "$bin" --shac "$dir/broken" \
   --ppo "$ppo" --episodes 2 --envs 2 >"$dir/broken.log" 2>&1; then
   fail "a damaged checkpoint must fail"
 fi

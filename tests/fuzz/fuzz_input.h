@@ -1,6 +1,6 @@
-// Shared by the fuzz targets (libFuzzer, tools/fuzz.sh): the input is written to a file, since
-// the readers take paths, and every error must name that file, so that a user can find what is
-// wrong. A crash, a sanitizer report, a hang (libFuzzer's -timeout) or an error that does not
+// Shared by the fuzz targets (libFuzzer, tools/checks/fuzz.sh): the input is written to a file,
+// since the readers take paths, and every error must name that file, so that a user can find what
+// is wrong. A crash, a sanitizer report, a hang (libFuzzer's -timeout) or an error that does not
 // name the file is a finding.
 #pragma once
 

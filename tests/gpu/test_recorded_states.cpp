@@ -1,5 +1,5 @@
-// gpu/recorded_states.h: states written as tools/rollout_states.py writes them (body poses of two
-// frames from forward kinematics of known configurations) come back as those configurations,
+// gpu/recorded_states.h: states written as tools/record/rollout_states.py writes them (body poses
+// of two frames from forward kinematics of known configurations) come back as those configurations,
 // finite-difference velocities and next-frame targets; bad files are errors naming the file.
 #include <gtest/gtest.h>
 

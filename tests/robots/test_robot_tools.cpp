@@ -1,4 +1,4 @@
-// robots/robot_tools.cpp: the standing height against the value tools/check_urdf.py computed
+// robots/robot_tools.cpp: the standing height against the value tools/checks/check_urdf.py computed
 // independently for the shipped robots; the shipped robots stand; a proposed YAML for a
 // vendor-style URDF loads and stands; the report names what `robot check` promises.
 #include <gtest/gtest.h>
@@ -15,7 +15,7 @@ namespace fs = std::filesystem;
 using namespace diffloco;
 
 TEST(RobotTools, StandingHeightMatchesTheIndependentCheck) {
-  // configs/robots/*.yaml: "computed by tools/check_urdf.py: 0.588510" and "0.475874".
+  // configs/robots/*.yaml: "computed by tools/checks/check_urdf.py: 0.588510" and "0.475874".
   EXPECT_NEAR(standingHeight(loadRobot("anymal").model, loadRobot("anymal").defaultJointPos),
               0.588510, 1e-6);
   const Robot q = loadRobot("quadruped");

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""tools/record_footholds.py on a synthetic recording (run by ctest, tests/CMakeLists.txt).
+"""tools/record/record_footholds.py on a synthetic recording (run by ctest, tests/CMakeLists.txt).
 
 A 12 cm step along x at x = 1 m (5 cm samples), one body with one foot sphere 0.3 m below it.
 Env 0 runs 20 frames with its foot planted on the lower tread; env 1 ends after 10 frames, its
@@ -13,6 +13,7 @@ import sys
 import tempfile
 
 repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+tool = os.path.join(repo, "tools/record/record_footholds.py")
 nx, ny, sp = 41, 21, 0.05
 heights = [0.12 if i * sp >= 1.0 else 0.0 for j in range(ny) for i in range(nx)]
 
@@ -36,8 +37,8 @@ rec = {
 with tempfile.TemporaryDirectory() as d:
     path = os.path.join(d, "rec.json")
     json.dump(rec, open(path, "w"))
-    out = subprocess.run([sys.executable, os.path.join(repo, "tools/record_footholds.py"), path,
-                          "--last", "0.1"], capture_output=True, text=True)
+    out = subprocess.run([sys.executable, tool, path, "--last", "0.1"], capture_output=True,
+                         text=True)
     print(out.stdout, out.stderr)
     assert out.returncode == 0, out.returncode
     # env 0: 19 planted frames, none on an edge; env 1: 4 planted (frames 6-9; frame 5 moved
@@ -49,7 +50,7 @@ with tempfile.TemporaryDirectory() as d:
     # a recording without terrain is an error naming the file
     rec.pop("terrain")
     json.dump(rec, open(path, "w"))
-    out = subprocess.run([sys.executable, os.path.join(repo, "tools/record_footholds.py"), path],
+    out = subprocess.run([sys.executable, tool, path],
                          capture_output=True, text=True)
     assert out.returncode != 0 and "rec.json: no terrain" in out.stderr, out.stderr
 print("record_footholds ok")

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""tools/record_swing.py on a synthetic recording (run by ctest, tests/CMakeLists.txt).
+"""tools/record/record_swing.py on a synthetic recording (run by ctest, tests/CMakeLists.txt).
 
 One body with one foot sphere (radius 3 cm) 0.3 m below it, dt 0.02 s, no skipped start. Env 0
 walks on the plane: planted 5 frames, a step of 5 frames moving 0.5 m/s whose centre rises to
@@ -14,7 +14,7 @@ import sys
 import tempfile
 
 repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-tool = os.path.join(repo, "tools/record_swing.py")
+tool = os.path.join(repo, "tools/record/record_swing.py")
 
 
 def frames(points, ground=0.0):

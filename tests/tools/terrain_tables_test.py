@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""tools/terrain_tables.py's stairs, outsider and climb tables on synthetic evaluation files (run
-by ctest, tests/CMakeLists.txt).
+"""tools/tables/terrain_tables.py's stairs, outsider and climb tables on synthetic evaluation
+files (run by ctest, tests/CMakeLists.txt).
 
 Two seeds' files with known falls: the stairs' columns are each file's falls down and up and
 their mean; the other grounds' column sums the five other grounds, the plane included. A file
@@ -15,7 +15,7 @@ import sys
 import tempfile
 
 repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-tool = os.path.join(repo, "tools/terrain_tables.py")
+tool = os.path.join(repo, "tools/tables/terrain_tables.py")
 GROUNDS = ("none", "rough", "pyramid_slope", "pyramid_slope_inverted", "pyramid_stairs",
            "pyramid_stairs_inverted", "obstacles")
 
