@@ -48,7 +48,8 @@ BatchSim::BatchSim(const sim::Model& model, const sim::SimOptions& opts, int wor
       model_(model),
       requested_(path),
       modelMisfit_(notInFixedPath(model)),
-      fixedModel_(modelMisfit_.empty() ? toFixed(model) : FixedModel{}),
+      fixedModel_(std::make_unique<const FixedModel>(modelMisfit_.empty() ? toFixed(model)
+                                                                          : FixedModel{})),
       pool_(threads),
       mu_(worlds, opts.contact.mu),
       strength_(worlds, 1.0),
@@ -61,13 +62,32 @@ BatchSim::BatchSim(const sim::Model& model, const sim::SimOptions& opts, int wor
   if (why.empty()) why = modelMisfit_.empty() ? notInFixedPath(options) : modelMisfit_;
   if (!why.empty()) throw std::runtime_error("the simulator on a CUDA device: " + why);
 #ifdef DIFFLOCO_CUDA
-  cuda_ = std::make_shared<CudaBatch>(fixedModel_, toFixed(options),
+  cuda_ = std::make_shared<CudaBatch>(*fixedModel_, toFixed(options),
                                       toView(options.contact.terrain.get()), worlds);
   deviceFailed_.assign(worlds, 0);
 #endif
 }
 
 BatchSim::~BatchSim() = default;
+
+sim::SimOptions BatchSim::worldOptions(int world) const {
+  sim::SimOptions o = options;
+  o.contact.mu = mu_[world];
+  o.actuator.kp *= strength_[world];
+  o.actuator.kd *= strength_[world];
+  return o;
+}
+
+FixedOptions BatchSim::worldOptions(int world, FixedOptions o) const {
+  o.mu = mu_[world];
+  o.kp *= strength_[world];
+  o.kd *= strength_[world];
+  return o;
+}
+
+const FixedModel& BatchSim::worldFixedModel(int world) const {
+  return fixedModels_.empty() ? *fixedModel_ : fixedModels_[world];
+}
 
 bool BatchSim::fixedPath() const {
   return requested_ != BatchPath::Dynamic && modelMisfit_.empty() &&
@@ -125,7 +145,7 @@ void BatchSim::setAddedBaseMass(int world, double dm) {
   I.Io = I0.Io * s;
   paramsChanged_ = true;
   if (!modelMisfit_.empty()) return;
-  if (fixedModels_.empty()) fixedModels_.assign(worlds(), fixedModel_);
+  if (fixedModels_.empty()) fixedModels_.assign(worlds(), *fixedModel_);
   fixedModels_[world] = toFixed(models_[world]);
 }
 

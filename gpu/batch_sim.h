@@ -22,7 +22,6 @@
 #include <string>
 #include <vector>
 
-#include "gpu/fixed_model.h"
 #include "sim/data.h"
 #include "sim/options.h"
 #include "sim/thread_pool.h"
@@ -33,6 +32,11 @@ struct StepAdjoint;
 
 namespace diffloco::gpu {
 
+// The fixed-size functions' types (gpu/fixed_model.h), kept out of this header: it reaches the
+// environments and the trainer, which need none of them.
+struct FixedModel;
+struct FixedOptions;
+struct HeightFieldView;
 struct FixedTape;
 struct FixedSoftTape;
 class CudaBatch;
@@ -107,22 +111,9 @@ class BatchSim {
   sim::ThreadPool& pool() { return pool_; }
 
  private:
-  sim::SimOptions worldOptions(int world) const {
-    sim::SimOptions o = options;
-    o.contact.mu = mu_[world];
-    o.actuator.kp *= strength_[world];
-    o.actuator.kd *= strength_[world];
-    return o;
-  }
-  FixedOptions worldOptions(int world, FixedOptions o) const {
-    o.mu = mu_[world];
-    o.kp *= strength_[world];
-    o.kd *= strength_[world];
-    return o;
-  }
-  const FixedModel& worldFixedModel(int world) const {
-    return fixedModels_.empty() ? fixedModel_ : fixedModels_[world];
-  }
+  sim::SimOptions worldOptions(int world) const;
+  FixedOptions worldOptions(int world, FixedOptions o) const;
+  const FixedModel& worldFixedModel(int world) const;
   bool fixedPath() const;
   // One world's step and VJP on the CPU (the fixed functions where `fixed`, sim::step and
   // sim::stepVjp where they fail or not `fixed`); fallbacks counts the worlds the fixed functions
@@ -146,7 +137,7 @@ class BatchSim {
   const sim::Model& model_;
   BatchPath requested_;
   std::string modelMisfit_;  // notInFixedPath(model)
-  FixedModel fixedModel_;
+  std::unique_ptr<const FixedModel> fixedModel_;
   sim::ThreadPool pool_;
   std::vector<std::unique_ptr<sim::Data>> data_;   // one per worker
   std::vector<std::unique_ptr<FixedTape>> tapes_;  // one per worker, made on the first VJP
