@@ -34,11 +34,18 @@ namespace diffloco::gpu {
 
 // The fixed-size functions' types (gpu/fixed_model.h), kept out of this header: it reaches the
 // environments and the trainer, which need none of them.
-struct FixedModel;
+struct Quadruped;
+template <class D>
+struct StepModel;
+template <class D>
+struct StepTape;  // gpu/fixed_step_vjp.h
+template <class D>
+struct SoftTape;  // gpu/fixed_soft_vjp.h
+using FixedModel = StepModel<Quadruped>;
+using FixedTape = StepTape<Quadruped>;
+using FixedSoftTape = SoftTape<Quadruped>;
 struct FixedOptions;
 struct HeightFieldView;
-struct FixedTape;
-struct FixedSoftTape;
 class CudaBatch;
 
 // Which functions a BatchSim steps its worlds with.

@@ -10,34 +10,38 @@
 
 namespace diffloco::gpu {
 
-struct FixedContacts {
+template <class D>
+struct Contacts {
   // The spheres in the problem, in sphere order (feet, then leg spheres): which sphere, and its
   // depth, frame and point.
-  int active[MAXACTIVE];
-  FixedSphereContact contact[MAXACTIVE];
+  int active[D::MAXACTIVE];
+  FixedSphereContact contact[D::MAXACTIVE];
   int nc;
-  double Jc[3 * MAXACTIVE][NV];            // rows (normal, t1, t2) per active contact
-  double Yc[3 * MAXACTIVE][MAXPATH];       // L^-T Jc^T on each active sphere's dof path
-  double G[3 * MAXACTIVE][3 * MAXACTIVE];  // Delassus matrix Jc H^-1 Jc^T
-  double c[3 * MAXACTIVE];                 // contact velocity without impulses
-  double impulse[3 * MAXACTIVE];
-  double sigma[MAXACTIVE];
+  double Jc[3 * D::MAXACTIVE][D::NV];            // rows (normal, t1, t2) per active contact
+  double Yc[3 * D::MAXACTIVE][D::MAXPATH];       // L^-T Jc^T on each active sphere's dof path
+  double G[3 * D::MAXACTIVE][3 * D::MAXACTIVE];  // Delassus matrix Jc H^-1 Jc^T
+  double c[3 * D::MAXACTIVE];                    // contact velocity without impulses
+  double impulse[3 * D::MAXACTIVE];
+  double sigma[D::MAXACTIVE];
 };
 
-// Gauss-Seidel sweeps the tape holds at most (the fixed size of FixedGsTape).
-constexpr int MAXGSITER = 20;
-
-// What the solver's VJP reads (sim::Data's Ginv, gsOld, gsS, gsStick, impulseRaw): per update, in
-// order, the contact's impulse before it, the s it used and whether the stick branch was taken.
-struct FixedGsTape {
-  M3 Ginv[MAXACTIVE];
-  V3 pOld[MAXGSITER * MAXACTIVE], s[MAXGSITER * MAXACTIVE];
-  bool stick[MAXGSITER * MAXACTIVE];
-  double impulseRaw[3 * MAXACTIVE];  // after the sweeps, before the sigmoid scaling
+// What the solver's VJP reads (sim::Data's Ginv, gsOld, gsS, gsStick, impulseRaw) of up to
+// D::MAXGSITER sweeps: per update, in order, the contact's impulse before it, the s it used and
+// whether the stick branch was taken.
+template <class D>
+struct GsTape {
+  M3 Ginv[D::MAXACTIVE];
+  V3 pOld[D::MAXGSITER * D::MAXACTIVE], s[D::MAXGSITER * D::MAXACTIVE];
+  bool stick[D::MAXGSITER * D::MAXACTIVE];
+  double impulseRaw[3 * D::MAXACTIVE];  // after the sweeps, before the sigmoid scaling
 };
+
+using FixedContacts = Contacts<Quadruped>;  // transitional (gpu/fixed_model.h)
+using FixedGsTape = GsTape<Quadruped>;
 
 // A sphere's centre in the world (sim::footGeometry's footCentre).
-DL_HD V3 sphereCentre(const FixedModel& m, const FixedData& d, int j) {
+template <class D>
+DL_HD V3 sphereCentre(const StepModel<D>& m, const StepData<D>& d, int j) {
   const int b = m.footBody[j];
   return mul(d.R[b], m.footOffset[j]) + d.p[b];
 }
@@ -46,18 +50,19 @@ DL_HD V3 sphereCentre(const FixedModel& m, const FixedData& d, int j) {
 // (sim::footGeometry and sim::selectContacts in one pass): a foot from o.footEntry, a leg sphere
 // from o.legEntry, settled by depthUpperBound on a height field when that is below its entry.
 // Returns false when more than MAXACTIVE spheres enter.
-DL_HD bool collectContacts(const FixedModel& m, const FixedOptions& o, const FixedData& d,
-                           const HeightFieldView& hf, FixedContacts& fc) {
+template <class D>
+DL_HD bool collectContacts(const StepModel<D>& m, const FixedOptions& o, const StepData<D>& d,
+                           const HeightFieldView& hf, Contacts<D>& fc) {
   fc.nc = 0;
   for (int j = 0; j < m.nspheres; ++j) {
-    const bool leg = j >= NFEET;
+    const bool leg = j >= D::NFEET;
     const double entry = leg ? o.legEntry : o.footEntry;
     const V3 centre = sphereCentre(m, d, j);
     if (leg && hf.heights && depthUpperBound(hf, centre, m.footRadius[j], o.closestTerrain) < entry)
       continue;
     const FixedSphereContact c = sphereContact(hf, centre, m.footRadius[j], o.closestTerrain);
     if (!(c.depth >= entry)) continue;
-    if (fc.nc == MAXACTIVE) return false;
+    if (fc.nc == D::MAXACTIVE) return false;
     fc.active[fc.nc] = j;
     fc.contact[fc.nc++] = c;
   }
@@ -65,13 +70,14 @@ DL_HD bool collectContacts(const FixedModel& m, const FixedOptions& o, const Fix
 }
 
 // Rows of frame^T J(point) for each active foot (sim::contactJacobians and sim::pointJacobian).
-DL_HD void contactJacobians(const FixedModel& m, const FixedData& d, FixedContacts& fc) {
+template <class D>
+DL_HD void contactJacobians(const StepModel<D>& m, const StepData<D>& d, Contacts<D>& fc) {
   for (int a = 0; a < fc.nc; ++a) {
     const int j = fc.active[a];
     const FixedSphereContact& c = fc.contact[a];
-    double J[3][NV];
+    double J[3][D::NV];
     for (int r = 0; r < 3; ++r)
-      for (int k = 0; k < NV; ++k) J[r][k] = 0;
+      for (int k = 0; k < D::NV; ++k) J[r][k] = 0;
     for (int i = m.footBody[j]; i > 0; i = m.parent[i]) {
       const V3 col = cross(mul(d.R[i], m.axis[i]), c.point - d.p[i]);
       for (int r = 0; r < 3; ++r) J[r][5 + i] = col[r];
@@ -83,7 +89,7 @@ DL_HD void contactJacobians(const FixedModel& m, const FixedData& d, FixedContac
         J[r][3 + k] = -base(r, k);
       }
     for (int r = 0; r < 3; ++r)
-      for (int k = 0; k < NV; ++k)
+      for (int k = 0; k < D::NV; ++k)
         fc.Jc[3 * a + r][k] =
             c.frame(0, r) * J[0][k] + c.frame(1, r) * J[1][k] + c.frame(2, r) * J[2][k];
   }
@@ -100,26 +106,28 @@ DL_HD V3 softForce(const FixedOptions& o, double depth, const V3& vc) {
 
 // Generalized penalty force sum_a Jc_a^T f_a at velocity v, into out (sim step.cpp's
 // softContactForce).
-DL_HD void softContactForce(const FixedOptions& o, const FixedContacts& fc, const double* v,
+template <class D>
+DL_HD void softContactForce(const FixedOptions& o, const Contacts<D>& fc, const double* v,
                             double* out) {
-  for (int k = 0; k < NV; ++k) out[k] = 0;
+  for (int k = 0; k < D::NV; ++k) out[k] = 0;
   for (int a = 0; a < fc.nc; ++a) {
     const double dep = fc.contact[a].depth;
     if (dep < 0) continue;
     V3 vc;
     for (int r = 0; r < 3; ++r) {
       double s = 0;
-      for (int k = 0; k < NV; ++k) s += fc.Jc[3 * a + r][k] * v[k];
+      for (int k = 0; k < D::NV; ++k) s += fc.Jc[3 * a + r][k] * v[k];
       vc[r] = s;
     }
     const V3 f = softForce(o, dep, vc);
-    for (int k = 0; k < NV; ++k)
+    for (int k = 0; k < D::NV; ++k)
       out[k] += fc.Jc[3 * a][k] * f[0] + fc.Jc[3 * a + 1][k] * f[1] + fc.Jc[3 * a + 2][k] * f[2];
   }
 }
 
 // Yc = L^-T Jc^T along each foot's dof path and G = Yc D^-1 Yc^T (sim::delassus).
-DL_HD void delassus(const FixedModel& m, const FixedData& d, FixedContacts& fc) {
+template <class D>
+DL_HD void delassus(const StepModel<D>& m, const StepData<D>& d, Contacts<D>& fc) {
   for (int a = 0; a < fc.nc; ++a) {
     const int foot = fc.active[a];
     const unsigned char* P = m.footDofs[foot];
@@ -128,7 +136,7 @@ DL_HD void delassus(const FixedModel& m, const FixedData& d, FixedContacts& fc) 
       for (int r = 0; r < 3; ++r) fc.Yc[3 * a + r][t] = fc.Jc[3 * a + r][P[t]];
     for (int t = n - 1; t > 0; --t)
       for (int s2 = t - 1; s2 >= 0; --s2) {
-        const double l = d.LD[P[t] * NV + P[s2]];
+        const double l = d.LD[P[t] * D::NV + P[s2]];
         for (int r = 0; r < 3; ++r) fc.Yc[3 * a + r][s2] -= l * fc.Yc[3 * a + r][t];
       }
   }
@@ -138,7 +146,7 @@ DL_HD void delassus(const FixedModel& m, const FixedData& d, FixedContacts& fc) 
       const int n = m.footCommon[fc.active[a]][fc.active[b]];
       double g[3][3] = {{0, 0, 0}, {0, 0, 0}, {0, 0, 0}};
       for (int t = 0; t < n; ++t) {
-        const double dt = d.LD[Pa[t] * NV + Pa[t]];
+        const double dt = d.LD[Pa[t] * D::NV + Pa[t]];
         for (int r = 0; r < 3; ++r)
           for (int s = 0; s < 3; ++s) g[r][s] += fc.Yc[3 * a + r][t] * fc.Yc[3 * b + s][t] / dt;
       }
@@ -173,7 +181,8 @@ DL_HD V3 gaussSeidelUpdate(const V3& p, const V3& s, const M3& Gjj, const M3& Gi
   return proxFrictionCone(v3(p[0] - rn * s[0], p[1] - rt * s[1], p[2] - rt * s[2]), mu);
 }
 
-DL_HD M3 gBlock(const FixedContacts& fc, int a, int b) {
+template <class D>
+DL_HD M3 gBlock(const Contacts<D>& fc, int a, int b) {
   M3 r;
   for (int i = 0; i < 3; ++i)
     for (int j = 0; j < 3; ++j) r(i, j) = fc.G[3 * a + i][3 * b + j];
@@ -183,9 +192,10 @@ DL_HD M3 gBlock(const FixedContacts& fc, int a, int b) {
 // Gauss-Seidel with the friction-cone prox from the eq. 11 guess (sim::solveContacts); the
 // smoothed model scales the impulses by sigmoid(depth kappa). With a tape (o.iterations <=
 // MAXGSITER), records what the VJP reads.
-DL_HD void solveContacts(const FixedOptions& o, FixedContacts& fc, FixedGsTape* tape = nullptr) {
+template <class D>
+DL_HD void solveContacts(const FixedOptions& o, Contacts<D>& fc, GsTape<D>* tape = nullptr) {
   const bool smooth = o.model == FixedContact::Smoothed;
-  M3 Ginv[MAXACTIVE];
+  M3 Ginv[D::MAXACTIVE];
   for (int a = 0; a < fc.nc; ++a) {
     fc.sigma[a] = smooth ? 1.0 / (1.0 + exp(-(fc.contact[a].depth * o.kappa))) : 1.0;
     Ginv[a] = inverse3(gBlock(fc, a, a));

@@ -1,5 +1,5 @@
 // Adjoints of the hard and smoothed contact stages on fixed-size data: the Gauss-Seidel sweeps
-// unrolled backwards from the solver's tape (FixedGsTape), and the contact geometry (Jacobian rows
+// unrolled backwards from the solver's tape (GsTape), and the contact geometry (Jacobian rows
 // and depth) back to the bodies' kinematics. The formulas and order of sim/contact_vjp.cpp (which
 // explains them); with kParams the parameters' adjoints too (mu, the spheres' offsets), which
 // the instantiation without them leaves out entirely. Host and device code.
@@ -27,15 +27,15 @@ DL_HD V3 proxVjp(const V3& z, double mu, const V3& ob, double* muBar = nullptr) 
 // Adjoint of solveContacts (run with gs recording): impulseBar (3 nc) -> GbT = Gbar^T
 // (3 MAXACTIVE x 3 MAXACTIVE, the first 3 nc rows and columns), cbar (3 nc), sigmaBar (nc) and,
 // with kParams, muBar (added) (sim::solveContactsVjp).
-template <bool kParams = false>
-DL_HD_OUTLINE void solveContactsVjp(const FixedOptions& o, const FixedContacts& fc,
-                                    const FixedGsTape& gs, const double* impulseBar,
-                                    double (*GbT)[3 * MAXACTIVE], double* cbar, double* sigmaBar,
+template <bool kParams = false, class D>
+DL_HD_OUTLINE void solveContactsVjp(const FixedOptions& o, const Contacts<D>& fc,
+                                    const GsTape<D>& gs, const double* impulseBar,
+                                    double (*GbT)[3 * D::MAXACTIVE], double* cbar, double* sigmaBar,
                                     double* muBar = nullptr) {
   const int nc = fc.nc, m = 3 * nc;
   const bool smooth = o.model == FixedContact::Smoothed;
-  double p[3 * MAXACTIVE], pb[3 * MAXACTIVE], w[3 * MAXACTIVE], pGs[3 * MAXACTIVE];
-  M3 GinvBar[MAXACTIVE];
+  double p[3 * D::MAXACTIVE], pb[3 * D::MAXACTIVE], w[3 * D::MAXACTIVE], pGs[3 * D::MAXACTIVE];
+  M3 GinvBar[D::MAXACTIVE];
   for (int r = 0; r < m; ++r) {
     for (int c = 0; c < m; ++c) GbT[r][c] = 0;
     p[r] = gs.impulseRaw[r];
@@ -138,21 +138,21 @@ DL_HD_OUTLINE void solveContactsVjp(const FixedOptions& o, const FixedContacts& 
 // depthBar (one per active contact) -> bar and, with kParams, offsetBar (per sphere, added)
 // (sim::contactGeometryVjp). On the height field this includes the contact frame's and point's
 // dependence on where the foot is.
-template <bool kParams = false>
-DL_HD_OUTLINE void contactGeometryVjp(const FixedModel& m, const FixedData& d,
-                                      const FixedContacts& fc, bool terrain,
-                                      const double (*Jbar)[NV], const double* depthBar,
-                                      FixedKinBar& bar, V3* offsetBar = nullptr) {
+template <bool kParams = false, class D>
+DL_HD_OUTLINE void contactGeometryVjp(const StepModel<D>& m, const StepData<D>& d,
+                                      const Contacts<D>& fc, bool terrain,
+                                      const double (*Jbar)[D::NV], const double* depthBar,
+                                      KinBar<D>& bar, V3* offsetBar = nullptr) {
   for (int a = 0; a < fc.nc; ++a) {
     const int j = fc.active[a];
     const int body = m.footBody[j];
     const double radius = m.footRadius[j];
     const V3 centre = mul(d.R[body], m.footOffset[j]) + d.p[body];
-    double Jw[3][NV];
+    double Jw[3][D::NV];
     V3 cbar;  // adjoint of the sphere centre
     if (!terrain) {
       // Frame (z, x, y), x = centre - radius z, depth = radius - centre_z.
-      for (int k = 0; k < NV; ++k) {
+      for (int k = 0; k < D::NV; ++k) {
         Jw[0][k] = Jbar[3 * a + 1][k];
         Jw[1][k] = Jbar[3 * a + 2][k];
         Jw[2][k] = Jbar[3 * a][k];
@@ -165,18 +165,18 @@ DL_HD_OUTLINE void contactGeometryVjp(const FixedModel& m, const FixedData& d,
       // Jc_a = F^T Jp(x), F = [n t1 t2]: Jp's adjoint is F Jcbar_a, F's is Jp Jcbar_a^T.
       const FixedSphereContact& c = fc.contact[a];
       for (int r = 0; r < 3; ++r)
-        for (int k = 0; k < NV; ++k)
+        for (int k = 0; k < D::NV; ++k)
           Jw[r][k] = c.frame(r, 0) * Jbar[3 * a][k] + c.frame(r, 1) * Jbar[3 * a + 1][k] +
                      c.frame(r, 2) * Jbar[3 * a + 2][k];
       V3 xbar = zero3();
       pointJacobianVjp(m, d, body, c.point, Jw, bar, xbar);
-      double Jp[3][NV];
+      double Jp[3][D::NV];
       pointJacobian(m, d, body, c.point, Jp);
       M3 frameBar;
       for (int r = 0; r < 3; ++r)
         for (int s = 0; s < 3; ++s) {
           double acc = 0;
-          for (int k = 0; k < NV; ++k) acc += Jp[r][k] * Jbar[3 * a + s][k];
+          for (int k = 0; k < D::NV; ++k) acc += Jp[r][k] * Jbar[3 * a + s][k];
           frameBar(r, s) = acc;
         }
       cbar = sphereContactVjp(centre, radius, c, depthBar[a], frameBar, xbar);

@@ -36,13 +36,13 @@ DL_HD void inertiaTimesBar(const SMotion& a, const SForce& outBar, SInertia& Ib)
 
 // Adjoint of biasForces run at (d's configuration, v): tauBar -> bar, vbar and, with kParams,
 // inertiaBar (sim::biasForcesVjp).
-template <bool kParams = false>
-DL_HD_OUTLINE void biasForcesVjp(const FixedModel& m, const FixedData& d,
-                                 const FixedDynamicsTape& t, const double* v, const double* tauBar,
-                                 FixedKinBar& bar, double* vbar, SInertia* inertiaBar = nullptr) {
-  SForce fb[NB];
-  SMotion vb[NB], ab[NB];
-  for (int i = 0; i < NB; ++i) {
+template <bool kParams = false, class D>
+DL_HD_OUTLINE void biasForcesVjp(const StepModel<D>& m, const StepData<D>& d,
+                                 const DynamicsTape<D>& t, const double* v, const double* tauBar,
+                                 KinBar<D>& bar, double* vbar, SInertia* inertiaBar = nullptr) {
+  SForce fb[D::NB];
+  SMotion vb[D::NB], ab[D::NB];
+  for (int i = 0; i < D::NB; ++i) {
     fb[i] = {zero3(), zero3()};
     vb[i] = ab[i] = {zero3(), zero3()};
   }
@@ -53,7 +53,7 @@ DL_HD_OUTLINE void biasForcesVjp(const FixedModel& m, const FixedData& d,
   addTo(bar.R[0], outer(tb0, t.f[0].f));
 
   // Inward pass, root to leaves: tau_i = axis . n_i, then f_parent += X_i^T f_i.
-  for (int i = 1; i < NB; ++i) {
+  for (int i = 1; i < D::NB; ++i) {
     const SForce fpb = fb[m.parent[i]];
     const SMotion x = xApply(d.E[i], m.treeR[i], asMotion(fpb));
     fb[i].f += x.v;
@@ -63,7 +63,7 @@ DL_HD_OUTLINE void biasForcesVjp(const FixedModel& m, const FixedData& d,
   }
 
   // Outward pass, leaves to root.
-  for (int i = NB - 1; i >= 0; --i) {
+  for (int i = D::NB - 1; i >= 0; --i) {
     const SInertia& I = m.inertia[i];
     const SMotion& vi = t.vel[i];
     // f_i = I a_i + v_i x* (I v_i).
@@ -115,18 +115,19 @@ DL_HD_OUTLINE void biasForcesVjp(const FixedModel& m, const FixedData& d,
   for (int r = 0; r < 3; ++r) vbar[3 + r] += vb[0].w[r];
 }
 
+template <class D>
 DL_HD double hAt(const double* H, int r, int c) {
-  return H[r * NV + c];
+  return H[r * D::NV + c];
 }
 
 // Adjoint of crba: Hbar (NV x NV row-major; both triangles count) -> bar and, with kParams,
 // inertiaBar (sim::crbaVjp). Each column's force chain is recomputed (the same operations as
 // crba) instead of taped.
-template <bool kParams = false>
-DL_HD_OUTLINE void crbaVjp(const FixedModel& m, const FixedData& d, const FixedDynamicsTape& t,
-                           const double* Hbar, FixedKinBar& bar, SInertia* inertiaBar = nullptr) {
-  SInertia Icb[NB];
-  for (int i = 0; i < NB; ++i) {
+template <bool kParams = false, class D>
+DL_HD_OUTLINE void crbaVjp(const StepModel<D>& m, const StepData<D>& d, const DynamicsTape<D>& t,
+                           const double* Hbar, KinBar<D>& bar, SInertia* inertiaBar = nullptr) {
+  SInertia Icb[D::NB];
+  for (int i = 0; i < D::NB; ++i) {
     Icb[i].m = 0;
     Icb[i].h = zero3();
     for (int k = 0; k < 9; ++k) Icb[i].Io.e[k] = 0;
@@ -136,40 +137,42 @@ DL_HD_OUTLINE void crbaVjp(const FixedModel& m, const FixedData& d, const FixedD
   // Base block: [m I, -R [h]x; [h]x R^T, Io].
   {
     const SInertia& I0 = t.Ic[0];
-    Icb[0].m += hAt(Hbar, 0, 0) + hAt(Hbar, 1, 1) + hAt(Hbar, 2, 2);
+    Icb[0].m += hAt<D>(Hbar, 0, 0) + hAt<D>(Hbar, 1, 1) + hAt<D>(Hbar, 2, 2);
     M3 Rhb;
     for (int r = 0; r < 3; ++r)
-      for (int c = 0; c < 3; ++c) Rhb(r, c) = -hAt(Hbar, r, 3 + c) - hAt(Hbar, 3 + c, r);
+      for (int c = 0; c < 3; ++c) Rhb(r, c) = -hAt<D>(Hbar, r, 3 + c) - hAt<D>(Hbar, 3 + c, r);
     addTo(bar.R[0], mulNT(Rhb, skew(I0.h)));
     Icb[0].h += skewVjp(mulTN(R0, Rhb));
     for (int r = 0; r < 3; ++r)
-      for (int c = 0; c < 3; ++c) Icb[0].Io(r, c) += hAt(Hbar, 3 + r, 3 + c);
+      for (int c = 0; c < 3; ++c) Icb[0].Io(r, c) += hAt<D>(Hbar, 3 + r, 3 + c);
   }
 
   // Columns: each column's force chain, run backwards.
-  for (int i = NB - 1; i > 0; --i) {
+  for (int i = D::NB - 1; i > 0; --i) {
     const int k = 5 + i;
     const V3& axis = m.axis[i];
-    int path[NB];  // body i and its ancestors but the base
+    int path[D::NB];  // body i and its ancestors but the base
     int np = 0;
     for (int j = i; j > 0; j = m.parent[j]) path[np++] = j;
-    SForce F[NB];  // F[0] = Ic_i S_i in body i; F[l + 1] = F[l] one level up
+    SForce F[D::NB];  // F[0] = Ic_i S_i in body i; F[l + 1] = F[l] one level up
     F[0] = {-cross(t.Ic[i].h, axis), mul(t.Ic[i].Io, axis)};
     for (int l = 0; l < np; ++l) F[l + 1] = xApplyTranspose(d.E[path[l]], m.treeR[path[l]], F[l]);
 
     // Base entries: H[0:3, k] = R0 F.f, H[3:6, k] = F.n (and the symmetric row).
     SForce Fb;
-    const V3 hb = v3(hAt(Hbar, 0, k) + hAt(Hbar, k, 0), hAt(Hbar, 1, k) + hAt(Hbar, k, 1),
-                     hAt(Hbar, 2, k) + hAt(Hbar, k, 2));
+    const V3 hb =
+        v3(hAt<D>(Hbar, 0, k) + hAt<D>(Hbar, k, 0), hAt<D>(Hbar, 1, k) + hAt<D>(Hbar, k, 1),
+           hAt<D>(Hbar, 2, k) + hAt<D>(Hbar, k, 2));
     Fb.f = mulT(R0, hb);
     addTo(bar.R[0], outer(hb, F[np].f));
-    Fb.n = v3(hAt(Hbar, 3, k) + hAt(Hbar, k, 3), hAt(Hbar, 4, k) + hAt(Hbar, k, 4),
-              hAt(Hbar, 5, k) + hAt(Hbar, k, 5));
+    Fb.n = v3(hAt<D>(Hbar, 3, k) + hAt<D>(Hbar, k, 3), hAt<D>(Hbar, 4, k) + hAt<D>(Hbar, k, 4),
+              hAt<D>(Hbar, 5, k) + hAt<D>(Hbar, k, 5));
     for (int l = np - 1; l >= 0; --l) {
       const int j = path[l];
       applyTransposeEbar(m.treeR[j], F[l], Fb, bar.E[j]);
       Fb = asForce(xApply(d.E[j], m.treeR[j], asMotion(Fb)));
-      const double hkj = l == 0 ? hAt(Hbar, k, k) : hAt(Hbar, k, 5 + j) + hAt(Hbar, 5 + j, k);
+      const double hkj =
+          l == 0 ? hAt<D>(Hbar, k, k) : hAt<D>(Hbar, k, 5 + j) + hAt<D>(Hbar, 5 + j, k);
       Fb.n += hkj * m.axis[j];
     }
     Icb[i].h += cross(Fb.f, axis);
@@ -177,7 +180,7 @@ DL_HD_OUTLINE void crbaVjp(const FixedModel& m, const FixedData& d, const FixedD
   }
 
   // Composite inertias, root to leaves: Ic_parent += Ic_i.toParent(X_i).
-  for (int i = 1; i < NB; ++i) {
+  for (int i = 1; i < D::NB; ++i) {
     const int lam = m.parent[i];
     const M3& E = d.E[i];
     const SInertia& I = t.Ic[i];
@@ -195,7 +198,7 @@ DL_HD_OUTLINE void crbaVjp(const FixedModel& m, const FixedData& d, const FixedD
     addTo(bar.E[i], mul(mul(I.Io, E), sym));
   }
   if constexpr (kParams)
-    for (int i = 0; i < NB; ++i) {
+    for (int i = 0; i < D::NB; ++i) {
       inertiaBar[i].m += Icb[i].m;
       inertiaBar[i].h += Icb[i].h;
       addTo(inertiaBar[i].Io, Icb[i].Io);

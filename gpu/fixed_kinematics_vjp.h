@@ -9,13 +9,17 @@ namespace diffloco::gpu {
 
 // Adjoints of the kinematic quantities of a configuration (sim::KinematicsBar without the inertia
 // parameters): per body the parent->body rotation E, the world rotation R and position p.
-struct FixedKinBar {
-  M3 E[NB], R[NB];
-  V3 p[NB];
+template <class D>
+struct KinBar {
+  M3 E[D::NB], R[D::NB];
+  V3 p[D::NB];
 };
 
-DL_HD void setZero(FixedKinBar& b) {
-  for (int i = 0; i < NB; ++i) {
+using FixedKinBar = KinBar<Quadruped>;  // transitional (gpu/fixed_model.h)
+
+template <class D>
+DL_HD void setZero(KinBar<D>& b) {
+  for (int i = 0; i < D::NB; ++i) {
     for (int k = 0; k < 9; ++k) b.E[i].e[k] = b.R[i].e[k] = 0;
     b.p[i] = zero3();
   }
@@ -61,9 +65,10 @@ DL_HD void rotationMatrixVjp(const double* quat, const M3& B, double* out) {
 
 // Adjoint of forwardKinematics(q): bar -> qbar (sim::forwardKinematicsVjp). Consumes bar.R and
 // bar.p (propagated to the root in place).
-DL_HD void forwardKinematicsVjp(const FixedModel& m, const FixedData& d, const double* q,
-                                FixedKinBar& bar, double* qbar) {
-  for (int i = NB - 1; i > 0; --i) {
+template <class D>
+DL_HD void forwardKinematicsVjp(const StepModel<D>& m, const StepData<D>& d, const double* q,
+                                KinBar<D>& bar, double* qbar) {
+  for (int i = D::NB - 1; i > 0; --i) {
     const int lam = m.parent[i];
     const M3& E = d.E[i];
     addTo(bar.R[lam], mul(bar.R[i], E));
@@ -82,8 +87,9 @@ DL_HD void forwardKinematicsVjp(const FixedModel& m, const FixedData& d, const d
 
 // Adjoint of the point Jacobian of `body` at x (world rows, 3 x NV; sim::pointJacobianVjp):
 // Jbar -> bar.R, bar.p and xbar. Reads the base angular columns and the body's path columns.
-DL_HD void pointJacobianVjp(const FixedModel& m, const FixedData& d, int body, const V3& x,
-                            const double (*Jbar)[NV], FixedKinBar& bar, V3& xbar) {
+template <class D>
+DL_HD void pointJacobianVjp(const StepModel<D>& m, const StepData<D>& d, int body, const V3& x,
+                            const double (*Jbar)[D::NV], KinBar<D>& bar, V3& xbar) {
   for (int i = body; i > 0; i = m.parent[i]) {
     const V3& a = m.axis[i];
     const V3 w = mul(d.R[i], a), s = x - d.p[i];
@@ -105,10 +111,11 @@ DL_HD void pointJacobianVjp(const FixedModel& m, const FixedData& d, int body, c
 }
 
 // Rows of the point Jacobian of `body` at x (sim::pointJacobian): 3 x NV, world rows.
-DL_HD void pointJacobian(const FixedModel& m, const FixedData& d, int body, const V3& x,
-                         double (*J)[NV]) {
+template <class D>
+DL_HD void pointJacobian(const StepModel<D>& m, const StepData<D>& d, int body, const V3& x,
+                         double (*J)[D::NV]) {
   for (int r = 0; r < 3; ++r)
-    for (int k = 0; k < NV; ++k) J[r][k] = 0;
+    for (int k = 0; k < D::NV; ++k) J[r][k] = 0;
   for (int i = body; i > 0; i = m.parent[i]) {
     const V3 col = cross(mul(d.R[i], m.axis[i]), x - d.p[i]);
     for (int r = 0; r < 3; ++r) J[r][5 + i] = col[r];
@@ -129,9 +136,10 @@ DL_HD void quatMul(const double* a, const double* b, double* out) {
 }
 
 // Adjoint of integrate(q, dv): qOutBar -> qbar, dvbar (sim::integrateVjp).
+template <class D>
 DL_HD void integrateVjp(const double* q, const double* dv, const double* qOutBar, double* qbar,
                         double* dvbar) {
-  for (int j = 0; j < NJ; ++j) {
+  for (int j = 0; j < D::NJ; ++j) {
     qbar[7 + j] += qOutBar[7 + j];
     dvbar[6 + j] += qOutBar[7 + j];
   }

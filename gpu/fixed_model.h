@@ -1,50 +1,78 @@
-// A robot with its dimensions fixed at compile time: a 12-joint quadruped's 13 bodies (base + 12
-// joint bodies), 4 sphere feet and up to MAXLEG spheres on its legs (ANYmal's knee and shank
-// tubes; every robot in configs/robots fits). Plain data with no pointers, so one copy lives in a
-// kernel's constant parameter space and every loop has a constant bound. A robot of other sizes
-// does not fit; toFixed (gpu/fixed_convert.h) refuses it.
+// A robot with its dimensions fixed at compile time. The sizes are a parameter (Dims), so that the
+// arrays are plain data with no pointers (one copy lives in a kernel's constant parameter space)
+// and of a constant size. Quadruped holds the 12-joint quadrupeds' sizes (13 bodies, 4 sphere
+// feet, up to 24 leg spheres: every robot in configs/robots fits); a robot of other sizes does not
+// fit it, and toFixed (gpu/fixed_convert.h) refuses it.
 #pragma once
 
 #include "gpu/small_math.h"
 
 namespace diffloco::gpu {
 
-constexpr int NB = 13;          // bodies
-constexpr int NJ = NB - 1;      // revolute joints
-constexpr int NV = 6 + NJ;      // velocity dofs
-constexpr int NQ = 7 + NJ;      // configuration entries
-constexpr int NFEET = 4;        // sphere feet
-constexpr int MAXLEG = 24;      // leg spheres (sim::Model::legSpheres; ANYmal: 6 per shank)
-constexpr int MAXSPHERES = NFEET + MAXLEG;
-// Spheres in one contact problem at most: the feet and up to 12 leg spheres. A step whose
-// contact set is larger fails (as a non-finite one does) rather than dropping contacts; the
-// arrays of the Delassus problem and the solver's tape are sized by it.
-constexpr int MAXACTIVE = 16;
-constexpr int MAXPATH = NV;  // upper bound on a sphere's dof path (base + its leg)
+// The sizes a step's arrays are declared with. The loops over spheres, contacts and sweeps run to
+// the runtime counts (nspheres, nc, iterations) these bound, so an instantiation with larger bounds
+// does the same arithmetic.
+template <int Bodies, int Feet, int LegSpheres, int MaxActive, int MaxGsIter, int MaxSoftSubsteps>
+struct Dims {
+  static constexpr int NB = Bodies;          // bodies
+  static constexpr int NJ = NB - 1;          // revolute joints
+  static constexpr int NV = 6 + NJ;          // velocity dofs
+  static constexpr int NQ = 7 + NJ;          // configuration entries
+  static constexpr int NFEET = Feet;         // sphere feet
+  static constexpr int MAXLEG = LegSpheres;  // leg spheres (sim::Model::legSpheres)
+  static constexpr int MAXSPHERES = NFEET + MAXLEG;
+  // Spheres in one contact problem at most. A step whose contact set is larger fails (as a
+  // non-finite one does) rather than dropping contacts; the arrays of the Delassus problem and the
+  // solver's tape are sized by it.
+  static constexpr int MAXACTIVE = MaxActive;
+  static constexpr int MAXPATH = NV;  // upper bound on a sphere's dof path (base + its leg)
+  static constexpr int MAXGSITER = MaxGsIter;  // Gauss-Seidel sweeps the solver's tape holds
+  static constexpr int MAXSOFTSUBSTEPS = MaxSoftSubsteps;  // soft sub-steps the soft VJP holds
+};
 
-struct FixedModel {
+// The 12-joint quadrupeds: 13 bodies, 4 feet, up to 24 leg spheres (ANYmal: 6 per shank), contact
+// sets of the feet and up to 12 leg spheres. A struct rather than an alias, so that it can be
+// declared ahead (gpu/batch_sim.h) and reads as its name in symbols.
+struct Quadruped : Dims<13, 4, 24, 16, 20, 32> {};
+
+template <class D>
+struct StepModel {
   // bodies, parent before child (sim::Model's order); body i > 0 carries joint i - 1, dof 5 + i
-  int parent[NB];
-  M3 treeE[NB];  // parent -> joint frame at q = 0
-  V3 treeR[NB];
-  V3 axis[NB];
-  SInertia inertia[NB];
+  int parent[D::NB];
+  M3 treeE[D::NB];  // parent -> joint frame at q = 0
+  V3 treeR[D::NB];
+  V3 axis[D::NB];
+  SInertia inertia[D::NB];
   // joints
-  double damping[NJ], armature[NJ], effort[NJ];
+  double damping[D::NJ], armature[D::NJ], effort[D::NJ];
   // dof tree of the sparse factor: the parent of each velocity dof, -1 at the root
-  int dofParent[NV];
+  int dofParent[D::NV];
   // spheres, the feet first, then the leg spheres (sim::Model::sphere(j)): body, centre in that
   // body, radius; each sphere's dof path (root first), its length, and per pair of spheres the
   // length of the paths' common prefix (sim::Model::footDofs, footCommonDofs)
-  int nspheres;  // NFEET + the robot's leg spheres
-  int footBody[MAXSPHERES];
-  V3 footOffset[MAXSPHERES];
-  double footRadius[MAXSPHERES];
-  unsigned char footDofs[MAXSPHERES][MAXPATH];
-  unsigned char footDofCount[MAXSPHERES];
-  unsigned char footCommon[MAXSPHERES][MAXSPHERES];
+  int nspheres;  // D::NFEET + the robot's leg spheres
+  int footBody[D::MAXSPHERES];
+  V3 footOffset[D::MAXSPHERES];
+  double footRadius[D::MAXSPHERES];
+  unsigned char footDofs[D::MAXSPHERES][D::MAXPATH];
+  unsigned char footDofCount[D::MAXSPHERES];
+  unsigned char footCommon[D::MAXSPHERES][D::MAXSPHERES];
   V3 gravity;
 };
+
+// Transitional names for the quadruped instantiation, which the code outside gpu/fixed_*.h uses.
+using FixedModel = StepModel<Quadruped>;
+inline constexpr int NB = Quadruped::NB;
+inline constexpr int NJ = Quadruped::NJ;
+inline constexpr int NV = Quadruped::NV;
+inline constexpr int NQ = Quadruped::NQ;
+inline constexpr int NFEET = Quadruped::NFEET;
+inline constexpr int MAXLEG = Quadruped::MAXLEG;
+inline constexpr int MAXSPHERES = Quadruped::MAXSPHERES;
+inline constexpr int MAXACTIVE = Quadruped::MAXACTIVE;
+inline constexpr int MAXPATH = Quadruped::MAXPATH;
+inline constexpr int MAXGSITER = Quadruped::MAXGSITER;
+inline constexpr int MAXSOFTSUBSTEPS = Quadruped::MAXSOFTSUBSTEPS;
 
 enum class FixedContact { Hard = 0, Smoothed = 1, Soft = 2 };
 

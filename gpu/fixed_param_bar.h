@@ -8,18 +8,22 @@
 
 namespace diffloco::gpu {
 
-struct FixedParamBar {
+template <class D>
+struct ParamBar {
   double mu, kappa, kp, kd;       // friction, sigmoid stiffness, PD gains
   double softKp, softKd, softKf;  // the soft model's penalty coefficients
-  V3 footOffset[MAXSPHERES];      // each sphere's centre in its body (FixedModel::footOffset)
-  SInertia inertia[NB];           // each body's (m, h, Io), Io as a general 3 x 3 matrix
+  V3 footOffset[D::MAXSPHERES];   // each sphere's centre in its body (StepModel::footOffset)
+  SInertia inertia[D::NB];        // each body's (m, h, Io), Io as a general 3 x 3 matrix
 };
 
-DL_HD void setZero(FixedParamBar& p) {
+using FixedParamBar = ParamBar<Quadruped>;  // transitional (gpu/fixed_model.h)
+
+template <class D>
+DL_HD void setZero(ParamBar<D>& p) {
   p.mu = p.kappa = p.kp = p.kd = 0;
   p.softKp = p.softKd = p.softKf = 0;
-  for (int j = 0; j < MAXSPHERES; ++j) p.footOffset[j] = zero3();
-  for (int i = 0; i < NB; ++i) {
+  for (int j = 0; j < D::MAXSPHERES; ++j) p.footOffset[j] = zero3();
+  for (int i = 0; i < D::NB; ++i) {
     p.inertia[i].m = 0;
     p.inertia[i].h = zero3();
     for (int k = 0; k < 9; ++k) p.inertia[i].Io.e[k] = 0;
@@ -27,11 +31,12 @@ DL_HD void setZero(FixedParamBar& p) {
 }
 
 // a += b.
-DL_HD void addTo(FixedParamBar& a, const FixedParamBar& b) {
+template <class D>
+DL_HD void addTo(ParamBar<D>& a, const ParamBar<D>& b) {
   a.mu += b.mu, a.kappa += b.kappa, a.kp += b.kp, a.kd += b.kd;
   a.softKp += b.softKp, a.softKd += b.softKd, a.softKf += b.softKf;
-  for (int j = 0; j < MAXSPHERES; ++j) a.footOffset[j] += b.footOffset[j];
-  for (int i = 0; i < NB; ++i) {
+  for (int j = 0; j < D::MAXSPHERES; ++j) a.footOffset[j] += b.footOffset[j];
+  for (int i = 0; i < D::NB; ++i) {
     a.inertia[i].m += b.inertia[i].m;
     a.inertia[i].h += b.inertia[i].h;
     for (int k = 0; k < 9; ++k) a.inertia[i].Io.e[k] += b.inertia[i].Io.e[k];

@@ -9,24 +9,25 @@
 
 namespace diffloco::gpu {
 
-// Sub-steps the checkpoints hold at most.
-constexpr int MAXSOFTSUBSTEPS = 32;
-
-// One world's scratch of the soft VJP: one sub-step's tape and the sub-steps' starting states.
-struct FixedSoftTape {
-  FixedData d;
-  FixedDynamicsTape dyn;
-  FixedContacts fc;
-  double u[NV];
-  double q[MAXSOFTSUBSTEPS + 1][NQ], v[MAXSOFTSUBSTEPS + 1][NV];
+// One world's scratch of the soft VJP: one sub-step's tape and the starting states of up to
+// D::MAXSOFTSUBSTEPS sub-steps.
+template <class D>
+struct SoftTape {
+  StepData<D> d;
+  DynamicsTape<D> dyn;
+  Contacts<D> fc;
+  double u[D::NV];
+  double q[D::MAXSOFTSUBSTEPS + 1][D::NQ], v[D::MAXSOFTSUBSTEPS + 1][D::NV];
 };
+
+using FixedSoftTape = SoftTape<Quadruped>;  // transitional (gpu/fixed_model.h)
 
 // Reverse of the penalty law at the forward's branches (sim::softPenaltyForceVjp): the force's
 // adjoint fb -> depthBar, vcBar and, with kParams, the coefficients' adjoints in p (added).
-template <bool kParams = false>
+template <bool kParams = false, class D>
 DL_HD void softForceVjp(const FixedOptions& o, double depth, const V3& vc, bool approaching,
                         bool viscous, const V3& f, V3 fb, double& depthBar, V3& vcBar,
-                        FixedParamBar* p = nullptr) {
+                        ParamBar<D>* p = nullptr) {
   if (viscous) {
     vcBar[1] -= o.softKf * fb[1];
     vcBar[2] -= o.softKf * fb[2];
@@ -50,64 +51,64 @@ DL_HD void softForceVjp(const FixedOptions& o, double depth, const V3& vc, bool 
 }
 
 // fixedSoftStepVjp's body; with kParams it adds the parameters' adjoints to *params.
-template <bool kParams>
-DL_HD_OUTLINE bool softStepVjpImpl(const FixedModel& m, const FixedOptions& o,
+template <bool kParams, class D>
+DL_HD_OUTLINE bool softStepVjpImpl(const StepModel<D>& m, const FixedOptions& o,
                                    const HeightFieldView& hf, const double* q, const double* v,
                                    const double* qTarget, const double* gq, const double* gv,
-                                   FixedSoftTape& t, FixedAdjoint& out, FixedParamBar* params) {
+                                   SoftTape<D>& t, StateAdjoint<D>& out, ParamBar<D>* params) {
   const int n = o.softSubsteps > 1 ? o.softSubsteps : 1;
-  if (n > MAXSOFTSUBSTEPS) return false;
+  if (n > D::MAXSOFTSUBSTEPS) return false;
   const double h = o.dt / n;
-  for (int k = 0; k < NQ; ++k) t.q[0][k] = q[k];
-  for (int k = 0; k < NV; ++k) t.v[0][k] = v[k];
+  for (int k = 0; k < D::NQ; ++k) t.q[0][k] = q[k];
+  for (int k = 0; k < D::NV; ++k) t.v[0][k] = v[k];
   for (int s = 0; s < n; ++s)
-    if (!softSubstep(m, o, hf, h, t.q[s], t.v[s], qTarget, t.q[s + 1], t.v[s + 1], t.d, t.fc, t.u,
-                     nullptr))
+    if (!softSubstep<D>(m, o, hf, h, t.q[s], t.v[s], qTarget, t.q[s + 1], t.v[s + 1], t.d, t.fc,
+                        t.u, nullptr))
       return false;
-  const bool finite = allFinite(t.q[n], NQ) && allFinite(t.v[n], NV);
+  const bool finite = allFinite(t.q[n], D::NQ) && allFinite(t.v[n], D::NV);
 
-  double qBar[NQ], vBar[NV];
-  for (int k = 0; k < NQ; ++k) qBar[k] = gq[k];
-  for (int k = 0; k < NV; ++k) vBar[k] = gv[k];
-  FixedAdjoint local;
+  double qBar[D::NQ], vBar[D::NV];
+  for (int k = 0; k < D::NQ; ++k) qBar[k] = gq[k];
+  for (int k = 0; k < D::NV; ++k) vBar[k] = gv[k];
+  StateAdjoint<D> local;
   setZero(local);
   for (int s = n - 1; s >= 0; --s) {
     const double* qs0 = t.q[s];
     const double* vs0 = t.v[s];
     const double* v1 = t.v[s + 1];
     {  // the sub-step again, with its tape (the same code as the forward above)
-      double qo[NQ], vo[NV];
+      double qo[D::NQ], vo[D::NV];
       softSubstep(m, o, hf, h, qs0, vs0, qTarget, qo, vo, t.d, t.fc, t.u, &t.dyn);
     }
-    const FixedData& d = t.d;
-    const FixedContacts& fc = t.fc;
-    FixedKinBar bar;
+    const StepData<D>& d = t.d;
+    const Contacts<D>& fc = t.fc;
+    KinBar<D> bar;
     setZero(bar);
-    double Hbar[NV * NV];
-    for (int k = 0; k < NV * NV; ++k) Hbar[k] = 0;
-    for (int k = 0; k < NQ; ++k) local.q[k] = 0;
-    for (int k = 0; k < NV; ++k) local.v[k] = 0;
+    double Hbar[D::NV * D::NV];
+    for (int k = 0; k < D::NV * D::NV; ++k) Hbar[k] = 0;
+    for (int k = 0; k < D::NQ; ++k) local.q[k] = 0;
+    for (int k = 0; k < D::NV; ++k) local.v[k] = 0;
 
     // q1 = q0 (+) h/2 (v0 + v1).
-    double dvbar[NV], work[NV], v1Bar[NV], lambda[NV], Fbar[NV];
-    for (int k = 0; k < NV; ++k) {
+    double dvbar[D::NV], work[D::NV], v1Bar[D::NV], lambda[D::NV], Fbar[D::NV];
+    for (int k = 0; k < D::NV; ++k) {
       dvbar[k] = 0;
       work[k] = 0.5 * h * (vs0[k] + v1[k]);
     }
-    integrateVjp(qs0, work, qBar, local.q, dvbar);
-    for (int k = 0; k < NV; ++k) {
+    integrateVjp<D>(qs0, work, qBar, local.q, dvbar);
+    for (int k = 0; k < D::NV; ++k) {
       v1Bar[k] = vBar[k] + 0.5 * h * dvbar[k];
       local.v[k] += 0.5 * h * dvbar[k];
     }
     // v1 = u + h H^-1 F, F = sum_a J_a^T f_a.
-    for (int k = 0; k < NV; ++k) lambda[k] = v1Bar[k];
+    for (int k = 0; k < D::NV; ++k) lambda[k] = v1Bar[k];
     solveH(m, d, lambda);
-    for (int r = 0; r < NV; ++r)
-      for (int c = 0; c < NV; ++c) Hbar[r * NV + c] -= lambda[r] * (v1[c] - t.u[c]);
-    for (int k = 0; k < NV; ++k) Fbar[k] = h * lambda[k];
-    double Jbar[3 * MAXACTIVE][NV], depthBar[MAXACTIVE];
+    for (int r = 0; r < D::NV; ++r)
+      for (int c = 0; c < D::NV; ++c) Hbar[r * D::NV + c] -= lambda[r] * (v1[c] - t.u[c]);
+    for (int k = 0; k < D::NV; ++k) Fbar[k] = h * lambda[k];
+    double Jbar[3 * D::MAXACTIVE][D::NV], depthBar[D::MAXACTIVE];
     for (int r = 0; r < 3 * fc.nc; ++r)
-      for (int k = 0; k < NV; ++k) Jbar[r][k] = 0;
+      for (int k = 0; k < D::NV; ++k) Jbar[r][k] = 0;
     for (int a = 0; a < fc.nc; ++a) depthBar[a] = 0;
     for (int a = 0; a < fc.nc; ++a) {
       const double dep = fc.contact[a].depth;
@@ -115,7 +116,7 @@ DL_HD_OUTLINE bool softStepVjpImpl(const FixedModel& m, const FixedOptions& o,
       V3 vc, fb;
       for (int r = 0; r < 3; ++r) {
         double sv = 0, sf = 0;
-        for (int k = 0; k < NV; ++k) {
+        for (int k = 0; k < D::NV; ++k) {
           sv += fc.Jc[3 * a + r][k] * vs0[k];
           sf += fc.Jc[3 * a + r][k] * Fbar[k];
         }
@@ -130,8 +131,8 @@ DL_HD_OUTLINE bool softStepVjpImpl(const FixedModel& m, const FixedOptions& o,
       V3 vcb = zero3();
       softForceVjp<kParams>(o, dep, vc, approaching, viscous, f, fb, depthBar[a], vcb, params);
       for (int r = 0; r < 3; ++r)
-        for (int k = 0; k < NV; ++k) Jbar[3 * a + r][k] += f[r] * Fbar[k] + vcb[r] * vs0[k];
-      for (int k = 0; k < NV; ++k)
+        for (int k = 0; k < D::NV; ++k) Jbar[3 * a + r][k] += f[r] * Fbar[k] + vcb[r] * vs0[k];
+      for (int k = 0; k < D::NV; ++k)
         local.v[k] +=
             fc.Jc[3 * a][k] * vcb[0] + fc.Jc[3 * a + 1][k] * vcb[1] + fc.Jc[3 * a + 2][k] * vcb[2];
     }
@@ -140,12 +141,12 @@ DL_HD_OUTLINE bool softStepVjpImpl(const FixedModel& m, const FixedOptions& o,
     contactGeometryVjp<kParams>(m, d, fc, hf.heights != nullptr, Jbar, depthBar, bar, offsetBar);
     stepDynamicsVjp<kParams>(m, o, d, t.dyn, qs0, vs0, qTarget, h, t.u, v1Bar, lambda, Hbar, bar,
                              local, params);
-    for (int k = 0; k < NQ; ++k) qBar[k] = local.q[k];
-    for (int k = 0; k < NV; ++k) vBar[k] = local.v[k];
+    for (int k = 0; k < D::NQ; ++k) qBar[k] = local.q[k];
+    for (int k = 0; k < D::NV; ++k) vBar[k] = local.v[k];
   }
-  for (int k = 0; k < NQ; ++k) out.q[k] += qBar[k];
-  for (int k = 0; k < NV; ++k) out.v[k] += vBar[k];
-  for (int k = 0; k < NJ; ++k) out.qTarget[k] += local.qTarget[k];
+  for (int k = 0; k < D::NQ; ++k) out.q[k] += qBar[k];
+  for (int k = 0; k < D::NV; ++k) out.v[k] += vBar[k];
+  for (int k = 0; k < D::NJ; ++k) out.qTarget[k] += local.qTarget[k];
   return finite;
 }
 
@@ -153,17 +154,19 @@ DL_HD_OUTLINE bool softStepVjpImpl(const FixedModel& m, const FixedOptions& o,
 // (gq, gv). Returns false (out unchanged) when a contact set overflows or the step has more than
 // MAXSOFTSUBSTEPS sub-steps, and false with the adjoints added when a state on the way is not
 // finite.
-DL_HD bool fixedSoftStepVjp(const FixedModel& m, const FixedOptions& o, const HeightFieldView& hf,
+template <class D>
+DL_HD bool fixedSoftStepVjp(const StepModel<D>& m, const FixedOptions& o, const HeightFieldView& hf,
                             const double* q, const double* v, const double* qTarget,
-                            const double* gq, const double* gv, FixedSoftTape& t,
-                            FixedAdjoint& out) {
-  return softStepVjpImpl<false>(m, o, hf, q, v, qTarget, gq, gv, t, out, nullptr);
+                            const double* gq, const double* gv, SoftTape<D>& t,
+                            StateAdjoint<D>& out) {
+  return softStepVjpImpl<false, D>(m, o, hf, q, v, qTarget, gq, gv, t, out, nullptr);
 }
 // The same, adding the parameters' adjoints to params too (unchanged where out is).
-DL_HD bool fixedSoftStepVjp(const FixedModel& m, const FixedOptions& o, const HeightFieldView& hf,
+template <class D>
+DL_HD bool fixedSoftStepVjp(const StepModel<D>& m, const FixedOptions& o, const HeightFieldView& hf,
                             const double* q, const double* v, const double* qTarget,
-                            const double* gq, const double* gv, FixedSoftTape& t, FixedAdjoint& out,
-                            FixedParamBar& params) {
+                            const double* gq, const double* gv, SoftTape<D>& t,
+                            StateAdjoint<D>& out, ParamBar<D>& params) {
   return softStepVjpImpl<true>(m, o, hf, q, v, qTarget, gq, gv, t, out, &params);
 }
 

@@ -22,6 +22,7 @@ DL_HD double actuatorTorque(const FixedOptions& o, double effortLimit, double qT
 
 // qOut = q (+) dv: base position plus dv[0:3], orientation times exp(dv[3:6]) (body frame),
 // joints plus dv[6:] (sim::integrate). qOut may alias q.
+template <class D>
 DL_HD void integrate(const double* q, const double* dv, double* qOut) {
   const double th = sqrt(dv[3] * dv[3] + dv[4] * dv[4] + dv[5] * dv[5]);
   const double half = 0.5 * th;
@@ -37,7 +38,7 @@ DL_HD void integrate(const double* q, const double* dv, double* qOut) {
   x /= n;
   y /= n;
   z /= n;
-  for (int j = 0; j < NJ; ++j) qOut[7 + j] = q[7 + j] + dv[6 + j];
+  for (int j = 0; j < D::NJ; ++j) qOut[7 + j] = q[7 + j] + dv[6 + j];
   for (int r = 0; r < 3; ++r) qOut[r] = q[r] + dv[r];
   qOut[3] = w;
   qOut[4] = x;
@@ -47,22 +48,23 @@ DL_HD void integrate(const double* q, const double* dv, double* qOut) {
 
 // Actuator, q_mid, bias forces, H and its factor, u = v - h H^-1 (bias - tau + damping)
 // (sim::stepDynamics).
-DL_HD void stepDynamics(const FixedModel& m, const FixedOptions& o, FixedData& d, const double* q,
-                        const double* v, const double* qTarget, double h, double* u,
-                        FixedDynamicsTape* tape = nullptr) {
-  double tauJoint[NJ], dq[NV], qMid[NQ];
-  for (int j = 0; j < NJ; ++j)
+template <class D>
+DL_HD void stepDynamics(const StepModel<D>& m, const FixedOptions& o, StepData<D>& d,
+                        const double* q, const double* v, const double* qTarget, double h,
+                        double* u, DynamicsTape<D>* tape = nullptr) {
+  double tauJoint[D::NJ], dq[D::NV], qMid[D::NQ];
+  for (int j = 0; j < D::NJ; ++j)
     tauJoint[j] = actuatorTorque(o, m.effort[j], qTarget[j], q[7 + j], v[6 + j]);
-  for (int k = 0; k < NV; ++k) dq[k] = 0.5 * h * v[k];
-  integrate(q, dq, qMid);
+  for (int k = 0; k < D::NV; ++k) dq[k] = 0.5 * h * v[k];
+  integrate<D>(q, dq, qMid);
   forwardKinematics(m, d, qMid);
   biasForces(m, d, v, tape);
-  for (int j = 0; j < NJ; ++j) d.tau[6 + j] += m.damping[j] * v[6 + j] - tauJoint[j];
+  for (int j = 0; j < D::NJ; ++j) d.tau[6 + j] += m.damping[j] * v[6 + j] - tauJoint[j];
   crba(m, d, tape);
   factorize(m, d);
-  for (int k = 0; k < NV; ++k) u[k] = d.tau[k];
+  for (int k = 0; k < D::NV; ++k) u[k] = d.tau[k];
   solveH(m, d, u);
-  for (int k = 0; k < NV; ++k) u[k] = v[k] - h * u[k];
+  for (int k = 0; k < D::NV; ++k) u[k] = v[k] - h * u[k];
 }
 
 DL_HD bool allFinite(const double* x, int n) {
@@ -72,22 +74,24 @@ DL_HD bool allFinite(const double* x, int n) {
 }
 
 // Copies (q, v) into (qNext, vNext): what a world whose step failed holds (it keeps its state).
+template <class D>
 DL_HD void keepState(const double* q, const double* v, double* qNext, double* vNext) {
-  for (int k = 0; k < NQ; ++k) qNext[k] = q[k];
-  for (int k = 0; k < NV; ++k) vNext[k] = v[k];
+  for (int k = 0; k < D::NQ; ++k) qNext[k] = q[k];
+  for (int k = 0; k < D::NV; ++k) vNext[k] = v[k];
 }
 
 // The hard or smoothed step in the caller's d, fc and u (the tape's, or a plain step's scratch);
 // with dyn and gs, records what fixedStepVjp reads. Returns false when the contact set overflows
 // (collectContacts); then (qNext, vNext) = (q, v).
-DL_HD bool hardOrSmoothedStep(const FixedModel& m, const FixedOptions& o, const HeightFieldView& hf,
-                              const double* q, const double* v, const double* qTarget,
-                              double* qNext, double* vNext, FixedData& d, FixedContacts& fc,
-                              double* u, FixedDynamicsTape* dyn, FixedGsTape* gs) {
-  double work[NV];
+template <class D>
+DL_HD bool hardOrSmoothedStep(const StepModel<D>& m, const FixedOptions& o,
+                              const HeightFieldView& hf, const double* q, const double* v,
+                              const double* qTarget, double* qNext, double* vNext, StepData<D>& d,
+                              Contacts<D>& fc, double* u, DynamicsTape<D>* dyn, GsTape<D>* gs) {
+  double work[D::NV];
   stepDynamics(m, o, d, q, v, qTarget, o.dt, u, dyn);
   if (!collectContacts(m, o, d, hf, fc)) {
-    keepState(q, v, qNext, vNext);
+    keepState<D>(q, v, qNext, vNext);
     return false;
   }
   if (fc.nc > 0) {
@@ -95,12 +99,12 @@ DL_HD bool hardOrSmoothedStep(const FixedModel& m, const FixedOptions& o, const 
     delassus(m, d, fc);
     for (int r = 0; r < 3 * fc.nc; ++r) {
       double s = 0;
-      for (int k = 0; k < NV; ++k) s += fc.Jc[r][k] * u[k];
+      for (int k = 0; k < D::NV; ++k) s += fc.Jc[r][k] * u[k];
       fc.c[r] = s;
     }
     solveContacts(o, fc, gs);
     // v' = u + H^-1 Jc^T p = u + L^-1 D^-1 Y p, Y = L^-T Jc^T living on the feet's dof paths
-    for (int k = 0; k < NV; ++k) work[k] = 0;
+    for (int k = 0; k < D::NV; ++k) work[k] = 0;
     for (int a = 0; a < fc.nc; ++a) {
       const int foot = fc.active[a];
       for (int t = 0; t < m.footDofCount[foot]; ++t)
@@ -108,63 +112,65 @@ DL_HD bool hardOrSmoothedStep(const FixedModel& m, const FixedOptions& o, const 
                                      fc.Yc[3 * a + 1][t] * fc.impulse[3 * a + 1] +
                                      fc.Yc[3 * a + 2][t] * fc.impulse[3 * a + 2];
     }
-    for (int k = 0; k < NV; ++k) work[k] /= d.LD[k * NV + k];
+    for (int k = 0; k < D::NV; ++k) work[k] /= d.LD[k * D::NV + k];
     solveL(m, d, work);
-    for (int k = 0; k < NV; ++k) vNext[k] = u[k] + work[k];
+    for (int k = 0; k < D::NV; ++k) vNext[k] = u[k] + work[k];
   } else {
-    for (int k = 0; k < NV; ++k) vNext[k] = u[k];
+    for (int k = 0; k < D::NV; ++k) vNext[k] = u[k];
   }
-  for (int k = 0; k < NV; ++k) work[k] = 0.5 * o.dt * (v[k] + vNext[k]);
-  integrate(q, work, qNext);
+  for (int k = 0; k < D::NV; ++k) work[k] = 0.5 * o.dt * (v[k] + vNext[k]);
+  integrate<D>(q, work, qNext);
   return true;
 }
 
 // One sub-step of length h of the soft model from (q, v) into (qOut, vOut) in the caller's d, fc
 // and u; qOut may alias q, vOut must not alias v. With dyn, records what the VJP reads. Returns
 // false when the contact set overflows, leaving qOut and vOut unset.
-DL_HD bool softSubstep(const FixedModel& m, const FixedOptions& o, const HeightFieldView& hf,
+template <class D>
+DL_HD bool softSubstep(const StepModel<D>& m, const FixedOptions& o, const HeightFieldView& hf,
                        double h, const double* q, const double* v, const double* qTarget,
-                       double* qOut, double* vOut, FixedData& d, FixedContacts& fc, double* u,
-                       FixedDynamicsTape* dyn) {
-  double work[NV];
+                       double* qOut, double* vOut, StepData<D>& d, Contacts<D>& fc, double* u,
+                       DynamicsTape<D>* dyn) {
+  double work[D::NV];
   stepDynamics(m, o, d, q, v, qTarget, h, u, dyn);
   if (!collectContacts(m, o, d, hf, fc)) return false;
   contactJacobians(m, d, fc);
   softContactForce(o, fc, v, work);
   solveH(m, d, work);
-  for (int k = 0; k < NV; ++k) vOut[k] = u[k] + h * work[k];
-  for (int k = 0; k < NV; ++k) work[k] = 0.5 * h * (v[k] + vOut[k]);
-  integrate(q, work, qOut);
+  for (int k = 0; k < D::NV; ++k) vOut[k] = u[k] + h * work[k];
+  for (int k = 0; k < D::NV; ++k) work[k] = 0.5 * h * (v[k] + vOut[k]);
+  integrate<D>(q, work, qOut);
   return true;
 }
 
 // Advances (q, v) by o.dt with joint targets qTarget into (qNext, vNext), which must not alias
 // q and v. Returns false when the new state is not finite, and when a contact set overflowed
 // (then (qNext, vNext) = (q, v)).
-DL_HD bool fixedStep(const FixedModel& m, const FixedOptions& o, const HeightFieldView& hf,
+template <class D>
+DL_HD bool fixedStep(const StepModel<D>& m, const FixedOptions& o, const HeightFieldView& hf,
                      const double* q, const double* v, const double* qTarget, double* qNext,
                      double* vNext) {
-  FixedData d;
-  FixedContacts fc;
-  double u[NV];
+  StepData<D> d;
+  Contacts<D> fc;
+  double u[D::NV];
   if (o.model == FixedContact::Soft) {
     const int n = o.softSubsteps > 1 ? o.softSubsteps : 1;
     const double h = o.dt / n;
-    double vPrev[NV];
-    for (int k = 0; k < NQ; ++k) qNext[k] = q[k];
-    for (int k = 0; k < NV; ++k) vNext[k] = v[k];
+    double vPrev[D::NV];
+    for (int k = 0; k < D::NQ; ++k) qNext[k] = q[k];
+    for (int k = 0; k < D::NV; ++k) vNext[k] = v[k];
     for (int s = 0; s < n; ++s) {
-      for (int k = 0; k < NV; ++k) vPrev[k] = vNext[k];
-      if (!softSubstep(m, o, hf, h, qNext, vPrev, qTarget, qNext, vNext, d, fc, u, nullptr)) {
-        keepState(q, v, qNext, vNext);
+      for (int k = 0; k < D::NV; ++k) vPrev[k] = vNext[k];
+      if (!softSubstep<D>(m, o, hf, h, qNext, vPrev, qTarget, qNext, vNext, d, fc, u, nullptr)) {
+        keepState<D>(q, v, qNext, vNext);
         return false;
       }
     }
-  } else if (!hardOrSmoothedStep(m, o, hf, q, v, qTarget, qNext, vNext, d, fc, u, nullptr,
-                                 nullptr)) {
+  } else if (!hardOrSmoothedStep<D>(m, o, hf, q, v, qTarget, qNext, vNext, d, fc, u, nullptr,
+                                    nullptr)) {
     return false;
   }
-  return allFinite(qNext, NQ) && allFinite(vNext, NV);
+  return allFinite(qNext, D::NQ) && allFinite(vNext, D::NV);
 }
 
 }  // namespace diffloco::gpu
