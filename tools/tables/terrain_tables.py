@@ -360,38 +360,19 @@ def outsider(paths):
 
 
 def main():
-    modes = ("terrain", "readme", "seeds", "engines", "robustness", "flat", "training", "commands",
-             "stairs", "checkpoints", "swing", "outsider", "climb", "rise")
-    if len(sys.argv) < 3 or sys.argv[1] not in modes:
+    one_file = {"terrain": terrain, "checkpoints": checkpoints}
+    many_files = {"seeds": seeds, "engines": engines, "robustness": robustness, "flat": flat,
+                  "training": training, "commands": commands, "stairs": stairs, "swing": swing,
+                  "outsider": outsider, "climb": climb, "rise": rise}
+    if len(sys.argv) < 3 or sys.argv[1] not in (*one_file, *many_files, "readme"):
         sys.exit(__doc__)
-    if sys.argv[1] == "terrain":
-        terrain(sys.argv[2])
-    elif sys.argv[1] == "readme":
-        readme(*sys.argv[2:])
-    elif sys.argv[1] == "seeds":
-        seeds(sys.argv[2:])
-    elif sys.argv[1] == "engines":
-        engines(sys.argv[2:])
-    elif sys.argv[1] == "flat":
-        flat(sys.argv[2:])
-    elif sys.argv[1] == "training":
-        training(sys.argv[2:])
-    elif sys.argv[1] == "commands":
-        commands(sys.argv[2:])
-    elif sys.argv[1] == "stairs":
-        stairs(sys.argv[2:])
-    elif sys.argv[1] == "checkpoints":
-        checkpoints(sys.argv[2])
-    elif sys.argv[1] == "swing":
-        swing(sys.argv[2:])
-    elif sys.argv[1] == "outsider":
-        outsider(sys.argv[2:])
-    elif sys.argv[1] == "climb":
-        climb(sys.argv[2:])
-    elif sys.argv[1] == "rise":
-        rise(sys.argv[2:])
+    mode, args = sys.argv[1], sys.argv[2:]
+    if mode in one_file:
+        one_file[mode](args[0])
+    elif mode == "readme":
+        readme(*args)
     else:
-        robustness(sys.argv[2:])
+        many_files[mode](args)
     return 0
 
 
