@@ -42,11 +42,12 @@ struct RunConfig {
   // all cores. On the small tensors of SHAC (64 envs) torch's threads only add synchronisation
   // (see the measurements in the README); PPO's minibatches of 12k samples gain from 2.
   int torchThreads = 1;
-  int simThreads = 2;        // simulator worker threads
-  // Where the simulator steps and differentiates the worlds: "cpu" (the sim_threads pool) or
-  // "cuda" (the first CUDA device, one thread per world: gpu::BatchPath::Cuda, the same
-  // functions; the env's terms and the networks stay on the CPU).
-  std::string simDevice = "cpu";
+  int simThreads = 2;  // simulator worker threads
+  // Where the simulator steps and differentiates the worlds: the sim_threads pool, or the first
+  // CUDA device, one thread per world (gpu::BatchPath::Cuda, the same functions; the env's terms
+  // and the networks stay on the CPU).
+  enum class SimDevice { Cpu, Cuda };
+  SimDevice simDevice = SimDevice::Cpu;
   int maxNanIterations = 5;  // stop after this many iterations in a row with a skipped update
   bool tensorboard = true;   // write TensorBoard event files
 
@@ -56,10 +57,12 @@ struct RunConfig {
     v.field("verbose", verbose, "print per-term rewards and losses every iteration");
     v.field("torch_threads", torchThreads, "torch intra-op threads", V::between(1, 256));
     v.field("sim_threads", simThreads, "simulator worker threads", V::between(1, 256));
-    v.field("sim_device", simDevice,
+    std::string device = simDevice == SimDevice::Cuda ? "cuda" : "cpu";
+    v.field("sim_device", device,
             "where the simulator steps and differentiates the worlds: cpu (sim_threads) or cuda "
             "(the first CUDA device; the env's terms and the networks stay on the CPU)",
             V::oneOf({"cpu", "cuda"}));
+    simDevice = device == "cuda" ? SimDevice::Cuda : SimDevice::Cpu;
     v.field("max_nan_iterations", maxNanIterations,
             "stop after this many iterations in a row with a non-finite loss or gradient",
             V::atLeast(1));
