@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <stdexcept>
+#include <utility>
 
 #include "envs/sim_function.h"
 #include "runtime/action_history.h"
@@ -239,6 +240,16 @@ Tensor groundRelief(TermContext& c) {
   return std::get<0>(h.max(1)) - std::get<0>(h.min(1));
 }
 
+// [n, 1] each: the heading (cos yaw, sin yaw) from R's first column, R_00 = 1 - 2(y^2 + z^2),
+// R_10 = 2(xy + wz).
+std::pair<Tensor, Tensor> headingCosSin(const StateFeatures& s) {
+  const Tensor w = s.quat.select(1, 0), x = s.quat.select(1, 1), y = s.quat.select(1, 2),
+               z = s.quat.select(1, 3);
+  const Tensor r00 = 1 - 2 * (y * y + z * z), r10 = 2 * (x * y + w * z);
+  const Tensor norm = torch::sqrt(r00 * r00 + r10 * r10).clamp_min(1e-9);
+  return {(r00 / norm).unsqueeze(1), (r10 / norm).unsqueeze(1)};
+}
+
 // The reference's peak per env [n, 1]: `height`, or with `rough_height` > 0 a linear blend from
 // `height` on flat ground to `rough_height` where the relief around the base reaches `relief`.
 Tensor footPeak(TermContext& c, const TermParams& p) {
@@ -256,6 +267,32 @@ Tensor footReference(TermContext& c, const TermParams& p, const Tensor& peak) {
   return peak * torch::relu(torch::sin(arg));
 }
 
+// [n, F]: how far the ground within `horizon` seconds of the commanded velocity rises above the
+// ground under each foot (0 where it does not, on the plane, or with horizon 0), from the
+// highest of kAheadSamples points along the command's world-frame path from the foot. A target,
+// like the gait clock: no gradient flows through it. On stairs it lifts a swinging foot over the
+// next riser before the foot reaches it; a reference measured only under the foot asks a foot in
+// front of a riser for the flat ground's clearance, and the hind shanks met the edge there.
+Tensor groundRiseAhead(TermContext& c, double horizon) {
+  constexpr int kAheadSamples = 10;
+  const Tensor feet = c.footCentres();
+  const auto& k = c.constants();
+  if (horizon <= 0 || !k.terrain) return torch::zeros({feet.size(0), feet.size(1)}, torch::kDouble);
+  const StateFeatures& state = c.state();  // cached with its graph before the guard below
+  torch::NoGradGuard noGrad;
+  const auto [cy, sy] = headingCosSin(state);
+  const Tensor ux = c.command.select(1, 0).unsqueeze(1), uy = c.command.select(1, 1).unsqueeze(1);
+  const Tensor vx = cy * ux - sy * uy, vy = sy * ux + cy * uy;  // [n, 1]: W v*
+  const Tensor fx = feet.select(2, 0).detach(), fy = feet.select(2, 1).detach();
+  const Tensor under = groundHeight(k.terrain, fx, fy, nullptr, k.link);
+  Tensor highest = under;
+  for (int s = 1; s <= kAheadSamples; ++s) {
+    const double t = horizon * s / kAheadSamples;
+    highest = torch::max(highest, groundHeight(k.terrain, fx + t * vx, fy + t * vy, nullptr, k.link));
+  }
+  return highest - under;
+}
+
 // action_history's depth, as the robot side checks it.
 int actionHistorySteps(const TermParams& p) {
   return deploy::actionHistorySteps(p("steps"));
@@ -268,12 +305,7 @@ deploy::HeightScanGrid heightScanGrid(const TermParams& p) {
 
 Tensor heightScan(TermContext& c, const TermParams& p) {
   const StateFeatures& s = c.state();
-  // Heading (cos yaw, sin yaw) from R's first column: R_00 = 1 - 2(y^2 + z^2), R_10 = 2(xy + wz).
-  const Tensor w = s.quat.select(1, 0), x = s.quat.select(1, 1), y = s.quat.select(1, 2),
-               z = s.quat.select(1, 3);
-  const Tensor r00 = 1 - 2 * (y * y + z * z), r10 = 2 * (x * y + w * z);
-  const Tensor norm = torch::sqrt(r00 * r00 + r10 * r10).clamp_min(1e-9);
-  const Tensor cy = (r00 / norm).unsqueeze(1), sy = (r10 / norm).unsqueeze(1);
+  const auto [cy, sy] = headingCosSin(s);
   std::vector<double> px, py;
   for (const auto& l : heightScanGrid(p).local()) {
     px.push_back(l[0]);
@@ -516,8 +548,8 @@ std::vector<TermDef> makeRewards() {
                }});
   t.push_back(
       {"foot_height_tracking",
-       "sum_j z*_j / peak * exp(-(z_j - z*_j)^2 / sigma), "
-       "z*_j = peak * max(sin(2 pi (f t + phi_j)), 0)",
+       "sum_j z*_j / peak * exp(-(z_j - z*_j (1 + r_j / peak))^2 / sigma), "
+       "z*_j = peak * max(sin(2 pi (f t + phi_j)), 0), r_j: the ground's rise ahead of foot j",
        {{"height", {0.1}, "peak of the reference [m] (on flat ground when rough_height is set)"},
         {"rough_height",
          {0.0},
@@ -526,6 +558,11 @@ std::vector<TermDef> makeRewards() {
          "every ground"},
         {"relief", {0.05}, "relief at which the peak reaches rough_height [m]"},
         {"sigma", {0.05}, "kernel width [m^2]"},
+        {"lookahead_s",
+         {0.0},
+         "r_j: how far the ground rises above the foot's within this many seconds of the commanded "
+         "velocity from the foot [s]; the swing's peak is then `peak` above the highest ground "
+         "ahead; 0: r_j = 0, the reference above the ground under the foot"},
         {"frequency", {2.0}, "gait frequency f [Hz] (eq. 19: sin(4 pi t))"},
         {"phase_offsets",
          {0.0, 0.5, 0.5, 0.0},
@@ -534,13 +571,16 @@ std::vector<TermDef> makeRewards() {
        [](TermContext& c, const TermParams& p) {
          const Tensor peak = footPeak(c, p);
          const Tensor ref = footReference(c, p, peak);
-         const Tensor e = c.footHeight() - ref;
+         const Tensor target = ref * (1 + groundRiseAhead(c, p("lookahead_s")) / peak);
+         const Tensor e = c.footHeight() - target;
          return (ref / peak * torch::exp(-sq(e) / p("sigma"))).sum(1);
        },
        TermDef::kTime});
   t.back().check = [](const TermParams& p) {
     if (!(p("rough_height") >= 0 && p("relief") > 0))
       throw std::invalid_argument("rough_height must be >= 0 and relief > 0");
+    if (!(p("lookahead_s") >= 0 && p("lookahead_s") <= 2))
+      throw std::invalid_argument("lookahead_s must be in [0, 2] s");
   };
   t.push_back({"lin_vel_z_l2", "-(B v_z)^2", {}, 1, [](TermContext& c, const TermParams&) {
                  return -sq(c.state().linVelB.select(1, 2));

@@ -781,6 +781,29 @@ TEST(LocomotionEnv, BadReliefPeakIsAnError) {
   }
 }
 
+// foot_height_tracking's lookahead refuses a negative or NaN horizon and one past 2 s, naming the
+// task and the term.
+TEST(LocomotionEnv, BadLookaheadIsAnError) {
+  for (double lookahead : {-0.1, 5.0, std::nan("")}) {
+    TaskConfig task = loadTaskConfig("velocity");
+    for (auto& r : task.rewards)
+      if (r.name == "foot_height_tracking") {
+        auto v = r.params.values();
+        v["lookahead_s"] = {lookahead};
+        r.params = TermParams(v);
+      }
+    try {
+      LocomotionEnv env(task, options(2));
+      ADD_FAILURE() << "no error for lookahead_s " << lookahead;
+    } catch (const std::runtime_error& e) {
+      EXPECT_NE(std::string(e.what()).find("foot_height_tracking: lookahead_s must be in [0, 2] s"),
+                std::string::npos)
+          << e.what();
+      EXPECT_NE(std::string(e.what()).find("velocity"), std::string::npos) << e.what();
+    }
+  }
+}
+
 // action_history: the last `steps` clipped actions, newest first (steps 1 = last_action), zeros
 // before an episode's first decision and after a reset; its buffer also serves the latency.
 TEST(LocomotionEnv, ActionHistoryHoldsTheLastActionsNewestFirst) {

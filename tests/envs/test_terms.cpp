@@ -282,6 +282,7 @@ TEST(Terms, FootHeightPeakFollowsTheReliefAroundTheBase) {
                               {"rough_height", {roughHeight}},
                               {"relief", {relief}},
                               {"sigma", {0.05}},
+                              {"lookahead_s", {0.0}},
                               {"frequency", {2.0}},
                               {"phase_offsets", {0.0, 0.5, 0.5, 0.0}}}))
         .item<double>();
@@ -292,6 +293,74 @@ TEST(Terms, FootHeightPeakFollowsTheReliefAroundTheBase) {
   // The three peaks give three different rewards (the feet are not at any of them).
   EXPECT_GT(std::abs(reward(slope, 0.15, 0.0, 0.05) - reward(slope, 0.125, 0.0, 0.05)), 1e-4);
   EXPECT_GT(std::abs(reward(slope, 0.10, 0.0, 0.05) - reward(slope, 0.125, 0.0, 0.05)), 1e-4);
+}
+
+// foot_height_tracking with lookahead_s: the swing's target is z*_j (1 + r_j / peak), r_j the
+// rise of the ground within lookahead_s seconds of the commanded world-frame velocity from foot
+// j. A 15 cm step 0.1 m ahead of the front feet: walking forward at 0.5 m/s for 0.5 s, they see
+// it (r = the highest of ten points along 0.25 m, by the simulator's own ground; LF swings, RF
+// stands) and the hind feet do not; standing or walking backward, no foot sees a rise and the term is the plain one.
+TEST(Terms, FootHeightReferenceRisesOverTheGroundAhead) {
+  const Robot robot = loadRobot("anymal");
+  const sim::Model& m = robot.model;
+  sim::SimOptions opt;
+  SimLink link(m, opt, 1, 1);
+  const sim::VecX q0 = robot.standingConfiguration();
+  sim::Data d(m);
+  sim::forwardKinematics(m, d, q0);
+  const sim::Vec3 lf = sim::worldPoint(d, m.feet[0].body, m.feet[0].offset);
+  auto step = std::make_shared<sim::HeightField>();
+  step->nx = 80, step->ny = 80, step->spacing = 0.05;
+  step->originX = lf.x() + 0.1 - 40 * 0.05;  // the riser at sample 40, 0.1 m ahead of LF
+  step->originY = lf.y() - 40 * 0.05;
+  for (int j = 0; j < step->ny; ++j)
+    for (int i = 0; i < step->nx; ++i) step->heights.push_back(i >= 40 ? 0.15 : 0.0);
+  step->finalize();
+  TaskConstants k;
+  k.defaultJointPos = torch::zeros({12}, kF64);
+  k.link = &link;
+  k.terrain = step;
+  const int nf = static_cast<int>(m.feet.size());
+  k.footRadius = torch::empty({nf}, kF64);
+  for (int f = 0; f < nf; ++f) k.footRadius[f] = m.feet[f].radius;
+  const Tensor q = torch::from_blob(const_cast<double*>(q0.data()), {1, 19}, kF64).clone();
+  const TermDef* term = findTerm(TermKind::Reward, "foot_height_tracking");
+  const double peak = 0.1, sigma = 0.05, time = 0.1, lookahead = 0.5;
+  auto reward = [&](double vx, double lookaheadS) {
+    TermContext c(k);
+    c.q = q;
+    c.v = torch::zeros({1, 18}, kF64);
+    c.time = torch::full({1}, time, kF64);  // feet 0 and 3 near their peak, 1 and 2 in stance
+    c.command = torch::tensor({vx, 0.0, 0.0}, kF64).unsqueeze(0);
+    return term
+        ->eval(c, TermParams({{"height", {peak}},
+                              {"rough_height", {0.0}},
+                              {"relief", {0.05}},
+                              {"sigma", {sigma}},
+                              {"lookahead_s", {lookaheadS}},
+                              {"frequency", {2.0}},
+                              {"phase_offsets", {0.0, 0.5, 0.5, 0.0}}}))
+        .item<double>();
+  };
+  const double phases[4] = {0.0, 0.5, 0.5, 0.0};
+  double expected = 0;
+  for (int f = 0; f < nf; ++f) {
+    const sim::Vec3 p = sim::worldPoint(d, m.feet[f].body, m.feet[f].offset);
+    const double under = sim::groundHeight(step.get(), p.x(), p.y());
+    double rise = 0;
+    for (int s = 1; s <= 10; ++s)
+      rise = std::max(rise, sim::groundHeight(step.get(), p.x() + 0.5 * lookahead * s / 10, p.y()) -
+                                under);
+    if (f < 2) EXPECT_GE(rise, 0.15 - 1e-12) << "front foot " << f;  // RF: in stance, ref 0
+    else EXPECT_EQ(rise, 0.0) << "hind foot " << f;
+    const double ref = peak * std::max(std::sin(2 * M_PI * (2.0 * time + phases[f])), 0.0);
+    const double z = p.z() - m.feet[f].radius - under;
+    expected += ref / peak * std::exp(-std::pow(z - ref * (1 + rise / peak), 2) / sigma);
+  }
+  EXPECT_NEAR(reward(0.5, lookahead), expected, 1e-12);
+  EXPECT_GT(std::abs(reward(0.5, lookahead) - reward(0.5, 0.0)), 1e-3);
+  EXPECT_DOUBLE_EQ(reward(0.0, lookahead), reward(0.0, 0.0));
+  EXPECT_DOUBLE_EQ(reward(-0.5, lookahead), reward(-0.5, 0.0));
 }
 
 // foot_stumble with the front feet over a 12 cm step edge (the middle of the Catmull-Rom ramp
