@@ -4,9 +4,9 @@
 #include <stdexcept>
 
 #include "gpu/fixed_convert.h"
-#include "gpu/fixed_soft_vjp.h"
-#include "gpu/fixed_step.h"
-#include "gpu/fixed_step_vjp.h"
+#include "sim/moreau_step.h"
+#include "sim/moreau_step_vjp.h"
+#include "sim/soft_step_vjp.h"
 #include "sim/step.h"
 #include "sim/step_vjp.h"
 #ifdef DIFFLOCO_CUDA
@@ -14,6 +14,16 @@
 #endif
 
 namespace diffloco::gpu {
+
+using sim::FixedAdjoint;
+using sim::fixedSoftStepVjp;
+using sim::FixedSoftTape;
+using sim::fixedStep;
+using sim::fixedStepRecord;
+using sim::fixedStepVjp;
+using sim::FixedTape;
+using sim::setZero;
+
 namespace {
 
 // Flags world w and, when its step succeeded, takes (qNext, vNext) as its state.

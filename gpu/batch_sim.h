@@ -1,5 +1,5 @@
 // Many independent worlds of one Model stepped in parallel on the CPU, through the same fixed-size
-// functions that the GPU runs (gpu/fixed_step.h, gpu/fixed_step_vjp.h, gpu/fixed_soft_vjp.h), so
+// functions that the GPU runs (sim/moreau_step.h, sim/moreau_step_vjp.h, sim/soft_step_vjp.h), so
 // that every test and bar of the environments exercises the GPU's code. States are stored one
 // column per world. A world whose step produces a non-finite state keeps its previous state and
 // is flagged in `failed`; stepping never throws for it. The owner (an environment) resets flagged
@@ -28,29 +28,30 @@
 
 namespace diffloco::sim {
 struct StepAdjoint;
-}
 
-namespace diffloco::gpu {
-
-// The fixed-size functions' types (gpu/fixed_model.h), kept out of this header: it reaches the
+// The fixed-size functions' types (sim/step_model.h), kept out of this header: it reaches the
 // environments and the trainer, which need none of them.
 struct Quadruped;
 template <class D>
 struct StepModel;
 template <class D>
-struct StepTape;  // gpu/fixed_step_vjp.h
+struct StepTape;  // sim/moreau_step_vjp.h
 template <class D>
-struct SoftTape;  // gpu/fixed_soft_vjp.h
+struct SoftTape;  // sim/soft_step_vjp.h
 using FixedModel = StepModel<Quadruped>;
 using FixedTape = StepTape<Quadruped>;
 using FixedSoftTape = SoftTape<Quadruped>;
 struct FixedOptions;
 struct HeightFieldView;
+}  // namespace diffloco::sim
+
+namespace diffloco::gpu {
+
 class CudaBatch;
 
 // Which functions a BatchSim steps its worlds with.
 enum class BatchPath {
-  Fixed,    // gpu::fixedStep and its VJP where the model and options fit, else Dynamic
+  Fixed,    // sim::fixedStep and its VJP where the model and options fit, else Dynamic
   Dynamic,  // sim::step and sim::stepVjp
   Cuda,     // the fixed functions on the first CUDA device (the CPU for the worlds it fails)
 };
@@ -119,17 +120,17 @@ class BatchSim {
 
  private:
   sim::SimOptions worldOptions(int world) const;
-  FixedOptions worldOptions(int world, FixedOptions o) const;
-  const FixedModel& worldFixedModel(int world) const;
+  sim::FixedOptions worldOptions(int world, sim::FixedOptions o) const;
+  const sim::FixedModel& worldFixedModel(int world) const;
   bool fixedPath() const;
   // One world's step and VJP on the CPU (the fixed functions where `fixed`, sim::step and
   // sim::stepVjp where they fail or not `fixed`); fallbacks counts the worlds the fixed functions
   // failed. The step writes qNext_, vNext_ and returns whether it succeeded; the VJP writes
   // column w of the adjoints.
-  bool stepWorld(int w, int worker, bool fixed, const FixedOptions& base,
-                 const HeightFieldView& ground, std::atomic<int>& fallbacks);
-  void vjpWorld(int w, int worker, bool fixed, const FixedOptions& base,
-                const HeightFieldView& ground, const sim::MatX& qIn, const sim::MatX& vIn,
+  bool stepWorld(int w, int worker, bool fixed, const sim::FixedOptions& base,
+                 const sim::HeightFieldView& ground, std::atomic<int>& fallbacks);
+  void vjpWorld(int w, int worker, bool fixed, const sim::FixedOptions& base,
+                const sim::HeightFieldView& ground, const sim::MatX& qIn, const sim::MatX& vIn,
                 const sim::MatX& qTargetIn, const sim::MatX& gqNext, const sim::MatX& gvNext,
                 sim::MatX& gq, sim::MatX& gv, sim::MatX& gqTarget,
                 std::vector<sim::StepAdjoint>& adj, std::atomic<int>& fallbacks);
@@ -144,14 +145,14 @@ class BatchSim {
   const sim::Model& model_;
   BatchPath requested_;
   std::string modelMisfit_;  // notInFixedPath(model)
-  std::unique_ptr<const FixedModel> fixedModel_;
+  std::unique_ptr<const sim::FixedModel> fixedModel_;
   sim::ThreadPool pool_;
-  std::vector<std::unique_ptr<sim::Data>> data_;   // one per worker
-  std::vector<std::unique_ptr<FixedTape>> tapes_;  // one per worker, made on the first VJP
-  std::vector<std::unique_ptr<FixedSoftTape>> softTapes_;
+  std::vector<std::unique_ptr<sim::Data>> data_;        // one per worker
+  std::vector<std::unique_ptr<sim::FixedTape>> tapes_;  // one per worker, made on the first VJP
+  std::vector<std::unique_ptr<sim::FixedSoftTape>> softTapes_;
   std::vector<double> mu_, strength_;
   std::vector<sim::Model> models_;  // per-world copies, made on the first setAddedBaseMass
-  std::vector<FixedModel> fixedModels_;
+  std::vector<sim::FixedModel> fixedModels_;
   sim::MatX qNext_, vNext_;
   int fallbacks_ = 0;
   // The Cuda path's device worlds (shared_ptr: its deleter comes with it, so a build without

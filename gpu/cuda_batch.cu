@@ -5,9 +5,19 @@
 #include <vector>
 
 #include "gpu/cuda_batch.h"
-#include "gpu/fixed_soft_vjp.h"
+#include "sim/soft_step_vjp.h"
 
 namespace diffloco::gpu {
+
+using sim::FixedAdjoint;
+using sim::fixedSoftStepVjp;
+using sim::FixedSoftTape;
+using sim::fixedStep;
+using sim::fixedStepRecord;
+using sim::fixedStepVjp;
+using sim::FixedTape;
+using sim::setZero;
+
 namespace {
 
 void check(cudaError_t e, const char* what) {

@@ -1,5 +1,5 @@
-// Worlds stepped on a CUDA device, one thread per world, by gpu::fixedStep, and their steps' VJP
-// by gpu::fixedStepRecord and gpu::fixedStepVjp (the functions the CPU parity tests check). Plain
+// Worlds stepped on a CUDA device, one thread per world, by sim::fixedStep, and their steps' VJP
+// by sim::fixedStepRecord and sim::fixedStepVjp (the functions the CPU parity tests check). Plain
 // C++ interface: the .cu file behind it includes no Eigen. Host-side errors (no device, a failed
 // allocation or launch) throw std::runtime_error.
 #pragma once
@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "gpu/fixed_model.h"
+#include "gpu/sim_names.h"
 
 namespace diffloco::gpu {
 

@@ -9,6 +9,12 @@
 #include <vector>
 
 namespace diffloco::gpu {
+
+using sim::FixedParamBar;
+using sim::M3;
+using sim::V3;
+using sim::v3;
+
 namespace {
 
 V3 fromEigen(const sim::Vec3& a) { return v3(a.x(), a.y(), a.z()); }

@@ -1,13 +1,14 @@
-// Host-side conversion of the dynamic simulator's types into the fixed-size ones (gpu/fixed_model.h).
+// Host-side conversion of the dynamic simulator's types into the fixed-size ones
+// (sim/step_model.h).
 // Throws std::invalid_argument when the robot's sizes or the options do not fit the fixed path.
 #pragma once
 
 #include <string>
 
-#include "gpu/fixed_model.h"
-#include "gpu/fixed_param_bar.h"
+#include "gpu/sim_names.h"
 #include "sim/model.h"
 #include "sim/options.h"
+#include "sim/param_bar.h"
 #include "sim/step_vjp.h"
 #include "sim/terrain.h"
 
@@ -33,6 +34,6 @@ HeightFieldView backwardView(const sim::SimOptions& opt);
 HeightFieldView toView(const sim::HeightField* hf);
 // The parameters' adjoints of a fixed VJP as sim::stepVjp gives them for the model they were
 // formed on (its spheres and bodies; the masses contracted as sim::ParamGrad::addInertia does).
-sim::ParamGrad toParamGrad(const sim::Model& model, const FixedParamBar& p);
+sim::ParamGrad toParamGrad(const sim::Model& model, const sim::FixedParamBar& p);
 
 }  // namespace diffloco::gpu

@@ -3,10 +3,21 @@
 #include <memory>
 
 #include "gpu/fixed_convert.h"
-#include "gpu/fixed_soft_vjp.h"
+#include "sim/soft_step_vjp.h"
 #include "sim/step.h"
 
 namespace diffloco::gpu {
+
+using sim::addTo;
+using sim::FixedAdjoint;
+using sim::FixedParamBar;
+using sim::fixedSoftStepVjp;
+using sim::FixedSoftTape;
+using sim::fixedStep;
+using sim::fixedStepRecord;
+using sim::fixedStepVjp;
+using sim::FixedTape;
+using sim::setZero;
 
 sim::Rollout fixedRollout(const sim::Model& model, const sim::SimOptions& opt, sim::Data& data,
                           const sim::VecX& q0, const sim::VecX& v0, const sim::MatX& targets) {

@@ -5,12 +5,25 @@
 #include <memory>
 #include <random>
 
-#include "gpu/fixed_soft_vjp.h"
 #include "sim/data.h"
+#include "sim/soft_step_vjp.h"
 #include "sim/step.h"
 #include "sim/step_vjp.h"
 
 namespace diffloco::gpu {
+
+using sim::FixedAdjoint;
+using sim::FixedData;
+using sim::fixedSoftStepVjp;
+using sim::FixedSoftTape;
+using sim::fixedStep;
+using sim::fixedStepRecord;
+using sim::fixedStepVjp;
+using sim::FixedTape;
+using sim::forwardKinematics;
+using sim::setZero;
+using sim::sphereCentre;
+using sim::sphereContact;
 
 WorldSet randomWorlds(const std::vector<double>& qStand, const sim::HeightField* ground, int n,
                       unsigned seed, bool kneeling) {

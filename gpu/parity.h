@@ -7,9 +7,10 @@
 #include <string>
 #include <vector>
 
-#include "gpu/fixed_dynamics.h"
+#include "gpu/sim_names.h"
 #include "sim/model.h"
 #include "sim/options.h"
+#include "sim/rigid_body.h"
 #include "sim/terrain.h"
 
 namespace diffloco::gpu {
@@ -45,7 +46,7 @@ struct TerrainOption {
 // The three options on each of `grounds` (named "bumps" or "stairs" by their spacing).
 std::vector<TerrainOption> terrainOptions(const std::vector<sim::HeightField>& grounds);
 
-// One step of every world through sim::step (dynamic sizes) or gpu::fixedStep (host build).
+// One step of every world through sim::step (dynamic sizes) or sim::fixedStep (host build).
 // Returns the number of worlds whose result is not finite.
 int stepDynamic(const sim::Model& model, const sim::SimOptions& opt, const WorldSet& in,
                 WorldSet& out);
@@ -84,7 +85,7 @@ struct SphereCount {
   int feet = 0, legs = 0;
 };
 SphereCount spheresEntering(const FixedModel& model, const FixedOptions& o,
-                            const HeightFieldView& hf, const FixedData& d);
+                            const HeightFieldView& hf, const sim::FixedData& d);
 
 // a with b's entries (q, v, and target where b has them) in the worlds flagged in skip: the worlds
 // whose fixed step failed (a contact set larger than MAXACTIVE) are counted apart, not compared

@@ -14,6 +14,8 @@
 #include <Eigen/Geometry>
 #include <cmath>
 
+#include "sim/hd.h"
+
 namespace diffloco::sim {
 
 using Vec3 = Eigen::Vector3d;
@@ -24,8 +26,7 @@ using VecX = Eigen::VectorXd;
 using MatX = Eigen::MatrixXd;
 using Quat = Eigen::Quaterniond;
 
-// sqrt(a^2 + b^2) without std::hypot's overflow guards (its cost shows in profiles).
-inline double norm2(double a, double b) { return std::sqrt(a * a + b * b); }
+// norm2(a, b) = sqrt(a^2 + b^2): sim/hd.h, shared with the host-and-device stages.
 
 inline Mat3 skew(const Vec3& a) {
   Mat3 s;

@@ -6,6 +6,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "sim/ground.h"
+
 namespace diffloco::sim {
 
 Interpolant parseInterpolant(const std::string& name) {
@@ -112,11 +114,7 @@ struct Hermite {
   }
 };
 
-// Fritsch and Butland's slope from the two one-sided differences: their harmonic mean where they
-// agree in sign, else zero. At most twice the smaller and half their sum.
-double monotoneSlope(double a, double b) {
-  return a * b > 0 ? 2 * a * b / (a + b) : 0.0;
-}
+// monotoneSlope (sim/ground.h): Fritsch and Butland's slope from the two one-sided differences.
 
 // The 4 x 4 samples around cell (i, j): p[b][a] at (i - 1 + a, j - 1 + b), indices clamped.
 void stencil(const HeightField& hf, int i, int j, double p[4][4]) {

@@ -8,9 +8,9 @@
 
 #include "envs/sim_function.h"
 #include "gpu/fixed_convert.h"
-#include "gpu/fixed_step.h"
 #include "robots/robot.h"
 #include "sim/kinematics.h"
+#include "sim/moreau_step.h"
 #include "sim/step.h"
 
 using namespace diffloco;
@@ -57,7 +57,7 @@ TEST(SimFunction, ForwardMatchesSimulator) {
   Tensor q, v, qt;
   f.states(3, q, v, qt, 1);
   const SimStepResult r = simStep(link, q.to(torch::kFloat), v, qt);  // float input is accepted
-  // The batch steps with the fixed-size functions (gpu/batch_sim.h): exactly gpu::fixedStep, and
+  // The batch steps with the fixed-size functions (gpu/batch_sim.h): exactly sim::fixedStep, and
   // sim::step to rounding.
   ASSERT_EQ(link.batch().path(), gpu::BatchPath::Fixed);
   const gpu::FixedModel fm = gpu::toFixed(f.robot.model);
@@ -70,7 +70,7 @@ TEST(SimFunction, ForwardMatchesSimulator) {
     sim::step(f.robot.model, f.opt, data, Eigen::Map<const sim::VecX>(qw.data_ptr<double>(), 19),
               Eigen::Map<const sim::VecX>(vw.data_ptr<double>(), 18),
               Eigen::Map<const sim::VecX>(tw.data_ptr<double>(), 12), qn, vn);
-    ASSERT_TRUE(gpu::fixedStep(fm, fo, gpu::toView(nullptr), qw.data_ptr<double>(),
+    ASSERT_TRUE(sim::fixedStep(fm, fo, gpu::toView(nullptr), qw.data_ptr<double>(),
                                vw.data_ptr<double>(), tw.data_ptr<double>(), qf.data(), vf.data()));
     for (int i = 0; i < 19; ++i) {
       EXPECT_EQ(r.q[w][i].item<double>(), qf[i]);

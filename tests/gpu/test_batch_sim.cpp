@@ -1,5 +1,5 @@
 // gpu/batch_sim.h: BatchSim gives every world exactly the state that its step function gives it
-// alone (gpu::fixedStep on the fixed path, sim::step on the dynamic one), whatever the number of
+// alone (sim::fixedStep on the fixed path, sim::step on the dynamic one), whatever the number of
 // threads and whichever worker's scratch it lands on, and the two paths agree to rounding; a world
 // that goes non-finite is flagged, keeps its state and does not disturb the others; what the fixed
 // path cannot hold (a contact set larger than its arrays, options it does not have) is stepped and
@@ -14,9 +14,9 @@
 
 #include "gpu/batch_sim.h"
 #include "gpu/fixed_convert.h"
-#include "gpu/fixed_step.h"
 #include "gpu/parity.h"
 #include "robots/robot.h"
+#include "sim/moreau_step.h"
 #include "sim/step.h"
 #include "sim/step_vjp.h"
 #include "sim/terrain.h"
@@ -77,7 +77,7 @@ Robot anymal() {
 }
 
 // The reference: every world alone, one after the other, through one Data (its content left by the
-// previous world must not matter either), or through gpu::fixedStep.
+// previous world must not matter either), or through sim::fixedStep.
 void stepAlone(const Model& m, const SimOptions& o, Data& data, Worlds& w, BatchPath path) {
   VecX qn(m.nq()), vn(m.nv());
   const gpu::FixedModel fm = gpu::toFixed(m);
@@ -87,7 +87,7 @@ void stepAlone(const Model& m, const SimOptions& o, Data& data, Worlds& w, Batch
     if (path == BatchPath::Dynamic)
       ASSERT_TRUE(step(m, o, data, q, v, target, qn, vn)) << "world " << k;
     else
-      ASSERT_TRUE(gpu::fixedStep(fm, fo, gpu::toView(nullptr), q.data(), v.data(), target.data(),
+      ASSERT_TRUE(sim::fixedStep(fm, fo, gpu::toView(nullptr), q.data(), v.data(), target.data(),
                                  qn.data(), vn.data()))
           << "world " << k;
     w.q.col(k) = qn;

@@ -1,4 +1,4 @@
-// gpu/fixed_step.h compiled for the CPU against sim::step: the functions gpu_check runs on a GPU
+// sim/moreau_step.h compiled for the CPU against sim::step: the functions gpu_check runs on a GPU
 // give sim::step's result to rounding, for every contact model, on the plane and on height fields
 // (both interpolants, vertical and closest-point contact), in and out of contact. Needs no GPU.
 #include <gtest/gtest.h>
@@ -9,12 +9,13 @@
 #include <vector>
 
 #include "gpu/fixed_convert.h"
-#include "gpu/fixed_step.h"
 #include "gpu/parity.h"
 #include "robots/robot.h"
+#include "sim/moreau_step.h"
 
 using namespace diffloco;
 using namespace diffloco::gpu;
+using sim::fixedStep;
 
 namespace {
 

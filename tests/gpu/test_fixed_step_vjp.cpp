@@ -1,4 +1,4 @@
-// gpu/fixed_step_vjp.h and gpu/fixed_soft_vjp.h compiled for the CPU: the VJP of the fixed-size
+// sim/moreau_step_vjp.h and sim/soft_step_vjp.h compiled for the CPU: the VJP of the fixed-size
 // hard, smoothed and soft steps against sim::stepVjp on random worlds in and out of contact, on the
 // plane and on height fields (both interpolants, vertical and closest-point contact), and against
 // central differences of the fixed forward step itself. Needs no GPU.
@@ -11,12 +11,23 @@
 #include <vector>
 
 #include "gpu/fixed_convert.h"
-#include "gpu/fixed_soft_vjp.h"
 #include "gpu/parity.h"
 #include "robots/robot.h"
+#include "sim/soft_step_vjp.h"
 
 using namespace diffloco;
 using namespace diffloco::gpu;
+using sim::FixedAdjoint;
+using sim::FixedParamBar;
+using sim::fixedSoftStepVjp;
+using sim::FixedSoftTape;
+using sim::fixedStep;
+using sim::fixedStepRecord;
+using sim::fixedStepVjp;
+using sim::FixedTape;
+using sim::setZero;
+using sim::SInertia;
+using sim::v3;
 
 namespace {
 
@@ -316,7 +327,7 @@ bool fixedParamVjp(const FixedModel& fm, const FixedOptions& fo, const HeightFie
 
 }  // namespace
 
-// The parameters' adjoints (gpu/fixed_param_bar.h) against sim::stepVjp's ParamGrad, world by
+// The parameters' adjoints (sim/param_bar.h) against sim::stepVjp's ParamGrad, world by
 // world: friction, kappa, the PD gains, the soft coefficients, the spheres' offsets, the bodies'
 // masses and inertias, in every contact model on the plane and the height field.
 TEST(FixedStepVjp, ParameterAdjointsMatchSimStepVjp) {

@@ -1,5 +1,5 @@
-// gpu_check: the fixed-size step and its VJP on a CUDA device against the CPU (gpu::fixedStep and
-// gpu::fixedStepVjp built for the host, and the dynamic sim::step and sim::stepVjp), then their
+// gpu_check: the fixed-size step and its VJP on a CUDA device against the CPU (sim::fixedStep and
+// sim::fixedStepVjp built for the host, and the dynamic sim::step and sim::stepVjp), then their
 // speed on the GPU, the CPU cost of the fixed path against the dynamic one, and the environments'
 // batch runner on the device (gpu::BatchSim's BatchPath::Cuda, per-world randomisation, the
 // copies to the device and back) against its CPU path. Writes JSON
@@ -33,15 +33,19 @@
 #include "gpu/batch_sim.h"
 #include "gpu/cuda_batch.h"
 #include "gpu/fixed_convert.h"
-#include "gpu/fixed_soft_vjp.h"
 #include "gpu/parity.h"
 #include "gpu/recorded_states.h"
 #include "io/atomic_file.h"
 #include "io/json.h"
 #include "robots/robot.h"
+#include "sim/soft_step_vjp.h"
 
 using namespace diffloco;
 using namespace diffloco::gpu;
+using sim::FixedData;
+using sim::FixedSoftTape;
+using sim::FixedTape;
+using sim::forwardKinematics;
 
 namespace {
 

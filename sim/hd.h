@@ -1,7 +1,10 @@
 // Marks a function for both the CPU and the GPU: nvcc compiles it as host and device code, a
 // plain C++ compiler sees an ordinary inline function. Every stage of the fixed-size step uses it,
-// so the code that runs on the GPU is the code the CPU tests check.
+// so the code that runs on the GPU is the code the CPU tests check. Also the one scalar helper that
+// the host-and-device stages and sim/spatial.h's Eigen code share (norm2).
 #pragma once
+
+#include <cmath>
 
 #if defined(__CUDACC__)
 #define DL_HD __host__ __device__ inline
@@ -26,3 +29,10 @@
 #else
 #define DL_HD_INLINE DL_HD __attribute__((always_inline))
 #endif
+
+namespace diffloco::sim {
+
+// sqrt(a^2 + b^2) without std::hypot's overflow guards (its cost shows in profiles).
+DL_HD double norm2(double a, double b) { return sqrt(a * a + b * b); }
+
+}  // namespace diffloco::sim

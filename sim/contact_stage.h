@@ -1,14 +1,14 @@
 // Sphere contact for the fixed-size step (feet and leg spheres): geometry against the ground
-// (gpu/fixed_terrain.h), the contact Jacobian rows of the spheres in the problem, the soft model's
+// (sim/ground.h), the contact Jacobian rows of the spheres in the problem, the soft model's
 // penalty law, and for the hard and smoothed models the Delassus blocks and the Gauss-Seidel solve.
 // The same formulas and order as sim/contact.cpp and sim/soft_contact.h (which explain the
 // choices).
 #pragma once
 
-#include "gpu/fixed_dynamics.h"
-#include "gpu/fixed_terrain.h"
+#include "sim/ground.h"
+#include "sim/rigid_body.h"
 
-namespace diffloco::gpu {
+namespace diffloco::sim {
 
 template <class D>
 struct Contacts {
@@ -36,7 +36,7 @@ struct GsTape {
   double impulseRaw[3 * D::MAXACTIVE];  // after the sweeps, before the sigmoid scaling
 };
 
-using FixedContacts = Contacts<Quadruped>;  // transitional (gpu/fixed_model.h)
+using FixedContacts = Contacts<Quadruped>;  // transitional (sim/step_model.h)
 using FixedGsTape = GsTape<Quadruped>;
 
 // A sphere's centre in the world (sim::footGeometry's footCentre).
@@ -232,4 +232,4 @@ DL_HD void solveContacts(const FixedOptions& o, Contacts<D>& fc, GsTape<D>* tape
       for (int r = 0; r < 3; ++r) fc.impulse[3 * a + r] *= fc.sigma[a];
 }
 
-}  // namespace diffloco::gpu
+}  // namespace diffloco::sim

@@ -5,9 +5,9 @@
 // and device code; no heap, no exceptions.
 #pragma once
 
-#include "gpu/fixed_step_vjp.h"
+#include "sim/moreau_step_vjp.h"
 
-namespace diffloco::gpu {
+namespace diffloco::sim {
 
 // One world's scratch of the soft VJP: one sub-step's tape and the starting states of up to
 // D::MAXSOFTSUBSTEPS sub-steps.
@@ -20,7 +20,7 @@ struct SoftTape {
   double q[D::MAXSOFTSUBSTEPS + 1][D::NQ], v[D::MAXSOFTSUBSTEPS + 1][D::NV];
 };
 
-using FixedSoftTape = SoftTape<Quadruped>;  // transitional (gpu/fixed_model.h)
+using FixedSoftTape = SoftTape<Quadruped>;  // transitional (sim/step_model.h)
 
 // Reverse of the penalty law at the forward's branches (sim::softPenaltyForceVjp): the force's
 // adjoint fb -> depthBar, vcBar and, with kParams, the coefficients' adjoints in p (added).
@@ -170,4 +170,4 @@ DL_HD bool fixedSoftStepVjp(const StepModel<D>& m, const FixedOptions& o, const 
   return softStepVjpImpl<true>(m, o, hf, q, v, qTarget, gq, gv, t, out, &params);
 }
 
-}  // namespace diffloco::gpu
+}  // namespace diffloco::sim

@@ -4,9 +4,9 @@
 // without them leaves out entirely. Each function ADDS to its outputs. Host and device code.
 #pragma once
 
-#include "gpu/fixed_kinematics_vjp.h"
+#include "sim/rigid_body_kinematics_vjp.h"
 
-namespace diffloco::gpu {
+namespace diffloco::sim {
 
 DL_HD SMotion asMotion(const SForce& f) {
   return {f.f, f.n};
@@ -205,4 +205,4 @@ DL_HD_OUTLINE void crbaVjp(const StepModel<D>& m, const StepData<D>& d, const Dy
     }
 }
 
-}  // namespace diffloco::gpu
+}  // namespace diffloco::sim

@@ -2,10 +2,10 @@
 // (sim::sphereContactVjp in sim/terrain.cpp, same formulas and order). Host and device code.
 #pragma once
 
-#include "gpu/fixed_kinematics_vjp.h"
-#include "gpu/fixed_terrain.h"
+#include "sim/ground.h"
+#include "sim/rigid_body_kinematics_vjp.h"
 
-namespace diffloco::gpu {
+namespace diffloco::sim {
 
 // Given the adjoints of depth, frame (its columns) and point, returns the adjoint of the centre.
 DL_HD V3 sphereContactVjp(const V3& centre, double radius, const FixedSphereContact& c,
@@ -70,4 +70,4 @@ DL_HD V3 sphereContactVjp(const V3& centre, double radius, const FixedSphereCont
   return cb;
 }
 
-}  // namespace diffloco::gpu
+}  // namespace diffloco::sim

@@ -4,9 +4,9 @@
 // pays nothing for it. toParamGrad (gpu/fixed_convert.h) turns it into a sim::ParamGrad.
 #pragma once
 
-#include "gpu/fixed_model.h"
+#include "sim/step_model.h"
 
-namespace diffloco::gpu {
+namespace diffloco::sim {
 
 template <class D>
 struct ParamBar {
@@ -16,7 +16,7 @@ struct ParamBar {
   SInertia inertia[D::NB];        // each body's (m, h, Io), Io as a general 3 x 3 matrix
 };
 
-using FixedParamBar = ParamBar<Quadruped>;  // transitional (gpu/fixed_model.h)
+using FixedParamBar = ParamBar<Quadruped>;  // transitional (sim/step_model.h)
 
 template <class D>
 DL_HD void setZero(ParamBar<D>& p) {
@@ -43,4 +43,4 @@ DL_HD void addTo(ParamBar<D>& a, const ParamBar<D>& b) {
   }
 }
 
-}  // namespace diffloco::gpu
+}  // namespace diffloco::sim

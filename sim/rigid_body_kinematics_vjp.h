@@ -3,9 +3,9 @@
 // (which explains them); each function ADDS the adjoints of its inputs. Host and device code.
 #pragma once
 
-#include "gpu/fixed_dynamics.h"
+#include "sim/rigid_body.h"
 
-namespace diffloco::gpu {
+namespace diffloco::sim {
 
 // Adjoints of the kinematic quantities of a configuration (sim::KinematicsBar without the inertia
 // parameters): per body the parent->body rotation E, the world rotation R and position p.
@@ -15,7 +15,7 @@ struct KinBar {
   V3 p[D::NB];
 };
 
-using FixedKinBar = KinBar<Quadruped>;  // transitional (gpu/fixed_model.h)
+using FixedKinBar = KinBar<Quadruped>;  // transitional (sim/step_model.h)
 
 template <class D>
 DL_HD void setZero(KinBar<D>& b) {
@@ -183,4 +183,4 @@ DL_HD void integrateVjp(const double* q, const double* dv, const double* qOutBar
     dvbar[3 + r] += -0.5 * k * Eb[0] * dw[r] + k * Eb[1 + r] + g * dwEb * dw[r];
 }
 
-}  // namespace diffloco::gpu
+}  // namespace diffloco::sim

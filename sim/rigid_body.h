@@ -4,9 +4,9 @@
 // sim/crba.cpp and sim/cholesky.cpp, on fixed-size arrays (no heap, no exceptions).
 #pragma once
 
-#include "gpu/fixed_model.h"
+#include "sim/step_model.h"
 
-namespace diffloco::gpu {
+namespace diffloco::sim {
 
 // Per-world scratch of one step (sim::Data's forward part).
 template <class D>
@@ -28,7 +28,7 @@ struct DynamicsTape {
   SInertia Ic[D::NB];  // composite inertias
 };
 
-using FixedData = StepData<Quadruped>;  // transitional (gpu/fixed_model.h)
+using FixedData = StepData<Quadruped>;  // transitional (sim/step_model.h)
 using FixedDynamicsTape = DynamicsTape<Quadruped>;
 
 DL_HD M3 quatToMatrix(double w, double x, double y, double z) {  // Eigen's toRotationMatrix
@@ -168,4 +168,4 @@ DL_HD void solveH(const StepModel<D>& m, const StepData<D>& d, double* x) {
   solveL(m, d, x);
 }
 
-}  // namespace diffloco::gpu
+}  // namespace diffloco::sim

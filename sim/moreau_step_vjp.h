@@ -2,17 +2,17 @@
 // the forward step (the same code as fixedStep) and keeps what the backward reads in a fixed-size
 // per-world tape; fixedStepVjp maps the adjoints of (q', v') to those of (q, v, qTarget) with
 // the formulas and order of sim::stepVjp (sim/step_vjp.cpp explains them), and the parameters'
-// adjoints (gpu/fixed_param_bar.h) when given a ParamBar. The stages are templates on
+// adjoints (sim/param_bar.h) when given a ParamBar. The stages are templates on
 // kParams, so that the VJP without them (the training's, the GPU's) does none of their work and
 // keeps no branch for them. Host and device code; no heap, no exceptions.
 #pragma once
 
-#include "gpu/fixed_contact_vjp.h"
-#include "gpu/fixed_dynamics_vjp.h"
-#include "gpu/fixed_param_bar.h"
-#include "gpu/fixed_step.h"
+#include "sim/contact_stage_vjp.h"
+#include "sim/moreau_step.h"
+#include "sim/param_bar.h"
+#include "sim/rigid_body_vjp.h"
 
-namespace diffloco::gpu {
+namespace diffloco::sim {
 
 // One world's tape of a hard or smoothed step (sized for MAXACTIVE contacts: tapeBytes in
 // gpu/cuda_batch.h).
@@ -26,7 +26,7 @@ struct StepTape {
   double vNext[D::NV];
 };
 
-using FixedTape = StepTape<Quadruped>;  // transitional (gpu/fixed_model.h)
+using FixedTape = StepTape<Quadruped>;  // transitional (sim/step_model.h)
 
 // The hard or smoothed step of fixedStep, recording the tape. Returns false when the new state is
 // not finite, and when a contact set overflowed (then (qNext, vNext) = (q, v)), for the soft
@@ -48,7 +48,7 @@ struct StateAdjoint {
   double q[D::NQ], v[D::NV], qTarget[D::NJ];
 };
 
-using FixedAdjoint = StateAdjoint<Quadruped>;  // transitional (gpu/fixed_model.h)
+using FixedAdjoint = StateAdjoint<Quadruped>;  // transitional (sim/step_model.h)
 
 template <class D>
 DL_HD void setZero(StateAdjoint<D>& a) {
@@ -283,4 +283,4 @@ DL_HD void fixedStepVjp(const StepModel<D>& m, const FixedOptions& o, const Heig
   stepVjpImpl<true>(m, o, hf, q, v, qTarget, t, gq, gv, out, &params);
 }
 
-}  // namespace diffloco::gpu
+}  // namespace diffloco::sim

@@ -5,10 +5,10 @@
 // the instantiation without them leaves out entirely. Host and device code.
 #pragma once
 
-#include "gpu/fixed_contact.h"
-#include "gpu/fixed_terrain_vjp.h"
+#include "sim/contact_stage.h"
+#include "sim/ground_vjp.h"
 
-namespace diffloco::gpu {
+namespace diffloco::sim {
 
 // Adjoint of proxFrictionCone(z, mu): outBar -> zBar (returned), muBar (added when given).
 template <bool kParams = false>
@@ -188,4 +188,4 @@ DL_HD_OUTLINE void contactGeometryVjp(const StepModel<D>& m, const StepData<D>& 
   }
 }
 
-}  // namespace diffloco::gpu
+}  // namespace diffloco::sim

@@ -4,9 +4,9 @@
 // sim::sphereContact (that header explains them); here on plain arrays.
 #pragma once
 
-#include "gpu/fixed_model.h"
+#include "sim/step_model.h"
 
-namespace diffloco::gpu {
+namespace diffloco::sim {
 
 struct FixedSurface {
   double h, hx, hy, hxx, hxy, hyy;
@@ -70,7 +70,9 @@ struct HermiteBasis {
   }
 };
 
-// Fritsch and Butland's slope from two one-sided differences (sim/terrain.cpp).
+// Fritsch and Butland's slope from the two one-sided differences: their harmonic mean where they
+// agree in sign, else zero. At most twice the smaller and half their sum. The one definition, for
+// sim/terrain.cpp's monotone patch too.
 DL_HD double monotoneSlope(double a, double b) {
   return a * b > 0 ? 2 * a * b / (a + b) : 0.0;
 }
@@ -303,4 +305,4 @@ DL_HD FixedSphereContact sphereContact(const HeightFieldView& hf, const V3& cent
   return c;
 }
 
-}  // namespace diffloco::gpu
+}  // namespace diffloco::sim

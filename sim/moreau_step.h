@@ -3,9 +3,9 @@
 // model at softSubsteps fixed sub-steps. Host and device code; no heap, no exceptions.
 #pragma once
 
-#include "gpu/fixed_contact.h"
+#include "sim/contact_stage.h"
 
-namespace diffloco::gpu {
+namespace diffloco::sim {
 
 // PD torque with the DC-motor envelope (sim::actuatorTorque).
 DL_HD double actuatorTorque(const FixedOptions& o, double effortLimit, double qTarget, double q,
@@ -173,4 +173,4 @@ DL_HD bool fixedStep(const StepModel<D>& m, const FixedOptions& o, const HeightF
   return allFinite(qNext, D::NQ) && allFinite(vNext, D::NV);
 }
 
-}  // namespace diffloco::gpu
+}  // namespace diffloco::sim

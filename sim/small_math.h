@@ -1,13 +1,13 @@
-// 3-vectors, 3x3 matrices and the spatial algebra of sim/spatial.h on plain arrays, for the
-// fixed-size step (host and device). The formulas and their order follow sim/spatial.h and Eigen's
-// fixed-size kernels, so that the fixed path agrees with sim::step to rounding.
+// The algebra the host-and-device stages compute with: 3-vectors, 3x3 matrices and the spatial
+// algebra of sim/spatial.h on plain arrays. The formulas and their order follow sim/spatial.h and
+// Eigen's fixed-size kernels, so that these stages agree with sim::step to rounding.
 #pragma once
 
 #include <cmath>
 
-#include "gpu/hd.h"
+#include "sim/hd.h"
 
-namespace diffloco::gpu {
+namespace diffloco::sim {
 
 struct V3 {
   double e[3];
@@ -37,7 +37,6 @@ DL_HD double dot(const V3& a, const V3& b) { return a[0] * b[0] + a[1] * b[1] + 
 DL_HD V3 cross(const V3& a, const V3& b) {
   return v3(a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]);
 }
-DL_HD double norm2(double a, double b) { return sqrt(a * a + b * b); }
 
 DL_HD M3 identity3() { return M3{{1, 0, 0, 0, 1, 0, 0, 0, 1}}; }
 DL_HD V3 mul(const M3& m, const V3& a) {
@@ -159,4 +158,4 @@ DL_HD void addInertia(SInertia& a, const SInertia& b) {
   for (int k = 0; k < 9; ++k) a.Io.e[k] += b.Io.e[k];
 }
 
-}  // namespace diffloco::gpu
+}  // namespace diffloco::sim

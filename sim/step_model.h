@@ -1,13 +1,14 @@
-// A robot with its dimensions fixed at compile time. The sizes are a parameter (Dims), so that the
-// arrays are plain data with no pointers (one copy lives in a kernel's constant parameter space)
-// and of a constant size. Quadruped holds the 12-joint quadrupeds' sizes (13 bodies, 4 sphere
-// feet, up to 24 leg spheres: every robot in configs/robots fits); a robot of other sizes does not
-// fit it, and toFixed (gpu/fixed_convert.h) refuses it.
+// What a step on plain arrays reads: the robot (StepModel) with its dimensions fixed at compile
+// time, the options (FixedOptions) and the ground (HeightFieldView). The sizes are a parameter
+// (Dims), so that the arrays are plain data with no pointers (one copy lives in a kernel's constant
+// parameter space) and of a constant size. Quadruped holds the 12-joint quadrupeds' sizes (13
+// bodies, 4 sphere feet, up to 24 leg spheres: every robot in configs/robots fits); a robot of
+// other sizes does not fit it, and toFixed (gpu/fixed_convert.h) refuses it.
 #pragma once
 
-#include "gpu/small_math.h"
+#include "sim/small_math.h"
 
-namespace diffloco::gpu {
+namespace diffloco::sim {
 
 // The sizes a step's arrays are declared with. The loops over spheres, contacts and sweeps run to
 // the runtime counts (nspheres, nc, iterations) these bound, so an instantiation with larger bounds
@@ -60,7 +61,7 @@ struct StepModel {
   V3 gravity;
 };
 
-// Transitional names for the quadruped instantiation, which the code outside gpu/fixed_*.h uses.
+// Transitional names for the quadruped instantiation, which the code outside the stages uses.
 using FixedModel = StepModel<Quadruped>;
 inline constexpr int NB = Quadruped::NB;
 inline constexpr int NJ = Quadruped::NJ;
@@ -89,7 +90,7 @@ struct FixedOptions {
   double softKp, softKd, softKf;
   int softSubsteps;
   // sim::TerrainContact::Closest: a sphere touches a height field at the surface point closest to
-  // its centre (gpu/fixed_terrain.h), else along the vertical under it.
+  // its centre (sim/ground.h), else along the vertical under it.
   bool closestTerrain;
   double kp, kd, effort, saturation, velocityLimit;  // actuator
 };
@@ -106,4 +107,4 @@ struct HeightFieldView {
   bool monotone;
 };
 
-}  // namespace diffloco::gpu
+}  // namespace diffloco::sim
