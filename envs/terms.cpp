@@ -268,16 +268,16 @@ Tensor footReference(TermContext& c, const TermParams& p, const Tensor& peak) {
 }
 
 // [n, F]: how far the ground within `horizon` seconds of the commanded velocity rises above the
-// ground under each foot (0 where it does not, on the plane, or with horizon 0), from the
-// highest of kAheadSamples points along the command's world-frame path from the foot. A target,
-// like the gait clock: no gradient flows through it. On stairs it lifts a swinging foot over the
-// next riser before the foot reaches it; a reference measured only under the foot asks a foot in
-// front of a riser for the flat ground's clearance, and the hind shanks met the edge there.
+// ground under each foot (0 where it does not and on the plane), from the highest of
+// kAheadSamples points along the command's world-frame path from the foot. A target, like the gait
+// clock: no gradient flows through it. On stairs it lifts a swinging foot over the next riser
+// before the foot reaches it; a reference measured only under the foot asks a foot in front of a
+// riser for the flat ground's clearance.
 Tensor groundRiseAhead(TermContext& c, double horizon) {
   constexpr int kAheadSamples = 10;
   const Tensor feet = c.footCentres();
   const auto& k = c.constants();
-  if (horizon <= 0 || !k.terrain) return torch::zeros({feet.size(0), feet.size(1)}, torch::kDouble);
+  if (!k.terrain) return torch::zeros({feet.size(0), feet.size(1)}, torch::kDouble);
   const StateFeatures& state = c.state();  // cached with its graph before the guard below
   torch::NoGradGuard noGrad;
   const auto [cy, sy] = headingCosSin(state);
@@ -571,7 +571,8 @@ std::vector<TermDef> makeRewards() {
        [](TermContext& c, const TermParams& p) {
          const Tensor peak = footPeak(c, p);
          const Tensor ref = footReference(c, p, peak);
-         const Tensor target = ref * (1 + groundRiseAhead(c, p("lookahead_s")) / peak);
+         const Tensor target =
+             p("lookahead_s") > 0 ? ref * (1 + groundRiseAhead(c, p("lookahead_s")) / peak) : ref;
          const Tensor e = c.footHeight() - target;
          return (ref / peak * torch::exp(-sq(e) / p("sigma"))).sum(1);
        },
