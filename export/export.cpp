@@ -216,6 +216,7 @@ PolicyMetadata makeMetadata(const train::TrainConfig& c, const Robot& robot,
   describeTask(c.task, robot, m);
   m.task = c.task.name;
   m.squash = actor->config().squash;
+  m.squashBound = actor->config().squashBound;
   m.taskYaml = envs::toYaml(c.task);
   if (m.numObs != actor->numObs())
     throw std::runtime_error("the task's observation terms make " + std::to_string(m.numObs) +
@@ -312,7 +313,13 @@ torch::jit::Module buildExportModule(policies::Actor& actor, const PolicyMetadat
   if (k != weights.size())
     throw std::runtime_error("export: the actor has " + std::to_string(weights.size()) +
                              " weight tensors, the MLP layout accounts for " + std::to_string(k));
-  if (cfg.squash == "tanh") src << "    x = torch.tanh(x)\n";
+  if (cfg.squash == "tanh" && cfg.squashBound == 1.0) {
+    src << "    x = torch.tanh(x)\n";
+  } else if (cfg.squash == "tanh") {  // b tanh(x / b), as ActorImpl::squash computes it
+    m.register_buffer("squash_bound", torch::full({1}, cfg.squashBound, f32));
+    m.register_buffer("squash_inv_bound", torch::full({1}, 1.0 / cfg.squashBound, f32));
+    src << "    x = torch.tanh(x * self.squash_inv_bound) * self.squash_bound\n";
+  }
   src << "    return x\n\n";
 
   // Action mapping and actuator: per-joint double buffers, used in the caller's dtype.

@@ -53,7 +53,9 @@ Tensor ActorImpl::sample(const Tensor& mean, const Tensor& eps) const {
 }
 
 Tensor ActorImpl::squash(const Tensor& a) const {
-  return config_.squash == "tanh" ? torch::tanh(a) : a;
+  if (config_.squash != "tanh") return a;
+  const double b = config_.squashBound;
+  return b == 1.0 ? torch::tanh(a) : torch::tanh(a * (1.0 / b)) * b;  // as the export computes
 }
 
 CriticImpl::CriticImpl(int64_t numObs, const PolicyConfig& config) {
@@ -112,6 +114,7 @@ void writeActor(torch::serialize::OutputArchive& archive, Actor& actor) {
   archive.write("layer_norm", c10::IValue(c.layerNorm));
   archive.write("init_std", c10::IValue(c.initStd));
   archive.write("squash", c10::IValue(c.squash));
+  archive.write("squash_bound", c10::IValue(c.squashBound));
   archive.write("normalize_observations", c10::IValue(c.normalizeObservations));
   archive.write("normalizer_eps", c10::IValue(c.normalizerEps));
   torch::serialize::OutputArchive weights;
@@ -173,6 +176,8 @@ Actor readActor(torch::serialize::InputArchive& archive) {
   c.layerNorm = flag("layer_norm");
   c.initStd = positive("init_std");
   c.squash = text("squash", {"none", "tanh"});
+  // Absent in files written before the bound existed: plain tanh.
+  if (archive.try_read("squash_bound", v)) c.squashBound = positive("squash_bound");
   c.normalizeObservations = flag("normalize_observations");
   c.normalizerEps = positive("normalizer_eps");
   int64_t weights = 0, width = numObs;

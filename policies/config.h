@@ -19,6 +19,9 @@ struct PolicyConfig {
   // Squashing of the Gaussian sample before it reaches the env: "tanh" is SHAC's convention (a
   // smooth bound, so pathwise gradients do not vanish at the env's clip), "none" is rsl_rl's.
   std::string squash = "none";
+  // tanh's bound b: the action is b tanh(a / b), within (-b, b) with slope 1 at 0, so that a
+  // policy warm-started from one of another bound acts alike where it did not saturate. 1: tanh.
+  double squashBound = 1.0;
   bool normalizeObservations = true;
   // (x - mean) / sqrt(var + eps): SHAC's RunningMeanStd form.
   double normalizerEps = 1e-5;
@@ -33,6 +36,9 @@ struct PolicyConfig {
             V::greater(0));
     v.field("squash", squash, "squashing of the action sample: tanh (SHAC) or none (rsl_rl)",
             V::oneOf({"none", "tanh"}));
+    v.field("squash_bound", squashBound,
+            "tanh squash: actions b tanh(a / b) in (-b, b), slope 1 at 0 (1: tanh)",
+            V::greater(0));
     v.field("normalize_observations", normalizeObservations,
             "running mean/variance observation normaliser (part of the actor)");
     v.field("normalizer_eps", normalizerEps, "eps in (x - mean) / sqrt(var + eps)", V::greater(0));

@@ -108,6 +108,9 @@ void visitMetadata(PolicyMetadata& m, V& v, int format = 2) {
             s.field("clip", m.actionClip, "", kAny);
             s.field("offset", m.defaultJointPos, "", kAny);
             s.field("squash", m.squash, "", kAny);
+            // Written when the tanh's bound is not 1; absent in older files (then 1).
+            bool bounded = m.squashBound != 1;
+            s.optionalField("squash_bound", bounded, m.squashBound, "", kAny);
           });
   v.group("observation",
           "terms in order, each multiplied by its scale, with its definition (formula, frame, "

@@ -85,6 +85,7 @@ struct PolicyMetadata {
   // action_offset = default_joint_pos.
   double actionScale = 0.5, actionClip = 1;
   std::string squash = "none";  // already inside forward(): documentation only
+  double squashBound = 1;       // tanh's bound b (b tanh(a / b)); inside forward() too
   // Observation terms in order; num_obs = sum of sizes.
   std::vector<ObservationTerm> observations;
   int numObs = 0;

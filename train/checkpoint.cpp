@@ -170,6 +170,7 @@ void checkSameActor(const policies::PolicyConfig& file, const policies::PolicyCo
   differs("activation", file.activation, run.activation);
   differs("layer_norm", file.layerNorm ? "true" : "false", run.layerNorm ? "true" : "false");
   differs("squash", file.squash, run.squash);
+  // Not squash_bound: a fine-tune may widen the tanh's range (its slope at 0 stays 1).
   differs("normalize_observations", file.normalizeObservations ? "true" : "false",
           run.normalizeObservations ? "true" : "false");
 }

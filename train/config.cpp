@@ -203,6 +203,14 @@ TrainConfig parseRoot(YAML::Node root, const std::string& file,
          " minibatches of " + std::to_string(samples) + " samples (num_envs x " +
          (shac ? "horizon" : "rollout") + "): at most one a sample");
   }
+  if (c.policy.squashBound != 1.0 && c.policy.squash != "tanh") {
+    const YAML::Node& top = root;  // const: a lookup must not insert
+    YAML::Node at;
+    if (top["policy"] && top["policy"].IsMap()) at = top["policy"]["squash_bound"];
+    fail(src.where("policy.squash_bound", at) +
+         ": policy.squash_bound: a bound of the tanh squash, but policy.squash is " +
+         c.policy.squash);
+  }
   if (c.name.empty() || c.name.find_first_of("/\\ ") != std::string::npos)
     fail(src.where("name", root["name"]) + ": name: '" + io::excerpt(c.name) +
          "' must be non-empty, without spaces or slashes (it names the run folder)");

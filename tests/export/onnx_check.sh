@@ -14,4 +14,4 @@ rm -rf "$work" && mkdir -p "$work"
 DIFFLOCO_ONNX_FIXTURE="$work" "$test_export" --gtest_filter=OnnxExport.WritesModelsForOnnxRuntime \
   || exit 1
 [ -f "$work/walk_run.onnx" ] || { echo "SKIP: diffloco built without libonnx-dev"; exit 77; }
-"$python" "$script" "$work" walk_run walk_quadruped velocity_anymal
+"$python" "$script" "$work" walk_run walk_bounded walk_quadruped velocity_anymal

@@ -163,7 +163,8 @@ TEST(Export, ActionsMatchForOtherArchitectures) {
   const std::vector<std::vector<std::string>> variants{
       {},
       {"policy.activation=relu", "policy.normalize_observations=false"},
-      {"policy.activation=tanh", "policy.layer_norm=true", "policy.squash=tanh"}};
+      {"policy.activation=tanh", "policy.layer_norm=true", "policy.squash=tanh"},
+      {"policy.squash=tanh", "policy.squash_bound=1.5"}};
   int k = 0;
   for (const auto& sets : variants) {
     FakeRun run = makeRun("ppo" + std::to_string(k++), "walk_quadruped_ppo.yaml", sets);

@@ -96,6 +96,17 @@ TEST(OnnxExport, WritesModelsForOnnxRuntime) {
     throw;
   }
   writeCase(dir, "walk_run", run.string());
+  // The same actor with a bounded tanh (b tanh(a / b)): two more operations in the graph.
+  const fs::path bounded = dir / "walk_bounded";
+  fs::create_directories(bounded);
+  train::TrainConfig boundedCfg = cfg;
+  boundedCfg.policy.squashBound = 1.5;
+  policies::Actor boundedActor(e.numObs(), e.numActions(), boundedCfg.policy);
+  policies::copyModule(*actor, *boundedActor);
+  io::writeFileAtomic((bounded / "config.yaml").string(), train::toYaml(boundedCfg));
+  policies::savePolicy((bounded / "policy.pt").string(), boundedActor,
+                       {{"task", cfg.task.name}});
+  writeCase(dir, "walk_bounded", bounded.string());
   const fs::path pretrained = fs::path(configDir()).parent_path() / "pretrained";
   for (const char* name : {"walk_quadruped", "velocity_anymal"})
     writeCase(dir, name, (pretrained / (std::string(name) + ".pt")).string());

@@ -52,6 +52,23 @@ TEST(ActorCritic, LayerNormAndSquash) {
   EXPECT_LE(out.abs().max().item<float>(), 1.0f);
 }
 
+TEST(ActorCritic, BoundedSquashIsTanhScaledToItsBound) {
+  // b tanh(a / b): within (-b, b), slope 1 at 0, and tanh itself at b = 1.
+  PolicyConfig c;
+  c.squash = "tanh";
+  c.squashBound = 2.0;
+  Actor actor(6, 3, c);
+  const Tensor a = torch::tensor({-10.0f, 0.001f, 0.5f, 3.0f});
+  EXPECT_TRUE(torch::allclose(actor->squash(a), 2.0 * torch::tanh(a / 2.0)));
+  EXPECT_NEAR(actor->squash(a)[0].item<float>(), -2.0 * std::tanh(5.0), 1e-6);
+  EXPECT_NEAR(actor->squash(a)[1].item<float>(), 0.001, 1e-9);
+  const Tensor out = actor->forward(torch::randn({4, 6}) * 100);
+  EXPECT_LE(out.abs().max().item<float>(), 2.0f);
+  c.squashBound = 1.0;
+  Actor plain(6, 3, c);
+  EXPECT_TRUE(plain->squash(a).equal(torch::tanh(a)));
+}
+
 TEST(ActorCritic, ReparameterisedSamples) {
   PolicyConfig c;
   c.initStd = 0.5;
@@ -109,6 +126,7 @@ TEST(ActorCritic, PolicyFileRoundTrip) {
   EXPECT_TRUE(p.actor->forward(obs).equal(actor->forward(obs)));
   EXPECT_EQ(p.actor->config().actorHidden, c.actorHidden);
   EXPECT_EQ(p.actor->config().squash, "tanh");
+  EXPECT_EQ(p.actor->config().squashBound, 1.0);
   EXPECT_EQ(p.actor->normalizer()->count(), 100);
   EXPECT_NEAR(p.actor->logStd()[1].item<float>(), -0.7, 1e-7);
   EXPECT_EQ(p.metadata.at("task"), "walk");
