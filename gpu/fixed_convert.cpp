@@ -30,17 +30,32 @@ M3 fromEigen(const sim::Mat3& a) {
   return r;
 }
 
+// "1 body", "13 bodies".
+std::string count(int n, const char* one, const char* many) {
+  return std::to_string(n) + " " + (n == 1 ? one : many);
+}
+
 }  // namespace
 
-std::string notInFixedPath(const sim::Model& model) {
-  if (model.nbodies() != NB || model.nfeet() != NFEET)
-    return "model '" + model.name + "' has " + std::to_string(model.nbodies()) + " bodies and " +
-           std::to_string(model.nfeet()) + " feet, the fixed path " + std::to_string(NB) + " and " +
-           std::to_string(NFEET);
-  if (model.legSpheres.size() > MAXLEG)
-    return "model '" + model.name + "' has " + std::to_string(model.legSpheres.size()) +
-           " leg spheres, the fixed path at most " + std::to_string(MAXLEG);
+template <class D>
+std::string notInStepModel(const sim::Model& model) {
+  const std::string who = "model '" + model.name + "' has ";
+  if (model.nbodies() != D::NB)
+    return who + count(model.nbodies(), "body", "bodies") + ", the fixed path " +
+           count(D::NB, "body", "bodies");
+  const int legs = static_cast<int>(model.legSpheres.size());
+  if (model.nfeet() > D::NFEET || (model.nfeet() < D::NFEET && legs > 0))
+    return who + count(model.nfeet(), "foot", "feet") + " and " +
+           count(legs, "leg sphere", "leg spheres") + ", the fixed path " +
+           count(D::NFEET, "foot", "feet") + " (fewer only without leg spheres)";
+  if (legs > D::MAXLEG)
+    return who + count(legs, "leg sphere", "leg spheres") + ", the fixed path at most " +
+           std::to_string(D::MAXLEG);
   return "";
+}
+
+std::string notInFixedPath(const sim::Model& model) {
+  return notInStepModel<sim::Quadruped>(model);
 }
 
 std::string notInFixedPath(const sim::SimOptions& opt) {
@@ -50,11 +65,12 @@ std::string notInFixedPath(const sim::SimOptions& opt) {
   return "";
 }
 
-FixedModel toFixed(const sim::Model& model) {
-  if (const std::string why = notInFixedPath(model); !why.empty())
+template <class D>
+sim::StepModel<D> toStepModel(const sim::Model& model) {
+  if (const std::string why = notInStepModel<D>(model); !why.empty())
     throw std::invalid_argument("fixed-size step: " + why);
-  FixedModel f{};
-  for (int i = 0; i < NB; ++i) {
+  sim::StepModel<D> f{};
+  for (int i = 0; i < D::NB; ++i) {
     const sim::Body& b = model.bodies[i];
     f.parent[i] = b.parent;
     f.treeE[i] = fromEigen(b.tree.E);
@@ -62,12 +78,12 @@ FixedModel toFixed(const sim::Model& model) {
     f.axis[i] = fromEigen(b.axis);
     f.inertia[i] = {b.inertia.m, fromEigen(b.inertia.h), fromEigen(b.inertia.Io)};
   }
-  for (int j = 0; j < NJ; ++j) {
+  for (int j = 0; j < D::NJ; ++j) {
     f.damping[j] = model.joints[j].damping;
     f.armature[j] = model.joints[j].armature;
     f.effort[j] = model.joints[j].effort;
   }
-  for (int k = 0; k < NV; ++k) f.dofParent[k] = model.dofParent[k];
+  for (int k = 0; k < D::NV; ++k) f.dofParent[k] = model.dofParent[k];
   f.nspheres = model.nspheres();
   for (int a = 0; a < f.nspheres; ++a) {
     const sim::Foot& ft = model.sphere(a);
@@ -82,6 +98,15 @@ FixedModel toFixed(const sim::Model& model) {
   }
   f.gravity = fromEigen(model.gravity);
   return f;
+}
+
+template std::string notInStepModel<sim::Quadruped>(const sim::Model&);
+template std::string notInStepModel<sim::SingleBody>(const sim::Model&);
+template sim::StepModel<sim::Quadruped> toStepModel<sim::Quadruped>(const sim::Model&);
+template sim::StepModel<sim::SingleBody> toStepModel<sim::SingleBody>(const sim::Model&);
+
+FixedModel toFixed(const sim::Model& model) {
+  return toStepModel<sim::Quadruped>(model);
 }
 
 FixedOptions toFixed(const sim::SimOptions& opt) {

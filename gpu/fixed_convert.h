@@ -14,12 +14,23 @@
 
 namespace diffloco::gpu {
 
-// Why a model or the options do not fit the fixed path (its sizes; the soft model's adaptive
-// integrator), or "" if they do.
+// Why a model does not fit StepModel<D> (its bodies, feet and leg spheres against D's sizes), or
+// "" if it does. Fewer feet than D::NFEET fit when the model has no leg spheres: the stages take
+// the first D::NFEET spheres for feet, so a leg sphere would otherwise enter as a foot.
+template <class D>
+std::string notInStepModel(const sim::Model& model);
+// The model packed into StepModel<D>: bodies, joints, the feet and the leg spheres (at most
+// D::MAXLEG of them). Throws std::invalid_argument with notInStepModel's reason when it does not
+// fit. Instantiated for sim::Quadruped and sim::SingleBody (gpu/fixed_convert.cpp).
+template <class D>
+sim::StepModel<D> toStepModel(const sim::Model& model);
+
+// Why a model or the options do not fit the fixed path (the quadruped's sizes; the soft model's
+// adaptive integrator), or "" if they do.
 std::string notInFixedPath(const sim::Model& model);
 std::string notInFixedPath(const sim::SimOptions& opt);
 
-// The feet and the leg spheres (sim::Model::legSpheres), at most MAXLEG of them.
+// toStepModel<sim::Quadruped>: the fixed path's model.
 FixedModel toFixed(const sim::Model& model);
 // The options of the step's forward: straight_through runs the hard model.
 FixedOptions toFixed(const sim::SimOptions& opt);

@@ -52,7 +52,7 @@ template <class D>
 DL_HD void stepDynamics(const StepModel<D>& m, const FixedOptions& o, StepData<D>& d,
                         const double* q, const double* v, const double* qTarget, double h,
                         double* u, DynamicsTape<D>* tape = nullptr) {
-  double tauJoint[D::NJ], dq[D::NV], qMid[D::NQ];
+  double tauJoint[D::NJSLOTS], dq[D::NV], qMid[D::NQ];
   for (int j = 0; j < D::NJ; ++j)
     tauJoint[j] = actuatorTorque(o, m.effort[j], qTarget[j], q[7 + j], v[6 + j]);
   for (int k = 0; k < D::NV; ++k) dq[k] = 0.5 * h * v[k];

@@ -45,7 +45,7 @@ DL_HD bool fixedStepRecord(const StepModel<D>& m, const FixedOptions& o, const H
 // Adjoints of the step's inputs; fixedStepVjp adds to them.
 template <class D>
 struct StateAdjoint {
-  double q[D::NQ], v[D::NV], qTarget[D::NJ];
+  double q[D::NQ], v[D::NV], qTarget[D::NJSLOTS];  // qTarget: NJ entries used
 };
 
 using FixedAdjoint = StateAdjoint<Quadruped>;  // transitional (sim/step_model.h)

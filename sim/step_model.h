@@ -2,8 +2,9 @@
 // time, the options (FixedOptions) and the ground (HeightFieldView). The sizes are a parameter
 // (Dims), so that the arrays are plain data with no pointers (one copy lives in a kernel's constant
 // parameter space) and of a constant size. Quadruped holds the 12-joint quadrupeds' sizes (13
-// bodies, 4 sphere feet, up to 24 leg spheres: every robot in configs/robots fits); a robot of
-// other sizes does not fit it, and toFixed (gpu/fixed_convert.h) refuses it.
+// bodies, 4 sphere feet, up to 24 leg spheres: every robot in configs/robots fits); SingleBody
+// those of one free body with spheres (the identification's cube, the toys). A robot of other
+// sizes fits neither, and toStepModel (gpu/fixed_convert.h) refuses it.
 #pragma once
 
 #include "sim/small_math.h"
@@ -15,10 +16,13 @@ namespace diffloco::sim {
 // does the same arithmetic.
 template <int Bodies, int Feet, int LegSpheres, int MaxActive, int MaxGsIter, int MaxSoftSubsteps>
 struct Dims {
-  static constexpr int NB = Bodies;          // bodies
-  static constexpr int NJ = NB - 1;          // revolute joints
-  static constexpr int NV = 6 + NJ;          // velocity dofs
-  static constexpr int NQ = 7 + NJ;          // configuration entries
+  static constexpr int NB = Bodies;  // bodies
+  static constexpr int NJ = NB - 1;  // revolute joints
+  static constexpr int NV = 6 + NJ;  // velocity dofs
+  static constexpr int NQ = 7 + NJ;  // configuration entries
+  // The length of the per-joint arrays: a single body (NJ = 0) keeps one unused entry, since C++
+  // has no zero-length arrays. The loops run to NJ.
+  static constexpr int NJSLOTS = NJ > 0 ? NJ : 1;
   static constexpr int NFEET = Feet;         // sphere feet
   static constexpr int MAXLEG = LegSpheres;  // leg spheres (sim::Model::legSpheres)
   static constexpr int MAXSPHERES = NFEET + MAXLEG;
@@ -36,6 +40,12 @@ struct Dims {
 // declared ahead (gpu/batch_sim.h) and reads as its name in symbols.
 struct Quadruped : Dims<13, 4, 24, 16, 20, 32> {};
 
+// One free body (no joints) with up to 8 spheres, all of them feet: the identification's cube has
+// one at each corner (sysid::cubeModel), the toys fewer (nspheres bounds the loops). The smoothed
+// model puts every foot into the contact problem (its default cutoff is infinite), so all 8 can be
+// active at once.
+struct SingleBody : Dims<1, 8, 0, 8, 20, 32> {};
+
 template <class D>
 struct StepModel {
   // bodies, parent before child (sim::Model's order); body i > 0 carries joint i - 1, dof 5 + i
@@ -45,13 +55,13 @@ struct StepModel {
   V3 axis[D::NB];
   SInertia inertia[D::NB];
   // joints
-  double damping[D::NJ], armature[D::NJ], effort[D::NJ];
+  double damping[D::NJSLOTS], armature[D::NJSLOTS], effort[D::NJSLOTS];
   // dof tree of the sparse factor: the parent of each velocity dof, -1 at the root
   int dofParent[D::NV];
   // spheres, the feet first, then the leg spheres (sim::Model::sphere(j)): body, centre in that
   // body, radius; each sphere's dof path (root first), its length, and per pair of spheres the
   // length of the paths' common prefix (sim::Model::footDofs, footCommonDofs)
-  int nspheres;  // D::NFEET + the robot's leg spheres
+  int nspheres;  // the feet (D::NFEET, or fewer without leg spheres) and the leg spheres
   int footBody[D::MAXSPHERES];
   V3 footOffset[D::MAXSPHERES];
   double footRadius[D::MAXSPHERES];
