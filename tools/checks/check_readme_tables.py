@@ -27,8 +27,9 @@ TABLES = [
     ("the rough-terrain policies on legged_gym's last row (ours)",
      [sys.executable, "tools/tables/terrain_tables.py", "climb",
       "the shipped policy=docs/data/terrain/legged_gym/shipped_last_row.jsonl",
-      "finetune_seed0=docs/data/terrain/legged_gym/finetune_seed0_last_row.jsonl",
-      "heading_seed0=docs/data/terrain/legged_gym/heading_seed0_last_row.jsonl"]),
+      "heading_seed0=docs/data/terrain/legged_gym/heading_seed0_last_row.jsonl",
+      "range_seed0=docs/data/terrain/legged_gym/range_seed0_last_row.jsonl",
+      "range_seed1=docs/data/terrain/legged_gym/range_seed1_last_row.jsonl"]),
 ]
 
 
