@@ -164,6 +164,17 @@ TEST(Config, SetOverridesWithTheSameChecks) {
       configError(replace(kBase, "  horizon: 8\n", "  horizon: 8\n  critic_minibatches: 33\n")),
       "cfg.yaml:9: shac.critic_minibatches: 33 minibatches of 32 samples");
   EXPECT_EQ(configError(kBase, {"shac.critic_minibatches=32"}), "");
+  // A tanh's bound without the tanh is an error naming the key (squash defaults to none).
+  EXPECT_CONTAINS(configError(kBase, {"policy.squash_bound=2"}),
+                  "--set policy.squash_bound=2: policy.squash_bound: a bound of the tanh squash, "
+                  "but policy.squash is none");
+  EXPECT_CONTAINS(
+      configError(replace(kBase, "  actor_hidden: [16, 8]\n",
+                          "  actor_hidden: [16, 8]\n  squash_bound: 2\n")),
+      "cfg.yaml:11: policy.squash_bound: a bound of the tanh squash");
+  EXPECT_EQ(configError(kBase, {"policy.squash=tanh", "policy.squash_bound=2"}), "");
+  EXPECT_CONTAINS(configError(kBase, {"policy.squash=tanh", "policy.squash_bound=0"}),
+                  "policy.squash_bound");
   EXPECT_CONTAINS(configError(kBase, {"ppo.rollout=3"}),
                   "--set ppo.rollout=3: section 'ppo' does not apply to algorithm 'shac'");
   // Task keys are checked by the task's own strict reader; the message names the argument.
