@@ -105,12 +105,22 @@ EvalResult evaluatePolicy(const envs::TaskConfig& task, const PolicyFn& policy,
   const bool onTile = t.terrain.enabled && !o.terrainType.empty();
   if (onTile) r.climbDistance = 0.5 * env.terrain().tileSize;
   std::vector<double> reach(n, 0.0);
+  // Joint limits of the URDF (joints without limits: an infinite range): the largest excess of
+  // any joint in an episode, as MuJoCo's evaluation measures it.
+  const auto& joints = env.robot().model.joints;
+  const int nj = static_cast<int>(joints.size());
+  Tensor lower = torch::empty({nj}, torch::kDouble), upper = torch::empty({nj}, torch::kDouble);
+  for (int j = 0; j < nj; ++j) {
+    lower[j] = joints[j].lower;
+    upper[j] = joints[j].upper;
+  }
 
   // Per-env accumulators of the running episode.
   const auto f64 = torch::TensorOptions().dtype(torch::kDouble);
   Tensor ret = torch::zeros({n}, f64), steps = torch::zeros({n}, f64);
   Tensor sumVx = torch::zeros({n}, f64), sumSpeed = torch::zeros({n}, f64);
   Tensor sumLin = torch::zeros({n}, f64), sumYaw = torch::zeros({n}, f64);
+  Tensor excess = torch::zeros({n}, f64);
   std::vector<int> done(n, 0);
   const Tensor zeroPose = torch::zeros({env.numActions()}, f64);
   int collected = 0;
@@ -130,6 +140,8 @@ EvalResult evaluatePolicy(const envs::TaskConfig& task, const PolicyFn& policy,
     sumSpeed += s.linVelB.select(1, 0);
     sumLin += (cmd.narrow(1, 0, 2) - s.linVelB.narrow(1, 0, 2)).square().sum(1);
     sumYaw += (cmd.select(1, 2) - s.angVelB.select(1, 2)).square();
+    const Tensor jointPos = env.q().narrow(1, 7, nj);
+    excess = torch::maximum(excess, torch::maximum(lower - jointPos, jointPos - upper).amax(1));
 
     const Tensor action = policy(obs.to(torch::kFloat));
     const envs::StepResult res = env.step(action);
@@ -153,11 +165,12 @@ EvalResult evaluatePolicy(const envs::TaskConfig& task, const PolicyFn& policy,
         e.linVelErr2 = sumLin[i].item<double>() / len;
         e.yawRateErr2 = sumYaw[i].item<double>() / len;
         e.climbed = onTile && reach[i] >= r.climbDistance;
+        e.limitExcess = std::max(0.0, excess[i].item<double>());
         r.episodes.push_back(e);
         ++done[i];
         ++collected;
       }
-      for (Tensor* acc : {&ret, &steps, &sumVx, &sumSpeed, &sumLin, &sumYaw}) (*acc)[i] = 0;
+      for (Tensor* acc : {&ret, &steps, &sumVx, &sumSpeed, &sumLin, &sumYaw, &excess}) (*acc)[i] = 0;
       reach[i] = 0;
     }
   }

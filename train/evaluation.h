@@ -54,8 +54,8 @@ struct EpisodeStats {
   double meanSpeed = 0;    // mean horizontal speed along the base heading [m/s]
   double linVelErr2 = 0;   // mean over steps of |cmd_xy - v_xy|^2, base axes [m^2/s^2]
   double yawRateErr2 = 0;  // mean over steps of (cmd_wz - w_z)^2 [rad^2/s^2]
-  // Largest angle of any joint beyond its URDF limits [rad] (MuJoCo's evaluation; NaN in ours,
-  // which does not measure it).
+  // Largest angle of any joint beyond its URDF limits [rad], over the states the policy acted in
+  // (NaN: not measured).
   double limitExcess = std::nan("");
   // On a terrain tile: the base got past the tile's terrain (climbDistance from the tile's
   // centre along x or y) at some state of the episode.

@@ -11,6 +11,7 @@
 
 #include "envs/task_config.h"
 #include "envs/terrain.h"
+#include "robots/robot.h"
 #include "train/evaluation.h"
 
 using namespace diffloco;
@@ -113,4 +114,52 @@ TEST(Evaluation, ClimbedAndAFixedCommand) {
   o.onStep = nullptr;
   o.episodes = 8;
   EXPECT_EQ(train::evaluatePolicy(task, stand, o).summary().count("climbed"), 0u);
+}
+
+// Each episode reports the largest angle by which a joint left its URDF range in the states the
+// policy acted in, recomputed here from the states the evaluation steps through: the flailing
+// envs leave ANYmal's HAA range, the ones holding the default pose stay inside it.
+TEST(Evaluation, JointLimitExcess) {
+  envs::TaskConfig task = envs::loadTaskConfig("velocity");
+  task.episodeLengthS = 2.0;
+  const Robot robot = loadRobot(task.robot);
+  const auto& joints = robot.model.joints;
+  train::EvalOptions o;
+  o.numEnvs = 8, o.episodes = 8, o.seed = 3, o.threads = 1;
+  std::vector<double> running(8, 0.0), first(8, -1.0);
+  o.onStep = [&](const torch::Tensor& q, const torch::Tensor&, const torch::Tensor&,
+                 const torch::Tensor& restarted) {
+    for (int64_t k = 0; k < restarted.numel(); ++k) {
+      const int64_t i = restarted[k].item<int64_t>();
+      if (first[i] < 0) first[i] = running[i];
+      running[i] = 0;
+    }
+    for (int i = 0; i < 8; ++i)
+      for (size_t j = 0; j < joints.size(); ++j) {
+        const double x = q[i][7 + static_cast<int64_t>(j)].item<double>();
+        running[i] = std::max({running[i], joints[j].lower - x, x - joints[j].upper});
+      }
+  };
+  const auto policy = [](const torch::Tensor& obs) {
+    const torch::Tensor x = obs.to(torch::kDouble);
+    return 4 * (x.narrow(1, 9, 1) > 0).to(torch::kDouble) * torch::sin(40 * x.narrow(1, 0, 12));
+  };
+  const train::EvalResult r = train::evaluatePolicy(task, policy, o);
+  ASSERT_EQ(r.episodes.size(), 8u);
+  // Episodes are listed in the order they ended: compare the sorted values.
+  std::vector<double> expected, reported;
+  for (int i = 0; i < 8; ++i) {
+    expected.push_back(first[i] >= 0 ? first[i] : running[i]);
+    reported.push_back(r.episodes[i].limitExcess);
+  }
+  std::sort(expected.begin(), expected.end());
+  std::sort(reported.begin(), reported.end());
+  int beyond = 0;
+  for (int i = 0; i < 8; ++i) {
+    EXPECT_DOUBLE_EQ(reported[i], expected[i]) << i;
+    beyond += expected[i] > 0;
+  }
+  EXPECT_GT(beyond, 0);
+  EXPECT_LT(beyond, 8);
+  EXPECT_EQ(r.summary().at("episodes_beyond_joint_limits"), beyond);
 }
