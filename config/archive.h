@@ -48,11 +48,17 @@ struct Check {
   bool infinite = false;    // numbers: +-inf (YAML .inf) accepted
   int size = -1;            // lists: required number of entries
   bool allowEmpty = false;  // lists of any size: [] too
+  bool scalar = false;      // lists of any size: one value without brackets is a list of it
   std::vector<std::string> choices;
 
   Check sized(int n) const {
     Check c = *this;
     c.size = n;
+    return c;
+  }
+  Check orScalar() const {
+    Check c = *this;
+    c.scalar = true;
     return c;
   }
   Check orInfinite() const {
@@ -312,7 +318,7 @@ class Reader : public Checks {
   }
   template <class T>
   void read(const YAML::Node& n, const std::string& p, std::vector<T>& v, const Check& c) const {
-    if (n.IsScalar() && c.size == 1) {  // one value may be written without brackets
+    if (n.IsScalar() && (c.size == 1 || c.scalar)) {  // one value may be written without brackets
       T x;
       read(n, p, x, c);
       v = {x};
@@ -371,7 +377,8 @@ class Writer : public Checks {
   void field(const char* key, const std::vector<T>& value, const char* doc,
              const Check& check = Check()) {
     // A list of one value is written as the value (the Reader takes either).
-    line(key, check.size == 1 && value.size() == 1 ? text(value[0]) : text(value), doc);
+    line(key, (check.size == 1 || check.scalar) && value.size() == 1 ? text(value[0]) : text(value),
+         doc);
   }
   template <class T>
   void optionalField(const char* key, const bool& present, const T& value, const char* doc,

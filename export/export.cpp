@@ -313,11 +313,12 @@ torch::jit::Module buildExportModule(policies::Actor& actor, const PolicyMetadat
   if (k != weights.size())
     throw std::runtime_error("export: the actor has " + std::to_string(weights.size()) +
                              " weight tensors, the MLP layout accounts for " + std::to_string(k));
-  if (cfg.squash == "tanh" && cfg.squashBound == 1.0) {
+  if (cfg.squash == "tanh" && !cfg.squashBounded()) {
     src << "    x = torch.tanh(x)\n";
   } else if (cfg.squash == "tanh") {  // b tanh(x / b), as ActorImpl::squash computes it
-    m.register_buffer("squash_bound", torch::full({1}, cfg.squashBound, f32));
-    m.register_buffer("squash_inv_bound", torch::full({1}, 1.0 / cfg.squashBound, f32));
+    const torch::Tensor bound = torch::tensor(cfg.squashBound, torch::kDouble);
+    m.register_buffer("squash_bound", bound.to(f32));
+    m.register_buffer("squash_inv_bound", (1.0 / bound).to(f32));
     src << "    x = torch.tanh(x * self.squash_inv_bound) * self.squash_bound\n";
   }
   src << "    return x\n\n";

@@ -42,6 +42,15 @@ ActorImpl::ActorImpl(int64_t numObs, int64_t numActions, PolicyConfig config)
                                     config_.layerNorm));
   logStd_ = register_parameter("log_std",
                                torch::full({numActions}, std::log(config_.initStd)));
+  const std::vector<double>& b = config_.squashBound;
+  if (b.size() != 1 && static_cast<int64_t>(b.size()) != numActions)
+    throw std::invalid_argument("policy.squash_bound: " + std::to_string(b.size()) +
+                                " bounds for " + std::to_string(numActions) +
+                                " actions (give one bound, or one per action)");
+  if (b.size() > 1) {
+    bound_ = torch::tensor(b, torch::kDouble);
+    invBound_ = 1.0 / bound_;
+  }
 }
 
 Tensor ActorImpl::sample(const Tensor& mean, at::Generator& gen) const {
@@ -54,8 +63,11 @@ Tensor ActorImpl::sample(const Tensor& mean, const Tensor& eps) const {
 
 Tensor ActorImpl::squash(const Tensor& a) const {
   if (config_.squash != "tanh") return a;
-  const double b = config_.squashBound;
-  return b == 1.0 ? torch::tanh(a) : torch::tanh(a * (1.0 / b)) * b;  // as the export computes
+  // As the export computes: the reciprocal rounded to the action's type, then tanh, then b.
+  if (bound_.defined())
+    return torch::tanh(a * invBound_.to(a.scalar_type())) * bound_.to(a.scalar_type());
+  const double b = config_.squashBound[0];
+  return b == 1.0 ? torch::tanh(a) : torch::tanh(a * (1.0 / b)) * b;
 }
 
 CriticImpl::CriticImpl(int64_t numObs, const PolicyConfig& config) {
@@ -114,7 +126,11 @@ void writeActor(torch::serialize::OutputArchive& archive, Actor& actor) {
   archive.write("layer_norm", c10::IValue(c.layerNorm));
   archive.write("init_std", c10::IValue(c.initStd));
   archive.write("squash", c10::IValue(c.squash));
-  archive.write("squash_bound", c10::IValue(c.squashBound));
+  // One bound as a number (what every reader of the file takes), several as a list.
+  if (c.squashBound.size() == 1)
+    archive.write("squash_bound", c10::IValue(c.squashBound[0]));
+  else
+    archive.write("squash_bound", c10::IValue(c.squashBound));
   archive.write("normalize_observations", c10::IValue(c.normalizeObservations));
   archive.write("normalizer_eps", c10::IValue(c.normalizerEps));
   torch::serialize::OutputArchive weights;
@@ -177,7 +193,17 @@ Actor readActor(torch::serialize::InputArchive& archive) {
   c.initStd = positive("init_std");
   c.squash = text("squash", {"none", "tanh"});
   // Absent in files written before the bound existed: plain tanh.
-  if (archive.try_read("squash_bound", v)) c.squashBound = positive("squash_bound");
+  if (archive.try_read("squash_bound", v)) {
+    if (v.isDoubleList()) {
+      c.squashBound = v.toDoubleVector();
+      if (static_cast<int64_t>(c.squashBound.size()) != numActions ||
+          !std::all_of(c.squashBound.begin(), c.squashBound.end(),
+                       [](double b) { return b > 0 && std::isfinite(b); }))
+        throw std::runtime_error("'squash_bound': expected one positive bound per action");
+    } else {
+      c.squashBound = {positive("squash_bound")};
+    }
+  }
   c.normalizeObservations = flag("normalize_observations");
   c.normalizerEps = positive("normalizer_eps");
   int64_t weights = 0, width = numObs;

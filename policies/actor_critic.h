@@ -60,6 +60,9 @@ class ActorImpl : public torch::nn::Module {
   ObservationNormalizer normalizer_{nullptr};
   Mlp mlp_{nullptr};
   torch::Tensor logStd_;
+  // Per-action tanh bounds and their reciprocals (double; not parameters or buffers, so the
+  // files keep their entries): undefined with one bound for every action.
+  torch::Tensor bound_, invBound_;
 };
 TORCH_MODULE(Actor);
 

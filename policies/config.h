@@ -3,6 +3,7 @@
 // and writes it strictly from YAML; nothing here depends on YAML or torch.
 #pragma once
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -21,7 +22,12 @@ struct PolicyConfig {
   std::string squash = "none";
   // tanh's bound b: the action is b tanh(a / b), within (-b, b) with slope 1 at 0, so that a
   // policy warm-started from one of another bound acts alike where it did not saturate. 1: tanh.
-  double squashBound = 1.0;
+  // One bound for every action, or one per action (a joint whose range must stay narrow).
+  std::vector<double> squashBound{1.0};
+  // Whether a bound differs from 1 (the squash is then not plain tanh).
+  bool squashBounded() const {
+    return std::any_of(squashBound.begin(), squashBound.end(), [](double b) { return b != 1.0; });
+  }
   bool normalizeObservations = true;
   // (x - mean) / sqrt(var + eps): SHAC's RunningMeanStd form.
   double normalizerEps = 1e-5;
@@ -37,8 +43,9 @@ struct PolicyConfig {
     v.field("squash", squash, "squashing of the action sample: tanh (SHAC) or none (rsl_rl)",
             V::oneOf({"none", "tanh"}));
     v.field("squash_bound", squashBound,
-            "tanh squash: actions b tanh(a / b) in (-b, b), slope 1 at 0 (1: tanh)",
-            V::greater(0));
+            "tanh squash: actions b tanh(a / b) in (-b, b), slope 1 at 0 (1: tanh); one b for "
+            "every action or a list of one per action",
+            V::greater(0).orScalar());
     v.field("normalize_observations", normalizeObservations,
             "running mean/variance observation normaliser (part of the actor)");
     v.field("normalizer_eps", normalizerEps, "eps in (x - mean) / sqrt(var + eps)", V::greater(0));

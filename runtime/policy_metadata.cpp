@@ -109,8 +109,9 @@ void visitMetadata(PolicyMetadata& m, V& v, int format = 2) {
             s.field("offset", m.defaultJointPos, "", kAny);
             s.field("squash", m.squash, "", kAny);
             // Written when the tanh's bound is not 1; absent in older files (then 1).
-            bool bounded = m.squashBound != 1;
-            s.optionalField("squash_bound", bounded, m.squashBound, "", kAny);
+            bool bounded = std::any_of(m.squashBound.begin(), m.squashBound.end(),
+                                       [](double b) { return b != 1; });
+            s.optionalField("squash_bound", bounded, m.squashBound, "", kAny.orScalar());
           });
   v.group("observation",
           "terms in order, each multiplied by its scale, with its definition (formula, frame, "

@@ -85,7 +85,8 @@ struct PolicyMetadata {
   // action_offset = default_joint_pos.
   double actionScale = 0.5, actionClip = 1;
   std::string squash = "none";  // already inside forward(): documentation only
-  double squashBound = 1;       // tanh's bound b (b tanh(a / b)); inside forward() too
+  // tanh's bound b (b tanh(a / b)), one for every action or one per action; inside forward() too
+  std::vector<double> squashBound{1};
   // Observation terms in order; num_obs = sum of sizes.
   std::vector<ObservationTerm> observations;
   int numObs = 0;

@@ -203,7 +203,7 @@ TrainConfig parseRoot(YAML::Node root, const std::string& file,
          " minibatches of " + std::to_string(samples) + " samples (num_envs x " +
          (shac ? "horizon" : "rollout") + "): at most one a sample");
   }
-  if (c.policy.squashBound != 1.0 && c.policy.squash != "tanh") {
+  if (c.policy.squashBounded() && c.policy.squash != "tanh") {
     const YAML::Node& top = root;  // const: a lookup must not insert
     YAML::Node at;
     if (top["policy"] && top["policy"].IsMap()) at = top["policy"]["squash_bound"];

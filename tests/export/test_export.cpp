@@ -164,7 +164,8 @@ TEST(Export, ActionsMatchForOtherArchitectures) {
       {},
       {"policy.activation=relu", "policy.normalize_observations=false"},
       {"policy.activation=tanh", "policy.layer_norm=true", "policy.squash=tanh"},
-      {"policy.squash=tanh", "policy.squash_bound=1.5"}};
+      {"policy.squash=tanh", "policy.squash_bound=1.5"},
+      {"policy.squash=tanh", "policy.squash_bound=[1, 1.5, 2, 1, 1.5, 2, 1, 1.5, 2, 1, 1.5, 2]"}};
   int k = 0;
   for (const auto& sets : variants) {
     FakeRun run = makeRun("ppo" + std::to_string(k++), "walk_quadruped_ppo.yaml", sets);
@@ -176,6 +177,10 @@ TEST(Export, ActionsMatchForOtherArchitectures) {
     const double err =
         (m.forward({obs}).toTensor() - run.actor->forward(obs)).abs().max().item<double>();
     EXPECT_LE(err, 1e-6) << k;
+    // The metadata states the bounds the forward applies (absent: 1).
+    const PolicyMetadata meta =
+        parsePolicyMetadata(m.attr("metadata_json").toStringRef(), "metadata_json");
+    EXPECT_EQ(meta.squashBound, run.actor->config().squashBound) << k;
   }
 }
 

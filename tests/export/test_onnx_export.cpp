@@ -100,7 +100,7 @@ TEST(OnnxExport, WritesModelsForOnnxRuntime) {
   const fs::path bounded = dir / "walk_bounded";
   fs::create_directories(bounded);
   train::TrainConfig boundedCfg = cfg;
-  boundedCfg.policy.squashBound = 1.5;
+  boundedCfg.policy.squashBound = {1.5};
   policies::Actor boundedActor(e.numObs(), e.numActions(), boundedCfg.policy);
   policies::copyModule(*actor, *boundedActor);
   io::writeFileAtomic((bounded / "config.yaml").string(), train::toYaml(boundedCfg));

@@ -56,7 +56,7 @@ TEST(ActorCritic, BoundedSquashIsTanhScaledToItsBound) {
   // b tanh(a / b): within (-b, b), slope 1 at 0, and tanh itself at b = 1.
   PolicyConfig c;
   c.squash = "tanh";
-  c.squashBound = 2.0;
+  c.squashBound = {2.0};
   Actor actor(6, 3, c);
   const Tensor a = torch::tensor({-10.0f, 0.001f, 0.5f, 3.0f});
   EXPECT_TRUE(torch::allclose(actor->squash(a), 2.0 * torch::tanh(a / 2.0)));
@@ -64,9 +64,31 @@ TEST(ActorCritic, BoundedSquashIsTanhScaledToItsBound) {
   EXPECT_NEAR(actor->squash(a)[1].item<float>(), 0.001, 1e-9);
   const Tensor out = actor->forward(torch::randn({4, 6}) * 100);
   EXPECT_LE(out.abs().max().item<float>(), 2.0f);
-  c.squashBound = 1.0;
+  c.squashBound = {1.0};
   Actor plain(6, 3, c);
   EXPECT_TRUE(plain->squash(a).equal(torch::tanh(a)));
+  // One bound per action: each column within its own bound, slope 1 at 0.
+  c.squashBound = {1.0, 2.0, 0.5};
+  Actor perAction(6, 3, c);
+  const Tensor x = torch::tensor({{-10.0f, 0.001f, 3.0f}, {0.4f, -20.0f, 0.0002f}});
+  const Tensor y = perAction->squash(x);
+  const Tensor b = torch::tensor({1.0f, 2.0f, 0.5f});
+  EXPECT_TRUE(torch::allclose(y, b * torch::tanh(x / b)));
+  EXPECT_NEAR(y[0][1].item<float>(), 0.001, 1e-9);
+  EXPECT_NEAR(y[1][2].item<float>(), 0.0002, 1e-10);
+  EXPECT_TRUE(y.select(1, 0).equal(torch::tanh(x.select(1, 0))));
+  const Tensor wide = perAction->forward(torch::randn({64, 6}) * 100).abs().amax(0);
+  EXPECT_TRUE((wide <= b).all().item<bool>());
+  // A list of another length is an error naming the key.
+  c.squashBound = {1.0, 2.0};
+  try {
+    Actor wrong(6, 3, c);
+    ADD_FAILURE() << "two bounds for three actions accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("policy.squash_bound: 2 bounds for 3 actions"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(ActorCritic, ReparameterisedSamples) {
@@ -126,7 +148,7 @@ TEST(ActorCritic, PolicyFileRoundTrip) {
   EXPECT_TRUE(p.actor->forward(obs).equal(actor->forward(obs)));
   EXPECT_EQ(p.actor->config().actorHidden, c.actorHidden);
   EXPECT_EQ(p.actor->config().squash, "tanh");
-  EXPECT_EQ(p.actor->config().squashBound, 1.0);
+  EXPECT_EQ(p.actor->config().squashBound, std::vector<double>{1.0});
   EXPECT_EQ(p.actor->normalizer()->count(), 100);
   EXPECT_NEAR(p.actor->logStd()[1].item<float>(), -0.7, 1e-7);
   EXPECT_EQ(p.metadata.at("task"), "walk");

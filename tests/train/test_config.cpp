@@ -175,6 +175,11 @@ TEST(Config, SetOverridesWithTheSameChecks) {
   EXPECT_EQ(configError(kBase, {"policy.squash=tanh", "policy.squash_bound=2"}), "");
   EXPECT_CONTAINS(configError(kBase, {"policy.squash=tanh", "policy.squash_bound=0"}),
                   "policy.squash_bound");
+  // One bound per action: a list (its length is checked against the task's actions where the
+  // actor is built), each entry positive.
+  EXPECT_EQ(configError(kBase, {"policy.squash=tanh", "policy.squash_bound=[1, 2, 2]"}), "");
+  EXPECT_CONTAINS(configError(kBase, {"policy.squash=tanh", "policy.squash_bound=[1, -2]"}),
+                  "policy.squash_bound[1]");
   EXPECT_CONTAINS(configError(kBase, {"ppo.rollout=3"}),
                   "--set ppo.rollout=3: section 'ppo' does not apply to algorithm 'shac'");
   // Task keys are checked by the task's own strict reader; the message names the argument.
