@@ -2,7 +2,8 @@
 
 #include <memory>
 
-#include "gpu/fixed_convert.h"
+#include "gpu/sim_names.h"
+#include "sim/pack.h"
 #include "sim/soft_step_vjp.h"
 #include "sim/step.h"
 
@@ -21,9 +22,9 @@ using sim::setZero;
 
 sim::Rollout fixedRollout(const sim::Model& model, const sim::SimOptions& opt, sim::Data& data,
                           const sim::VecX& q0, const sim::VecX& v0, const sim::MatX& targets) {
-  const FixedModel fm = toFixed(model);
-  const FixedOptions fo = toFixed(opt);
-  const HeightFieldView ground = toView(opt.contact.terrain.get());
+  const FixedModel fm = sim::toStepModel<sim::Quadruped>(model);
+  const FixedOptions fo = sim::toStepOptions(opt);
+  const HeightFieldView ground = sim::toView(opt.contact.terrain.get());
   const int H = static_cast<int>(targets.cols());
   sim::Rollout r;
   r.q.assign(H + 1, q0);
@@ -43,11 +44,11 @@ sim::RolloutAdjoint fixedRolloutVjp(const sim::Model& model, const sim::SimOptio
                                     sim::Data& data, const sim::Rollout& r,
                                     const sim::MatX& targets, const std::vector<sim::VecX>& gq,
                                     const std::vector<sim::VecX>& gv) {
-  const FixedModel fm = toFixed(model);
+  const FixedModel fm = sim::toStepModel<sim::Quadruped>(model);
   // The model and ground the VJP differentiates (straight_through: the smoothed model; a
   // straight-through terrain: its smoothed copy), as sim::stepVjp.
-  const FixedOptions fo = toFixedBackward(opt);
-  const HeightFieldView ground = backwardView(opt);
+  const FixedOptions fo = sim::toStepOptionsBackward(opt);
+  const HeightFieldView ground = sim::backwardView(opt);
   const int H = static_cast<int>(targets.cols());
   sim::RolloutAdjoint out{
       sim::VecX::Zero(model.nq()), sim::VecX::Zero(model.nv()), sim::MatX::Zero(model.nj(), H), {}};
@@ -94,7 +95,7 @@ sim::RolloutAdjoint fixedRolloutVjp(const sim::Model& model, const sim::SimOptio
     }
     addDirect(t);
   }
-  out.params += toParamGrad(model, params);
+  out.params += sim::toParamGrad(model, params);
   return out;
 }
 

@@ -1,7 +1,7 @@
 // sim::rollout and sim::rolloutVjp on the fixed-size step (sim/moreau_step.h,
 // sim/moreau_step_vjp.h, sim/soft_step_vjp.h), with the parameters' adjoints: the same contract and
-// results (to round-off) for a robot and options that fit the fixed path (notInFixedPath in
-// gpu/fixed_convert.h is "" for both), so that multi-step gradients (system identification) run
+// results (to round-off) for a robot and options that fit the fixed path (sim::notInStepModel and
+// sim::notInStepOptions in sim/pack.h are ""), so that multi-step gradients (system identification) run
 // the code the GPU runs. A step whose contact set or tape is larger than the fixed arrays is taken
 // by sim::step or sim::stepVjp in `data`, as BatchSim does. Rollout::modes is not recorded (left
 // empty): the fixed step does not form Data::mode.

@@ -15,11 +15,11 @@
 #include <random>
 #include <sstream>
 
-#include "gpu/fixed_convert.h"
 #include "gpu/fixed_rollout.h"
 #include "io/atomic_file.h"
 #include "io/csv.h"
 #include "io/excerpt.h"
+#include "sim/pack.h"
 #include "sim/quaternion.h"
 #include "sim/rollout.h"
 #include "sim/step.h"
@@ -701,7 +701,8 @@ Evaluation evaluate(const System& sys, const std::vector<Trajectory>& data,
   const bool grad = !names.empty();
 
   const bool fixed =
-      o.fixedPath && gpu::notInFixedPath(model).empty() && gpu::notInFixedPath(opt).empty();
+      o.fixedPath && sim::notInStepModel<sim::Quadruped>(model).empty() &&
+      sim::notInStepOptions(opt).empty();
   const int threads = std::max(1, o.threads);
   struct Acc {
     std::unique_ptr<sim::Data> data;

@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "gpu/fixed_convert.h"
 #include "ident/sysid.h"
+#include "sim/pack.h"
 #include "sim/step.h"
 
 using namespace diffloco;
@@ -252,7 +252,7 @@ TEST(Sysid, LossGradientMatchesFiniteDifferences) {
 // fits) against sim::rollout's: the same loss and gradient, in every contact model.
 TEST(Sysid, FixedPathMatchesTheDynamicOne) {
   sysid::System sys = sysid::robotSystem(loadRobot("anymal"));
-  ASSERT_EQ(gpu::notInFixedPath(sys.model), "");
+  ASSERT_EQ(sim::notInStepModel<sim::Quadruped>(sys.model), "");
   sysid::GenerateOptions g;
   g.count = 1;
   g.duration = 0.3;
