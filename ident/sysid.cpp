@@ -15,13 +15,13 @@
 #include <random>
 #include <sstream>
 
-#include "gpu/fixed_rollout.h"
 #include "io/atomic_file.h"
 #include "io/csv.h"
 #include "io/excerpt.h"
 #include "sim/pack.h"
 #include "sim/quaternion.h"
 #include "sim/rollout.h"
+#include "sim/stage_rollout.h"
 #include "sim/step.h"
 #include "sim/thread_pool.h"
 #include "sim/urdf.h"
@@ -727,9 +727,9 @@ Evaluation evaluate(const System& sys, const std::vector<Trajectory>& data,
     const int t0 = segs[i].start;
     MatX targets(nj, H);
     for (int j = 0; j < H; ++j) targets.col(j) = tr.targets[t0 + j];
-    const sim::Rollout r = fixed
-                               ? gpu::fixedRollout(model, opt, *A.data, tr.q[t0], tr.v[t0], targets)
-                               : sim::rollout(model, opt, *A.data, tr.q[t0], tr.v[t0], targets);
+    const sim::Rollout r =
+        fixed ? sim::stageRollout<sim::Quadruped>(model, opt, *A.data, tr.q[t0], tr.v[t0], targets)
+              : sim::rollout(model, opt, *A.data, tr.q[t0], tr.v[t0], targets);
     std::vector<VecX> gq(H + 1), gv(H + 1);
     for (int j = 1; j <= H; ++j) {
       if (grad) {
@@ -743,7 +743,7 @@ Evaluation evaluate(const System& sys, const std::vector<Trajectory>& data,
     }
     if (!grad) return;
     const sim::RolloutAdjoint adj =
-        fixed ? gpu::fixedRolloutVjp(model, opt, *A.data, r, targets, gq, gv)
+        fixed ? sim::stageRolloutVjp<sim::Quadruped>(model, opt, *A.data, r, targets, gq, gv)
               : sim::rolloutVjp(model, opt, *A.data, r, targets, gq, gv);
     if (i < bad[worker].segment)
       for (const auto& n : names)

@@ -186,7 +186,7 @@ struct FitOptions {
   double beta1 = 0.5, beta2 = 0.9, epsilon = 1e-14;
   LossWeights weights;
   int threads = 1;
-  // Predictions and their gradient on the fixed-size step (gpu/fixed_rollout.h, the code the GPU
+  // Predictions and their gradient on the fixed-size step (sim/stage_rollout.h, the code the GPU
   // runs) where the model and options fit it, else on sim::rollout; false: sim::rollout always.
   bool fixedPath = true;
 };

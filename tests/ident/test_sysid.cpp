@@ -248,7 +248,7 @@ TEST(Sysid, LossGradientMatchesFiniteDifferences) {
   }
 }
 
-// The fixed-size step's predictions and gradient (gpu/fixed_rollout.h, the default where a robot
+// The fixed-size step's predictions and gradient (sim/stage_rollout.h, the default where a robot
 // fits) against sim::rollout's: the same loss and gradient, in every contact model.
 TEST(Sysid, FixedPathMatchesTheDynamicOne) {
   sysid::System sys = sysid::robotSystem(loadRobot("anymal"));
