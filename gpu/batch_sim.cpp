@@ -3,9 +3,9 @@
 #include <atomic>
 #include <stdexcept>
 
-#include "gpu/fixed_convert.h"
 #include "sim/moreau_step.h"
 #include "sim/moreau_step_vjp.h"
+#include "sim/pack.h"
 #include "sim/soft_step_vjp.h"
 #include "sim/step.h"
 #include "sim/step_vjp.h"
@@ -57,9 +57,9 @@ BatchSim::BatchSim(const sim::Model& model, const sim::SimOptions& opts, int wor
       failedVjp(worlds, 0),
       model_(model),
       requested_(path),
-      modelMisfit_(notInFixedPath(model)),
-      fixedModel_(std::make_unique<const FixedModel>(modelMisfit_.empty() ? toFixed(model)
-                                                                          : FixedModel{})),
+      modelMisfit_(sim::notInStepModel<sim::Quadruped>(model)),
+      fixedModel_(std::make_unique<const FixedModel>(
+          modelMisfit_.empty() ? sim::toStepModel<sim::Quadruped>(model) : FixedModel{})),
       pool_(threads),
       mu_(worlds, opts.contact.mu),
       strength_(worlds, 1.0),
@@ -69,11 +69,11 @@ BatchSim::BatchSim(const sim::Model& model, const sim::SimOptions& opts, int wor
   for (int t = 0; t < pool_.size(); ++t) data_.push_back(std::make_unique<sim::Data>(model));
   if (path != BatchPath::Cuda) return;
   std::string why = cudaUnavailable();
-  if (why.empty()) why = modelMisfit_.empty() ? notInFixedPath(options) : modelMisfit_;
+  if (why.empty()) why = modelMisfit_.empty() ? sim::notInStepOptions(options) : modelMisfit_;
   if (!why.empty()) throw std::runtime_error("the simulator on a CUDA device: " + why);
 #ifdef DIFFLOCO_CUDA
-  cuda_ = std::make_shared<CudaBatch>(*fixedModel_, toFixed(options),
-                                      toView(options.contact.terrain.get()), worlds);
+  cuda_ = std::make_shared<CudaBatch>(*fixedModel_, sim::toStepOptions(options),
+                                      sim::toView(options.contact.terrain.get()), worlds);
   deviceFailed_.assign(worlds, 0);
 #endif
 }
@@ -101,7 +101,7 @@ const FixedModel& BatchSim::worldFixedModel(int world) const {
 
 bool BatchSim::fixedPath() const {
   return requested_ != BatchPath::Dynamic && modelMisfit_.empty() &&
-         notInFixedPath(options).empty();
+         sim::notInStepOptions(options).empty();
 }
 
 BatchPath BatchSim::path() const {
@@ -110,7 +110,7 @@ BatchPath BatchSim::path() const {
 
 std::string BatchSim::whyDynamic() const {
   if (requested_ == BatchPath::Dynamic) return "";
-  return modelMisfit_.empty() ? notInFixedPath(options) : modelMisfit_;
+  return modelMisfit_.empty() ? sim::notInStepOptions(options) : modelMisfit_;
 }
 
 bool BatchSim::stepWorld(int w, int worker, bool fixed, const FixedOptions& base,
@@ -132,8 +132,8 @@ int BatchSim::step() {
   if (cuda_ && fixedPath()) return stepOnDevice();
   std::atomic<int> nfailed{0}, fallbacks{0};
   const bool fixed = fixedPath();
-  const FixedOptions base = fixed ? toFixed(options) : FixedOptions{};
-  const HeightFieldView ground = toView(options.contact.terrain.get());
+  const FixedOptions base = fixed ? sim::toStepOptions(options) : FixedOptions{};
+  const HeightFieldView ground = sim::toView(options.contact.terrain.get());
   pool_.parallelFor(
       worlds(),
       [&](int w, int worker) {
@@ -156,7 +156,7 @@ void BatchSim::setAddedBaseMass(int world, double dm) {
   paramsChanged_ = true;
   if (!modelMisfit_.empty()) return;
   if (fixedModels_.empty()) fixedModels_.assign(worlds(), *fixedModel_);
-  fixedModels_[world] = toFixed(models_[world]);
+  fixedModels_[world] = sim::toStepModel<sim::Quadruped>(models_[world]);
 }
 
 void BatchSim::vjpWorld(int w, int worker, bool fixed, const FixedOptions& base,
@@ -216,8 +216,8 @@ void BatchSim::stepVjp(const sim::MatX& qIn, const sim::MatX& vIn, const sim::Ma
   const bool fixed = fixedPath();
   // The model and ground the VJP differentiates (straight_through: the smoothed model; a
   // straight-through terrain: its smoothed copy).
-  const FixedOptions base = fixed ? toFixedBackward(options) : FixedOptions{};
-  const HeightFieldView ground = backwardView(options);
+  const FixedOptions base = fixed ? sim::toStepOptionsBackward(options) : FixedOptions{};
+  const HeightFieldView ground = sim::backwardView(options);
   if (fixed && tapes_.empty())
     for (int t = 0; t < pool_.size(); ++t) {
       tapes_.push_back(std::make_unique<FixedTape>());
@@ -264,8 +264,8 @@ int BatchSim::stepOnDevice() {
   std::atomic<int> nfailed{0}, fallbacks{0};
 #ifdef DIFFLOCO_CUDA
   std::atomic<int> cpuFallbacks{0};
-  const FixedOptions base = toFixed(options);
-  const HeightFieldView ground = toView(options.contact.terrain.get());
+  const FixedOptions base = sim::toStepOptions(options);
+  const HeightFieldView ground = sim::toView(options.contact.terrain.get());
   cuda_->setStep(base, ground);
   uploadWorldParams();
   cuda_->upload(q.data(), v.data(), qTarget.data());

@@ -6,9 +6,10 @@
 // worlds.
 //
 // sim::step and sim::stepVjp (the dynamic sizes) take over where the fixed path cannot: a robot of
-// other sizes or options it does not have (notInFixedPath in gpu/fixed_convert.h), for the whole
-// batch; and a single world whose contact set is larger than the fixed arrays (MAXACTIVE spheres)
-// or whose VJP needs more Gauss-Seidel sweeps or soft sub-steps than its tape holds.
+// other sizes or options it does not have (sim::notInStepModel, sim::notInStepOptions in
+// sim/pack.h), for the whole batch; and a single world whose contact set is larger than the fixed
+// arrays (MAXACTIVE spheres) or whose VJP needs more Gauss-Seidel sweeps or soft sub-steps than
+// its tape holds.
 //
 // BatchPath::Cuda runs the same functions on a CUDA device (gpu::CudaBatch, one thread per world):
 // every step() and stepVjp() copies the worlds' matrices to the device and the results back, and
@@ -144,7 +145,7 @@ class BatchSim {
 
   const sim::Model& model_;
   BatchPath requested_;
-  std::string modelMisfit_;  // notInFixedPath(model)
+  std::string modelMisfit_;  // sim::notInStepModel<sim::Quadruped>(model)
   std::unique_ptr<const sim::FixedModel> fixedModel_;
   sim::ThreadPool pool_;
   std::vector<std::unique_ptr<sim::Data>> data_;        // one per worker

@@ -52,7 +52,7 @@ class CudaBatch {
   // Milliseconds that `steps` launches take, by CUDA events (after the previous work finished).
   double timeSteps(int steps);
 
-  // The options and ground the VJP kernels differentiate (gpu/fixed_convert.h's toFixedBackward
+  // The options and ground the VJP kernels differentiate (sim/pack.h's toStepOptionsBackward
   // and backwardView: straight_through's smoothed model, a straight-through terrain); by default
   // the step's own. The split variant's forward kernel records its tape with these too. The
   // ground is copied as setStep's.

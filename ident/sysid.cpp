@@ -15,14 +15,13 @@
 #include <random>
 #include <sstream>
 
-#include "gpu/fixed_convert.h"
-#include "gpu/fixed_rollout.h"
 #include "io/atomic_file.h"
 #include "io/csv.h"
 #include "io/excerpt.h"
+#include "sim/pack.h"
 #include "sim/quaternion.h"
 #include "sim/rollout.h"
-#include "sim/step.h"
+#include "sim/stage_rollout.h"
 #include "sim/thread_pool.h"
 #include "sim/urdf.h"
 
@@ -522,6 +521,53 @@ std::vector<std::pair<std::string, double>> readParams(const std::string& path) 
   return out;
 }
 
+// --- the simulator ---------------------------------------------------------------------------
+
+namespace {
+
+// The stages (sim/stage_rollout.h) of the size class a model fits, or none.
+enum class Stages { Quadruped, SingleBody, None };
+
+Stages stagesFor(const sim::Model& model, const sim::SimOptions& opt, bool useStages) {
+  if (useStages && sim::notInStepOptions(opt).empty()) {
+    if (sim::notInStepModel<sim::Quadruped>(model).empty()) return Stages::Quadruped;
+    if (sim::notInStepModel<sim::SingleBody>(model).empty()) return Stages::SingleBody;
+  }
+  // The Eigen rollout: the stages have no size class for this model (or not these options).
+  return Stages::None;
+}
+
+// sim::rollout on `stages` (None: sim::rollout itself).
+sim::Rollout predict(Stages stages, const sim::Model& model, const sim::SimOptions& opt,
+                     sim::Data& data, const VecX& q0, const VecX& v0, const MatX& targets) {
+  switch (stages) {
+    case Stages::Quadruped:
+      return sim::stageRollout<sim::Quadruped>(model, opt, data, q0, v0, targets);
+    case Stages::SingleBody:
+      return sim::stageRollout<sim::SingleBody>(model, opt, data, q0, v0, targets);
+    case Stages::None:
+      break;
+  }
+  return sim::rollout(model, opt, data, q0, v0, targets);
+}
+
+// sim::rolloutVjp on `stages`, the ones r was predicted on (None: sim::rolloutVjp itself).
+sim::RolloutAdjoint predictVjp(Stages stages, const sim::Model& model, const sim::SimOptions& opt,
+                               sim::Data& data, const sim::Rollout& r, const MatX& targets,
+                               const std::vector<VecX>& gq, const std::vector<VecX>& gv) {
+  switch (stages) {
+    case Stages::Quadruped:
+      return sim::stageRolloutVjp<sim::Quadruped>(model, opt, data, r, targets, gq, gv);
+    case Stages::SingleBody:
+      return sim::stageRolloutVjp<sim::SingleBody>(model, opt, data, r, targets, gq, gv);
+    case Stages::None:
+      break;
+  }
+  return sim::rolloutVjp(model, opt, data, r, targets, gq, gv);
+}
+
+}  // namespace
+
 // --- synthetic data --------------------------------------------------------------------------
 
 std::vector<Trajectory> generate(const System& sys, const GenerateOptions& o) {
@@ -529,7 +575,7 @@ std::vector<Trajectory> generate(const System& sys, const GenerateOptions& o) {
   sim::SimOptions opt = sys.currentOptions();
   opt.dt = o.dt;
   opt.contact.model = sim::parseContactModel(o.contact);
-  const int nq = model.nq(), nv = model.nv(), nj = model.nj();
+  const int nv = model.nv(), nj = model.nj();
   const int steps = static_cast<int>(std::lround(o.duration / o.dt));
   if (steps < 1 || o.count < 1) throw std::invalid_argument("generate: nothing to simulate");
   std::mt19937 rng(o.seed);
@@ -537,6 +583,7 @@ std::vector<Trajectory> generate(const System& sys, const GenerateOptions& o) {
   std::normal_distribution<double> N(0.0, 1.0);
   auto uni = [&](double a, double b) { return a + (b - a) * U(rng); };
   sim::Data data(model);
+  const Stages stages = stagesFor(model, opt, true);
   std::vector<Trajectory> out;
   for (int k = 0; k < o.count; ++k) {
     VecX q = sys.standing, v = VecX::Zero(nv);
@@ -563,37 +610,40 @@ std::vector<Trajectory> generate(const System& sys, const GenerateOptions& o) {
     Trajectory tr;
     tr.source = sys.name + " run " + std::to_string(k);
     tr.dt = o.dt;
-    VecX qn(nq), vn(nv);
+    // Every row's targets, the motion through them, then the rows with noise: stepping draws no
+    // random numbers, so the noise is the same as when stepping and recording alternate.
+    MatX targets(nj, steps + 1);
     for (int s = 0; s <= steps; ++s) {
       const double t = s * o.dt;
-      VecX tg = sys.defaultTargets;
+      targets.col(s) = sys.defaultTargets;
       for (int j = 0; j < nj; ++j)
         for (int h = 0; h < 2; ++h)
-          tg[j] += amp[2 * j + h] * std::sin(2 * M_PI * freq[2 * j + h] * t + phase[2 * j + h]);
-      // Record (with noise).
+          targets(j, s) +=
+              amp[2 * j + h] * std::sin(2 * M_PI * freq[2 * j + h] * t + phase[2 * j + h]);
+    }
+    const sim::Rollout r = predict(stages, model, opt, data, q, v, targets.leftCols(steps));
+    for (int s = 0; s <= steps; ++s) {
+      if (!r.q[s].allFinite() || !r.v[s].allFinite())
+        throw std::runtime_error("generate: " + tr.source +
+                                 " became non-finite at t = " + fmtNum((s - 1) * o.dt));
+      const VecX &qs = r.q[s], &vs = r.v[s];
       const double ns = o.noiseScale;
-      VecX qr = q, vr = v;
+      VecX qr = qs, vr = vs;
       for (int a = 0; a < 3; ++a) qr[a] += ns * o.noisePosition * N(rng);
       const Vec3 dw(N(rng), N(rng), N(rng));
       const Vec3 rv = ns * o.noiseOrientation * dw;
       const double th = rv.norm();
       Vec4 dq(1, 0, 0, 0);
       if (th > 0) dq << std::cos(th / 2), std::sin(th / 2) * rv / th;
-      qr.segment<4>(3) = quatMul(q.segment<4>(3), dq).normalized();
+      qr.segment<4>(3) = quatMul(qs.segment<4>(3), dq).normalized();
       for (int j = 0; j < nj; ++j) qr[7 + j] += ns * o.noiseJoint * N(rng);
       for (int a = 0; a < 3; ++a) vr[a] += ns * o.noiseVelocity * N(rng);
       for (int a = 0; a < 3; ++a) vr[3 + a] += ns * o.noiseAngularVelocity * N(rng);
       for (int j = 0; j < nj; ++j) vr[6 + j] += ns * o.noiseJointVelocity * N(rng);
-      tr.t.push_back(t);
+      tr.t.push_back(s * o.dt);
       tr.q.push_back(qr);
       tr.v.push_back(vr);
-      tr.targets.push_back(tg);
-      if (s == steps) break;
-      if (!sim::step(model, opt, data, q, v, tg, qn, vn))
-        throw std::runtime_error("generate: " + tr.source + " became non-finite at t = " +
-                                 fmtNum(t));
-      q = qn;
-      v = vn;
+      tr.targets.push_back(targets.col(s));
     }
     out.push_back(std::move(tr));
   }
@@ -700,8 +750,7 @@ Evaluation evaluate(const System& sys, const std::vector<Trajectory>& data,
   const int nq = model.nq(), nv = model.nv(), nj = model.nj(), H = o.horizon;
   const bool grad = !names.empty();
 
-  const bool fixed =
-      o.fixedPath && gpu::notInFixedPath(model).empty() && gpu::notInFixedPath(opt).empty();
+  const Stages stages = stagesFor(model, opt, o.fixedPath);
   const int threads = std::max(1, o.threads);
   struct Acc {
     std::unique_ptr<sim::Data> data;
@@ -726,9 +775,7 @@ Evaluation evaluate(const System& sys, const std::vector<Trajectory>& data,
     const int t0 = segs[i].start;
     MatX targets(nj, H);
     for (int j = 0; j < H; ++j) targets.col(j) = tr.targets[t0 + j];
-    const sim::Rollout r = fixed
-                               ? gpu::fixedRollout(model, opt, *A.data, tr.q[t0], tr.v[t0], targets)
-                               : sim::rollout(model, opt, *A.data, tr.q[t0], tr.v[t0], targets);
+    const sim::Rollout r = predict(stages, model, opt, *A.data, tr.q[t0], tr.v[t0], targets);
     std::vector<VecX> gq(H + 1), gv(H + 1);
     for (int j = 1; j <= H; ++j) {
       if (grad) {
@@ -741,9 +788,7 @@ Evaluation evaluate(const System& sys, const std::vector<Trajectory>& data,
       A.loss += L;
     }
     if (!grad) return;
-    const sim::RolloutAdjoint adj =
-        fixed ? gpu::fixedRolloutVjp(model, opt, *A.data, r, targets, gq, gv)
-              : sim::rolloutVjp(model, opt, *A.data, r, targets, gq, gv);
+    const sim::RolloutAdjoint adj = predictVjp(stages, model, opt, *A.data, r, targets, gq, gv);
     if (i < bad[worker].segment)
       for (const auto& n : names)
         if (!std::isfinite(chainRule(sys, model, adj.params, n))) {

@@ -165,7 +165,8 @@ struct GenerateOptions {
   double noiseScale = 1.0;
 };
 
-// Simulates sys at its current values; returns the noisy recorded trajectories.
+// Simulates sys at its current values (on the stages of its size class, as evaluate's
+// predictions); returns the noisy recorded trajectories.
 std::vector<Trajectory> generate(const System& sys, const GenerateOptions& o);
 
 // --- Fitting -----------------------------------------------------------------------------------
@@ -186,8 +187,9 @@ struct FitOptions {
   double beta1 = 0.5, beta2 = 0.9, epsilon = 1e-14;
   LossWeights weights;
   int threads = 1;
-  // Predictions and their gradient on the fixed-size step (gpu/fixed_rollout.h, the code the GPU
-  // runs) where the model and options fit it, else on sim::rollout; false: sim::rollout always.
+  // Predictions and their gradient on the stages (sim/stage_rollout.h, the code the GPU runs) of
+  // the size class the model fits (Quadruped: the robots; SingleBody: the cube), else on
+  // sim::rollout; false: sim::rollout always.
   bool fixedPath = true;
 };
 

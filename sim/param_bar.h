@@ -1,7 +1,7 @@
 // The adjoints of the model's and the options' parameters that a fixed-size step's VJP forms on
 // request (sim::ParamGrad's entries on fixed-size data): what system identification reads.
 // fixedStepVjp and fixedSoftStepVjp ADD to it when given one; the training's VJP passes none and
-// pays nothing for it. toParamGrad (gpu/fixed_convert.h) turns it into a sim::ParamGrad.
+// pays nothing for it. toParamGrad (sim/pack.h) turns it into a sim::ParamGrad.
 #pragma once
 
 #include "sim/step_model.h"

@@ -4,7 +4,7 @@
 // parameter space) and of a constant size. Quadruped holds the 12-joint quadrupeds' sizes (13
 // bodies, 4 sphere feet, up to 24 leg spheres: every robot in configs/robots fits); SingleBody
 // those of one free body with spheres (the identification's cube, the toys). A robot of other
-// sizes fits neither, and toStepModel (gpu/fixed_convert.h) refuses it.
+// sizes fits neither, and toStepModel (sim/pack.h) refuses it.
 #pragma once
 
 #include "sim/small_math.h"
@@ -95,7 +95,7 @@ struct FixedOptions {
   int iterations;
   double kappa, cutoff;
   // A foot or a leg sphere enters the contact problem from these depths (sim/contact.cpp's
-  // entryDepth; toFixed sets them; 0 for both in the soft model's fixed sub-steps).
+  // entryDepth; toStepOptions sets them; 0 for both in the soft model's fixed sub-steps).
   double footEntry, legEntry;
   double softKp, softKd, softKf;
   int softSubsteps;

@@ -7,10 +7,10 @@
 #include <cmath>
 
 #include "envs/sim_function.h"
-#include "gpu/fixed_convert.h"
 #include "robots/robot.h"
 #include "sim/kinematics.h"
 #include "sim/moreau_step.h"
+#include "sim/pack.h"
 #include "sim/step.h"
 
 using namespace diffloco;
@@ -60,8 +60,8 @@ TEST(SimFunction, ForwardMatchesSimulator) {
   // The batch steps with the fixed-size functions (gpu/batch_sim.h): exactly sim::fixedStep, and
   // sim::step to rounding.
   ASSERT_EQ(link.batch().path(), gpu::BatchPath::Fixed);
-  const gpu::FixedModel fm = gpu::toFixed(f.robot.model);
-  const gpu::FixedOptions fo = gpu::toFixed(f.opt);
+  const sim::FixedModel fm = sim::toStepModel<sim::Quadruped>(f.robot.model);
+  const sim::FixedOptions fo = sim::toStepOptions(f.opt);
   sim::Data data(f.robot.model);
   for (int w = 0; w < 3; ++w) {
     const Tensor qw = q[w].to(torch::kFloat).to(torch::kDouble).contiguous();
@@ -70,7 +70,7 @@ TEST(SimFunction, ForwardMatchesSimulator) {
     sim::step(f.robot.model, f.opt, data, Eigen::Map<const sim::VecX>(qw.data_ptr<double>(), 19),
               Eigen::Map<const sim::VecX>(vw.data_ptr<double>(), 18),
               Eigen::Map<const sim::VecX>(tw.data_ptr<double>(), 12), qn, vn);
-    ASSERT_TRUE(sim::fixedStep(fm, fo, gpu::toView(nullptr), qw.data_ptr<double>(),
+    ASSERT_TRUE(sim::fixedStep(fm, fo, sim::toView(nullptr), qw.data_ptr<double>(),
                                vw.data_ptr<double>(), tw.data_ptr<double>(), qf.data(), vf.data()));
     for (int i = 0; i < 19; ++i) {
       EXPECT_EQ(r.q[w][i].item<double>(), qf[i]);

@@ -13,10 +13,10 @@
 #include <random>
 
 #include "gpu/batch_sim.h"
-#include "gpu/fixed_convert.h"
 #include "gpu/parity.h"
 #include "robots/robot.h"
 #include "sim/moreau_step.h"
+#include "sim/pack.h"
 #include "sim/step.h"
 #include "sim/step_vjp.h"
 #include "sim/terrain.h"
@@ -80,14 +80,14 @@ Robot anymal() {
 // previous world must not matter either), or through sim::fixedStep.
 void stepAlone(const Model& m, const SimOptions& o, Data& data, Worlds& w, BatchPath path) {
   VecX qn(m.nq()), vn(m.nv());
-  const gpu::FixedModel fm = gpu::toFixed(m);
-  const gpu::FixedOptions fo = gpu::toFixed(o);
+  const gpu::FixedModel fm = sim::toStepModel<sim::Quadruped>(m);
+  const gpu::FixedOptions fo = sim::toStepOptions(o);
   for (int k = 0; k < w.q.cols(); ++k) {
     const VecX q = w.q.col(k), v = w.v.col(k), target = w.qTarget.col(k);
     if (path == BatchPath::Dynamic)
       ASSERT_TRUE(step(m, o, data, q, v, target, qn, vn)) << "world " << k;
     else
-      ASSERT_TRUE(sim::fixedStep(fm, fo, gpu::toView(nullptr), q.data(), v.data(), target.data(),
+      ASSERT_TRUE(sim::fixedStep(fm, fo, sim::toView(nullptr), q.data(), v.data(), target.data(),
                                  qn.data(), vn.data()))
           << "world " << k;
     w.q.col(k) = qn;

@@ -8,10 +8,10 @@
 #include <string>
 #include <vector>
 
-#include "gpu/fixed_convert.h"
 #include "gpu/parity.h"
 #include "robots/robot.h"
 #include "sim/moreau_step.h"
+#include "sim/pack.h"
 
 using namespace diffloco;
 using namespace diffloco::gpu;
@@ -44,45 +44,46 @@ TEST(FixedStep, AnymalFitsTheFixedSizes) {
   EXPECT_EQ(a.robot.model.nbodies(), NB);
   EXPECT_EQ(a.robot.model.nfeet(), NFEET);
   EXPECT_EQ(a.robot.model.nspheres(), MAXSPHERES);  // its knees and shank tubes
-  EXPECT_EQ(toFixed(a.robot.model).nspheres, MAXSPHERES);
+  EXPECT_EQ(sim::toStepModel<sim::Quadruped>(a.robot.model).nspheres, MAXSPHERES);
   EXPECT_GT(a.robot.armature, 0);  // the test covers the armature term
   sim::Model other = a.robot.model;
   other.feet.pop_back();
-  EXPECT_THROW(toFixed(other), std::invalid_argument);
+  EXPECT_THROW(sim::toStepModel<sim::Quadruped>(other), std::invalid_argument);
   other = a.robot.model;
   other.legSpheres.push_back(other.legSpheres.back());
   other.finalize();
-  EXPECT_THROW(toFixed(other), std::invalid_argument);
+  EXPECT_THROW(sim::toStepModel<sim::Quadruped>(other), std::invalid_argument);
 }
 
 // More spheres in contact than the problem holds: the step fails instead of dropping contacts.
 TEST(FixedStep, ContactSetLargerThanItsArraysFailsTheStep) {
   const Anymal a;
-  const FixedModel fm = toFixed(a.robot.model);
+  const FixedModel fm = sim::toStepModel<sim::Quadruped>(a.robot.model);
   std::vector<double> q = a.qStand, qn(NQ), vn(NV);
   q[2] = 0.1;  // the base lying on the ground: every leg sphere deep in it
   const std::vector<double> v(NV, 0.0), target(a.qStand.begin() + 7, a.qStand.end());
   WorldSet w;
   w.n = 1;
   w.q = q;
-  EXPECT_GT(contactCoverage(fm, toView(nullptr), w).most, MAXACTIVE);
+  EXPECT_GT(contactCoverage(fm, sim::toView(nullptr), w).most, MAXACTIVE);
   for (auto cm : {sim::ContactModel::Hard, sim::ContactModel::Smoothed, sim::ContactModel::Soft})
-    EXPECT_FALSE(fixedStep(fm, toFixed(options(a.robot, cm)), toView(nullptr), q.data(), v.data(),
-                           target.data(), qn.data(), vn.data()))
+    EXPECT_FALSE(fixedStep(fm, sim::toStepOptions(options(a.robot, cm)), sim::toView(nullptr),
+                           q.data(), v.data(), target.data(), qn.data(), vn.data()))
         << sim::toString(cm);
   q[2] = a.qStand[2];  // standing: the feet alone
-  EXPECT_TRUE(fixedStep(fm, toFixed(options(a.robot, sim::ContactModel::Hard)), toView(nullptr),
-                        q.data(), v.data(), target.data(), qn.data(), vn.data()));
+  EXPECT_TRUE(fixedStep(fm, sim::toStepOptions(options(a.robot, sim::ContactModel::Hard)),
+                        sim::toView(nullptr), q.data(), v.data(), target.data(), qn.data(),
+                        vn.data()));
 }
 
 TEST(FixedStep, MatchesSimStepOnPlaneAndHeightField) {
   const Anymal a;
-  const FixedModel fm = toFixed(a.robot.model);
+  const FixedModel fm = sim::toStepModel<sim::Quadruped>(a.robot.model);
   const sim::HeightField bumps = bumpyField(0.04, 11);
   const int n = 1000;
   for (const sim::HeightField* ground : {static_cast<const sim::HeightField*>(nullptr), &bumps}) {
     const WorldSet start = randomWorlds(a.qStand, ground, n, ground ? 5 : 4);
-    const HeightFieldView view = toView(ground);
+    const HeightFieldView view = sim::toView(ground);
     const ContactCoverage cov = contactCoverage(fm, view, start);
     std::printf("%s: feet touching none/some/all %d/%d/%d, legs %d, most spheres %d\n",
                 ground ? "height field" : "plane", cov.none, cov.some, cov.all, cov.legs, cov.most);
@@ -96,7 +97,7 @@ TEST(FixedStep, MatchesSimStepOnPlaneAndHeightField) {
       if (ground) o.contact.terrain = std::make_shared<sim::HeightField>(bumps);
       WorldSet dyn, fix;
       EXPECT_EQ(stepDynamic(a.robot.model, o, start, dyn), 0);
-      EXPECT_EQ(stepFixed(fm, toFixed(o), view, start, fix), 0);
+      EXPECT_EQ(stepFixed(fm, sim::toStepOptions(o), view, start, fix), 0);
       const Difference d = compare(fix, dyn);
       std::printf("%s, %s: max rel %.3g, max abs %.3g\n", sim::toString(cm),
                   ground ? "height field" : "plane", d.rel, d.abs);
@@ -113,10 +114,10 @@ TEST(FixedStep, MatchesSimStepOnPlaneAndHeightField) {
 // closest point lies farthest from the one under a sphere).
 TEST(FixedStep, MatchesSimStepWithClosestContactAndMonotoneSurface) {
   const Anymal a;
-  const FixedModel fm = toFixed(a.robot.model);
+  const FixedModel fm = sim::toStepModel<sim::Quadruped>(a.robot.model);
   for (const TerrainOption& t : terrainOptions({bumpyField(0.04, 14), stairsField(0.08, 0.3)})) {
     const WorldSet start = randomWorlds(a.qStand, t.field.get(), 300, 15);
-    const HeightFieldView view = toView(t.field.get());
+    const HeightFieldView view = sim::toView(t.field.get());
     ASSERT_NE(view.cellBounds, nullptr);
     EXPECT_EQ(view.monotone, t.field->interpolant == sim::Interpolant::Monotone);
     for (auto cm :
@@ -124,7 +125,7 @@ TEST(FixedStep, MatchesSimStepWithClosestContactAndMonotoneSurface) {
       sim::SimOptions o = options(a.robot, cm);
       o.contact.terrain = t.field;
       o.contact.terrainContact = t.contact;
-      const FixedOptions fo = toFixed(o);
+      const FixedOptions fo = sim::toStepOptions(o);
       EXPECT_EQ(fo.closestTerrain, t.contact == sim::TerrainContact::Closest);
       WorldSet dyn, fix;
       std::vector<char> failed;
@@ -148,13 +149,13 @@ TEST(FixedStep, MatchesSimStepWithClosestContactAndMonotoneSurface) {
 // count through the same code path as the hard model).
 TEST(FixedStep, SmoothedWithCutoffMatches) {
   const Anymal a;
-  const FixedModel fm = toFixed(a.robot.model);
+  const FixedModel fm = sim::toStepModel<sim::Quadruped>(a.robot.model);
   const WorldSet start = randomWorlds(a.qStand, nullptr, 300, 9);
   sim::SimOptions o = options(a.robot, sim::ContactModel::Smoothed);
   o.contact.cutoff = 0.01;
   WorldSet dyn, fix;
   stepDynamic(a.robot.model, o, start, dyn);
-  stepFixed(fm, toFixed(o), toView(nullptr), start, fix);
+  stepFixed(fm, sim::toStepOptions(o), sim::toView(nullptr), start, fix);
   EXPECT_LE(compare(fix, dyn).rel, 1e-10);
 }
 
@@ -163,7 +164,7 @@ TEST(FixedStep, SmoothedWithCutoffMatches) {
 // bound the true depth, so the two give the same steps, and both agree with sim::step.
 TEST(FixedStep, CellBoundsAndSampleBoundsGiveTheSameStep) {
   const Anymal a;
-  const FixedModel fm = toFixed(a.robot.model);
+  const FixedModel fm = sim::toStepModel<sim::Quadruped>(a.robot.model);
   for (auto ip : {sim::Interpolant::CatmullRom, sim::Interpolant::Monotone})
     for (auto tc : {sim::TerrainContact::Vertical, sim::TerrainContact::Closest}) {
       auto bumps = std::make_shared<sim::HeightField>(bumpyField(0.04, 12));
@@ -174,19 +175,19 @@ TEST(FixedStep, CellBoundsAndSampleBoundsGiveTheSameStep) {
         sim::SimOptions o = options(a.robot, cm);
         o.contact.terrain = bumps;
         o.contact.terrainContact = tc;
-        HeightFieldView cells = toView(bumps.get()), samples = cells;
+        HeightFieldView cells = sim::toView(bumps.get()), samples = cells;
         ASSERT_NE(cells.cellBounds, nullptr);
         samples.cellBounds = nullptr;
         WorldSet dyn, fromCells, fromSamples;
         std::vector<char> failed;
         stepDynamic(a.robot.model, o, start, dyn);
-        stepFixed(fm, toFixed(o), cells, start, fromCells, &failed);
-        stepFixed(fm, toFixed(o), samples, start, fromSamples);
+        stepFixed(fm, sim::toStepOptions(o), cells, start, fromCells, &failed);
+        stepFixed(fm, sim::toStepOptions(o), samples, start, fromSamples);
         const std::string what =
             std::string(sim::toString(cm)) + ", " + sim::toString(ip) + ", " + sim::toString(tc);
         EXPECT_EQ(compare(fromCells, fromSamples).abs, 0) << what;
         const int overflowed =
-            adoptOverflowed(fm, toFixed(o), cells, start, failed, dyn, fromCells);
+            adoptOverflowed(fm, sim::toStepOptions(o), cells, start, failed, dyn, fromCells);
         EXPECT_GE(overflowed, 0) << what;
         EXPECT_LE(overflowed, 3) << what;
         EXPECT_LE(compare(fromCells, dyn).rel, 1e-10) << what;
@@ -203,17 +204,17 @@ TEST(FixedStep, MatchesSimStepOnEveryShippedRobot) {
     for (auto& j : r.model.joints) j.armature = r.armature;
     const sim::VecX qs = r.standingConfiguration();
     const std::vector<double> qStand(qs.data(), qs.data() + qs.size());
-    const FixedModel fm = toFixed(r.model);
+    const FixedModel fm = sim::toStepModel<sim::Quadruped>(r.model);
     for (const sim::HeightField* ground : {static_cast<const sim::HeightField*>(nullptr), &bumps}) {
       const WorldSet start = randomWorlds(qStand, ground, 300, 21);
-      const ContactCoverage cov = contactCoverage(fm, toView(ground), start);
+      const ContactCoverage cov = contactCoverage(fm, sim::toView(ground), start);
       EXPECT_GT(cov.some + cov.all, 30) << name;
       for (auto cm : {sim::ContactModel::Hard, sim::ContactModel::Smoothed, sim::ContactModel::Soft}) {
         sim::SimOptions o = options(r, cm);
         if (ground) o.contact.terrain = std::make_shared<sim::HeightField>(bumps);
         WorldSet dyn, fix;
         EXPECT_EQ(stepDynamic(r.model, o, start, dyn), 0) << name;
-        EXPECT_EQ(stepFixed(fm, toFixed(o), toView(ground), start, fix), 0) << name;
+        EXPECT_EQ(stepFixed(fm, sim::toStepOptions(o), sim::toView(ground), start, fix), 0) << name;
         const Difference d = compare(fix, dyn);
         EXPECT_LE(d.rel, 1e-10) << name << ", " << sim::toString(cm)
                                 << (ground ? " on the height field" : " on the plane") << ": world "

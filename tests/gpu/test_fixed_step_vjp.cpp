@@ -10,9 +10,9 @@
 #include <random>
 #include <vector>
 
-#include "gpu/fixed_convert.h"
 #include "gpu/parity.h"
 #include "robots/robot.h"
+#include "sim/pack.h"
 #include "sim/soft_step_vjp.h"
 
 using namespace diffloco;
@@ -93,7 +93,7 @@ void forEachFdCase(const Anymal& a, int worlds, Check check) {
       sim::SimOptions o = options(a.robot, cm, nullptr);
       o.contact.terrain = g.field;
       o.contact.terrainContact = g.contact;
-      check(FdCase{g.name, cm, toFixed(o), toView(g.field.get()), start, seeds});
+      check(FdCase{g.name, cm, sim::toStepOptions(o), sim::toView(g.field.get()), start, seeds});
     }
   }
 }
@@ -119,13 +119,13 @@ double seeded(const WorldSet& seeds, int w, const double* qn, const double* vn) 
 
 TEST(FixedStepVjp, MatchesSimStepVjpOnPlaneAndHeightField) {
   const Anymal a;
-  const FixedModel fm = toFixed(a.robot.model);
+  const FixedModel fm = sim::toStepModel<sim::Quadruped>(a.robot.model);
   const sim::HeightField bumps = bumpyField(0.04, 11);
   const int n = 1000;
   for (const sim::HeightField* ground : {static_cast<const sim::HeightField*>(nullptr), &bumps}) {
     const WorldSet start = randomWorlds(a.qStand, ground, n, ground ? 7 : 6);
     const WorldSet seeds = randomSeeds(n, ground ? 9 : 8);
-    const HeightFieldView view = toView(ground);
+    const HeightFieldView view = sim::toView(ground);
     const ContactCoverage cov = contactCoverage(fm, view, start);
     EXPECT_GT(cov.none, n / 40);  // worlds out of contact, partly in, fully in
     EXPECT_GT(cov.some, n / 20);
@@ -137,7 +137,7 @@ TEST(FixedStepVjp, MatchesSimStepVjpOnPlaneAndHeightField) {
       const sim::SimOptions o = options(a.robot, cm, ground);
       WorldSet dyn, fix;
       EXPECT_EQ(vjpDynamic(a.robot.model, o, start, seeds, dyn), 0);
-      EXPECT_EQ(vjpFixed(fm, toFixed(o), view, start, seeds, fix), 0);
+      EXPECT_EQ(vjpFixed(fm, sim::toStepOptions(o), view, start, seeds, fix), 0);
       const Difference d = compareWithTargets(fix, dyn);
       std::printf("VJP %s, %s: max rel %.3g, max abs %.3g, largest adjoint %.3g\n",
                   sim::toString(cm), ground ? "height field" : "plane", d.rel, d.abs,
@@ -153,18 +153,18 @@ TEST(FixedStepVjp, MatchesSimStepVjpOnPlaneAndHeightField) {
 // The closest-point contact and the monotone surface, on bumps and on stairs.
 TEST(FixedStepVjp, MatchesSimStepVjpWithClosestContactAndMonotoneSurface) {
   const Anymal a;
-  const FixedModel fm = toFixed(a.robot.model);
+  const FixedModel fm = sim::toStepModel<sim::Quadruped>(a.robot.model);
   const int n = 300;
   for (const TerrainOption& t : terrainOptions({bumpyField(0.04, 16), stairsField(0.08, 0.3)})) {
     const WorldSet start = randomWorlds(a.qStand, t.field.get(), n, 17);
     const WorldSet seeds = randomSeeds(n, 18);
-    const HeightFieldView view = toView(t.field.get());
+    const HeightFieldView view = sim::toView(t.field.get());
     for (auto cm :
          {sim::ContactModel::Hard, sim::ContactModel::Smoothed, sim::ContactModel::Soft}) {
       sim::SimOptions o = options(a.robot, cm, nullptr);
       o.contact.terrain = t.field;
       o.contact.terrainContact = t.contact;
-      const FixedOptions fo = toFixed(o);
+      const FixedOptions fo = sim::toStepOptions(o);
       WorldSet dyn, fix;
       std::vector<char> failed;
       EXPECT_EQ(vjpDynamic(a.robot.model, o, start, seeds, dyn), 0);
@@ -191,7 +191,7 @@ TEST(FixedStepVjp, MatchesSimStepVjpWithClosestContactAndMonotoneSurface) {
 // The smoothed model with a finite cutoff: a varying contact count through the VJP.
 TEST(FixedStepVjp, SmoothedWithCutoffMatches) {
   const Anymal a;
-  const FixedModel fm = toFixed(a.robot.model);
+  const FixedModel fm = sim::toStepModel<sim::Quadruped>(a.robot.model);
   const int n = 300;
   const WorldSet start = randomWorlds(a.qStand, nullptr, n, 12);
   const WorldSet seeds = randomSeeds(n, 13);
@@ -199,7 +199,7 @@ TEST(FixedStepVjp, SmoothedWithCutoffMatches) {
   o.contact.cutoff = 0.01;
   WorldSet dyn, fix;
   EXPECT_EQ(vjpDynamic(a.robot.model, o, start, seeds, dyn), 0);
-  EXPECT_EQ(vjpFixed(fm, toFixed(o), toView(nullptr), start, seeds, fix), 0);
+  EXPECT_EQ(vjpFixed(fm, sim::toStepOptions(o), sim::toView(nullptr), start, seeds, fix), 0);
   const Difference d = compareWithTargets(fix, dyn);
   std::printf("VJP smoothed, cutoff 1 cm: max rel %.3g\n", d.rel);
   EXPECT_LE(d.rel, 1e-10) << "world " << d.world;
@@ -209,7 +209,7 @@ TEST(FixedStepVjp, SmoothedWithCutoffMatches) {
 // differences of fixedStep, against <VJP(seed), direction>, on a few worlds per model and ground.
 TEST(FixedStepVjp, AgreesWithCentralDifferences) {
   const Anymal a;
-  const FixedModel fm = toFixed(a.robot.model);
+  const FixedModel fm = sim::toStepModel<sim::Quadruped>(a.robot.model);
   const int n = 6;
   const double eps = 1e-6;
   forEachFdCase(a, n, [&](const FdCase& c) {
@@ -247,11 +247,11 @@ TEST(FixedStepVjp, AgreesWithCentralDifferences) {
 }
 
 // straight_through (its VJP is the smoothed model's at the state) and a straight-through terrain
-// (the VJP of the step on a smoothed copy of the ground): what toFixedBackward and backwardView
-// hand the fixed VJP, against sim::stepVjp with the same options.
+// (the VJP of the step on a smoothed copy of the ground): what sim::toStepOptionsBackward and
+// sim::backwardView hand the fixed VJP, against sim::stepVjp with the same options.
 TEST(FixedStepVjp, StraightThroughAndBackwardTerrainMatch) {
   const Anymal a;
-  const FixedModel fm = toFixed(a.robot.model);
+  const FixedModel fm = sim::toStepModel<sim::Quadruped>(a.robot.model);
   const sim::HeightField bumps = bumpyField(0.04, 11);
   const auto smooth = std::make_shared<sim::HeightField>(sim::smoothHeightField(bumps, 0.05));
   const int n = 300;
@@ -265,7 +265,8 @@ TEST(FixedStepVjp, StraightThroughAndBackwardTerrainMatch) {
       if (backward) o.contact.backwardTerrain = smooth;
       WorldSet dyn, fix;
       EXPECT_EQ(vjpDynamic(a.robot.model, o, start, seeds, dyn), 0);
-      EXPECT_EQ(vjpFixed(fm, toFixedBackward(o), backwardView(o), start, seeds, fix), 0);
+      EXPECT_EQ(
+          vjpFixed(fm, sim::toStepOptionsBackward(o), sim::backwardView(o), start, seeds, fix), 0);
       const Difference d = compareWithTargets(fix, dyn);
       std::printf("VJP %s%s: max rel %.3g\n", sim::toString(cm),
                   backward ? ", backward terrain" : "", d.rel);
@@ -281,10 +282,10 @@ TEST(FixedStepVjp, StraightThroughAndBackwardTerrainMatch) {
   sim::SimOptions o = options(a.robot, sim::ContactModel::StraightThrough, &bumps);
   WorldSet dyn, fix;
   EXPECT_EQ(stepDynamic(a.robot.model, o, start, dyn), 0);
-  EXPECT_EQ(stepFixed(fm, toFixed(o), toView(&bumps), start, fix), 0);
+  EXPECT_EQ(stepFixed(fm, sim::toStepOptions(o), sim::toView(&bumps), start, fix), 0);
   EXPECT_LE(compare(fix, dyn).rel, 1e-10);
-  EXPECT_EQ(toFixed(o).model, FixedContact::Hard);
-  EXPECT_EQ(toFixedBackward(o).model, FixedContact::Smoothed);
+  EXPECT_EQ(sim::toStepOptions(o).model, FixedContact::Hard);
+  EXPECT_EQ(sim::toStepOptionsBackward(o).model, FixedContact::Smoothed);
 }
 
 namespace {
@@ -333,7 +334,7 @@ bool fixedParamVjp(const FixedModel& fm, const FixedOptions& fo, const HeightFie
 TEST(FixedStepVjp, ParameterAdjointsMatchSimStepVjp) {
   const Anymal a;
   const sim::Model& model = a.robot.model;
-  const FixedModel fm = toFixed(model);
+  const FixedModel fm = sim::toStepModel<sim::Quadruped>(model);
   const sim::HeightField bumps = bumpyField(0.04, 11);
   const auto smooth = std::make_shared<sim::HeightField>(sim::smoothHeightField(bumps, 0.05));
   const int n = 200;
@@ -344,8 +345,8 @@ TEST(FixedStepVjp, ParameterAdjointsMatchSimStepVjp) {
                     sim::ContactModel::StraightThrough}) {
       sim::SimOptions o = options(a.robot, cm, ground);
       if (ground && cm == sim::ContactModel::StraightThrough) o.contact.backwardTerrain = smooth;
-      const FixedOptions fo = toFixedBackward(o);
-      const HeightFieldView view = backwardView(o);
+      const FixedOptions fo = sim::toStepOptionsBackward(o);
+      const HeightFieldView view = sim::backwardView(o);
       double worst = 0, largestSim = 0;
       std::vector<double> largestEach;
       int failed = 0;
@@ -360,7 +361,8 @@ TEST(FixedStepVjp, ParameterAdjointsMatchSimStepVjp) {
         const Eigen::Map<const sim::VecX> q(&start.q[w * NQ], NQ), v(&start.v[w * NV], NV),
             t(&start.target[w * NJ], NJ), gq(&seeds.q[w * NQ], NQ), gv(&seeds.v[w * NV], NV);
         sim::stepVjp(model, o, data, q, v, t, gq, gv, adj);
-        const std::vector<double> fix = flatten(toParamGrad(model, p)), dyn = flatten(adj.params);
+        const std::vector<double> fix = flatten(sim::toParamGrad(model, p)),
+                                  dyn = flatten(adj.params);
         ASSERT_EQ(fix.size(), dyn.size());
         largestEach.resize(dyn.size(), 0.0);
         for (size_t k = 0; k < dyn.size(); ++k) {
@@ -401,7 +403,7 @@ TEST(FixedStepVjp, ParameterAdjointsMatchSimStepVjp) {
 // of its rotational inertia).
 TEST(FixedStepVjp, ParameterAdjointsAgreeWithCentralDifferences) {
   const Anymal a;
-  const FixedModel fm = toFixed(a.robot.model);
+  const FixedModel fm = sim::toStepModel<sim::Quadruped>(a.robot.model);
   const int n = 6;
   const double eps = 1e-6;
   forEachFdCase(a, n, [&](const FdCase& c) {

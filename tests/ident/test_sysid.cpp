@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "gpu/fixed_convert.h"
 #include "ident/sysid.h"
+#include "sim/pack.h"
 #include "sim/step.h"
 
 using namespace diffloco;
@@ -248,19 +248,13 @@ TEST(Sysid, LossGradientMatchesFiniteDifferences) {
   }
 }
 
-// The fixed-size step's predictions and gradient (gpu/fixed_rollout.h, the default where a robot
-// fits) against sim::rollout's: the same loss and gradient, in every contact model.
-TEST(Sysid, FixedPathMatchesTheDynamicOne) {
-  sysid::System sys = sysid::robotSystem(loadRobot("anymal"));
-  ASSERT_EQ(gpu::notInFixedPath(sys.model), "");
-  sysid::GenerateOptions g;
-  g.count = 1;
-  g.duration = 0.3;
-  const auto data = sysid::generate(sys, g);
-  sys.set("kp", 60);
-  sys.set("kd", 1.0);
-  const std::string base = "mass:" + sys.model.bodies[0].name;
-  const std::string shank = "mass:" + sys.model.bodies[3].name;
+namespace {
+
+// The stages' predictions and gradient (sim/stage_rollout.h, the default where a model fits a size
+// class) against sim::rollout's: the same loss and gradient of `names` (plus kappa in the smoothed
+// model, the soft coefficients in the soft one), in every contact model.
+void expectStagesMatchTheDynamicStep(sysid::System sys, const std::vector<sysid::Trajectory>& data,
+                                     const std::vector<std::string>& common) {
   sysid::FitOptions o;
   o.horizon = 5;
   o.stride = 4;
@@ -268,7 +262,7 @@ TEST(Sysid, FixedPathMatchesTheDynamicOne) {
                   sim::ContactModel::StraightThrough}) {
     sys.opt.contact.model = cm;
     sys.opt.contact.softSubsteps = 5;
-    std::vector<std::string> names = {"kp", "kd", "mu", base, shank};
+    std::vector<std::string> names = common;
     if (cm == sim::ContactModel::Smoothed) names.push_back("kappa");
     if (cm == sim::ContactModel::Soft) names.insert(names.end(), {"soft_kp", "soft_kd", "soft_kf"});
     o.fixedPath = true;
@@ -281,15 +275,47 @@ TEST(Sysid, FixedPathMatchesTheDynamicOne) {
     // on sim::rollout would not show.
     bool differs = fixed.loss != dynamic.loss;
     for (size_t i = 0; i < names.size(); ++i) differs = differs || fixed.grad[i] != dynamic.grad[i];
-    EXPECT_TRUE(differs) << sim::toString(cm) << ": the fixed path was not taken";
+    EXPECT_TRUE(differs) << sim::toString(cm) << ": the stages were not taken";
     for (size_t i = 0; i < names.size(); ++i) {
-      std::printf("%-16s %-10s fixed %+.10e  dynamic %+.10e\n", sim::toString(cm), names[i].c_str(),
-                  fixed.grad[i], dynamic.grad[i]);
+      std::printf("%-8s %-16s %-10s stages %+.10e  dynamic %+.10e\n", sys.name.c_str(),
+                  sim::toString(cm), names[i].c_str(), fixed.grad[i], dynamic.grad[i]);
       EXPECT_NEAR(fixed.grad[i], dynamic.grad[i], 1e-8 * std::abs(dynamic.grad[i]) + 1e-300)
           << sim::toString(cm) << " " << names[i];
       EXPECT_NE(dynamic.grad[i], 0) << sim::toString(cm) << " " << names[i];
     }
   }
+}
+
+}  // namespace
+
+// ANYmal on the Quadruped stages.
+TEST(Sysid, FixedPathMatchesTheDynamicOne) {
+  sysid::System sys = sysid::robotSystem(loadRobot("anymal"));
+  ASSERT_EQ(sim::notInStepModel<sim::Quadruped>(sys.model), "");
+  sysid::GenerateOptions g;
+  g.count = 1;
+  g.duration = 0.3;
+  const auto data = sysid::generate(sys, g);
+  sys.set("kp", 60);
+  sys.set("kd", 1.0);
+  expectStagesMatchTheDynamicStep(
+      sys, data,
+      {"kp", "kd", "mu", "mass:" + sys.model.bodies[0].name, "mass:" + sys.model.bodies[3].name});
+}
+
+// The cube on the SingleBody stages, its side (corner offsets and inertia) among the parameters.
+// Not its mass: under impulses the motion of a free body does not depend on it (ident/sysid.h).
+TEST(Sysid, CubeStagesMatchTheDynamicStep) {
+  sysid::System sys = sysid::cubeSystem();
+  ASSERT_EQ(sim::notInStepModel<sim::SingleBody>(sys.model), "");
+  sysid::GenerateOptions g;
+  g.count = 2;
+  g.duration = 0.4;
+  g.seed = 5;
+  const auto data = sysid::generate(sys, g);
+  sys.set("side", 0.11);
+  sys.set("mu", 0.4);
+  expectStagesMatchTheDynamicStep(sys, data, {"side", "mu"});
 }
 
 // The orientation residual does not see the quaternion's sign.

@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "gpu/fixed_convert.h"
 #include "ident/sysid.h"
+#include "sim/pack.h"
 #include "sim/soft_step_vjp.h"
 #include "sim/step.h"
 #include "sim/step_vjp.h"
@@ -142,8 +142,8 @@ int spheresTouching(const BodyModel& m, sim::FixedOptions o, const sim::HeightFi
 // not fit.
 TEST(SingleBodyStep, CubeFitsTheSingleBodySizes) {
   const sim::Model cube = sysid::cubeSystem().model;
-  EXPECT_EQ(gpu::notInStepModel<D>(cube), "");
-  const BodyModel m = gpu::toStepModel<D>(cube);
+  EXPECT_EQ(sim::notInStepModel<D>(cube), "");
+  const BodyModel m = sim::toStepModel<D>(cube);
   EXPECT_EQ(m.nspheres, 8);
   for (int a = 0; a < m.nspheres; ++a) {
     EXPECT_EQ(m.footBody[a], 0);
@@ -152,23 +152,23 @@ TEST(SingleBodyStep, CubeFitsTheSingleBodySizes) {
   }
   for (int k = 0; k < NV; ++k) EXPECT_EQ(m.dofParent[k], k - 1);
   // The quadruped's sizes refuse the cube, by its body count.
-  EXPECT_NE(gpu::notInFixedPath(cube).find("1 body"), std::string::npos)
-      << gpu::notInFixedPath(cube);
-  EXPECT_THROW(gpu::toFixed(cube), std::invalid_argument);
+  EXPECT_NE(sim::notInStepModel<sim::Quadruped>(cube).find("1 body"), std::string::npos)
+      << sim::notInStepModel<sim::Quadruped>(cube);
+  EXPECT_THROW(sim::toStepModel<sim::Quadruped>(cube), std::invalid_argument);
   sim::Model one = cube;
   one.feet.resize(1);
   one.finalize();
-  EXPECT_EQ(gpu::toStepModel<D>(one).nspheres, 1);
+  EXPECT_EQ(sim::toStepModel<D>(one).nspheres, 1);
   sim::Model nine = cube;
   nine.feet.push_back(nine.feet.back());
   nine.finalize();
-  EXPECT_NE(gpu::notInStepModel<D>(nine).find("9 feet"), std::string::npos)
-      << gpu::notInStepModel<D>(nine);
-  EXPECT_THROW(gpu::toStepModel<D>(nine), std::invalid_argument);
+  EXPECT_NE(sim::notInStepModel<D>(nine).find("9 feet"), std::string::npos)
+      << sim::notInStepModel<D>(nine);
+  EXPECT_THROW(sim::toStepModel<D>(nine), std::invalid_argument);
   sim::Model withLeg = one;  // a leg sphere would take a foot's place in the stages
   withLeg.legSpheres.push_back(cube.feet[1]);
   withLeg.finalize();
-  EXPECT_THROW(gpu::toStepModel<D>(withLeg), std::invalid_argument);
+  EXPECT_THROW(sim::toStepModel<D>(withLeg), std::invalid_argument);
 }
 
 // Each step starts from sim::step's state, so that the comparison measures one step's rounding
@@ -176,13 +176,13 @@ TEST(SingleBodyStep, CubeFitsTheSingleBodySizes) {
 // rounding difference).
 TEST(SingleBodyStep, MatchesSimStepAlongTumblingDrops) {
   for (const Body& b : bodies()) {
-    const BodyModel m = gpu::toStepModel<D>(b.model);
+    const BodyModel m = sim::toStepModel<D>(b.model);
     for (const Ground& g : grounds())
       for (auto cm :
            {sim::ContactModel::Hard, sim::ContactModel::Smoothed, sim::ContactModel::Soft}) {
         const sim::SimOptions o = options(cm, g);
-        const sim::FixedOptions fo = gpu::toFixed(o);
-        const sim::HeightFieldView view = gpu::toView(g.field.get());
+        const sim::FixedOptions fo = sim::toStepOptions(o);
+        const sim::HeightFieldView view = sim::toView(g.field.get());
         const Trajectory ref = drop(b.model, o);
         double worst = 0;
         int touching = 0;
@@ -264,8 +264,8 @@ struct VjpChecks {
 // moves when its step shrinks tenfold straddles a switch and is counted apart, not compared.
 VjpChecks checkVjpAlongDrop(const Body& b, const BodyModel& m, const sim::SimOptions& o,
                             const Trajectory& ref) {
-  const sim::FixedOptions fo = gpu::toFixedBackward(o);
-  const sim::HeightFieldView view = gpu::backwardView(o);
+  const sim::FixedOptions fo = sim::toStepOptionsBackward(o);
+  const sim::HeightFieldView view = sim::backwardView(o);
   const double eps = 1e-6;
   std::mt19937 rng(5);
   sim::Data data(b.model);
@@ -310,7 +310,7 @@ VjpChecks checkVjpAlongDrop(const Body& b, const BodyModel& m, const sim::SimOpt
 
 TEST(SingleBodyStepVjp, MatchesSimStepVjpAndCentralDifferences) {
   for (const Body& b : bodies()) {
-    const BodyModel m = gpu::toStepModel<D>(b.model);
+    const BodyModel m = sim::toStepModel<D>(b.model);
     for (const Ground& g : grounds())
       for (auto cm :
            {sim::ContactModel::Hard, sim::ContactModel::Smoothed, sim::ContactModel::Soft}) {

@@ -32,12 +32,12 @@
 
 #include "gpu/batch_sim.h"
 #include "gpu/cuda_batch.h"
-#include "gpu/fixed_convert.h"
 #include "gpu/parity.h"
 #include "gpu/recorded_states.h"
 #include "io/atomic_file.h"
 #include "io/json.h"
 #include "robots/robot.h"
+#include "sim/pack.h"
 #include "sim/soft_step_vjp.h"
 
 using namespace diffloco;
@@ -207,7 +207,7 @@ void vjpSections(Json& js, bool& allOk, const std::string& device, const Robot& 
   for (size_t ci = 0; ci < checked.size(); ++ci) {
     const Case& c = checked[ci];
     const sim::SimOptions o = options(c);
-    const HeightFieldView view = toView(o.contact.terrain.get());
+    const HeightFieldView view = sim::toView(o.contact.terrain.get());
     const WorldSet start =
         randomWorlds(qStand, o.contact.terrain.get(), worlds, 400 + ci, kneeling);
     const WorldSet seeds = randomSeeds(worlds, 500 + ci);
@@ -215,8 +215,8 @@ void vjpSections(Json& js, bool& allOk, const std::string& device, const Robot& 
     WorldSet dyn, fix;
     std::vector<char> failedFix;
     const int badDyn = vjpDynamic(robot.model, o, start, seeds, dyn);
-    const int badFix =
-        vjpFixed(fm, toFixedBackward(o), backwardView(o), start, seeds, fix, &failedFix);
+    const int badFix = vjpFixed(fm, sim::toStepOptionsBackward(o), sim::backwardView(o), start,
+                                seeds, fix, &failedFix);
     const WorldDiff cpu =
         compareWorlds(skipping(fix, dyn, failedFix), dyn, true, c.vjpToDynamicTolerance());
     allOk = allOk && cpu.over == 0;
@@ -225,8 +225,8 @@ void vjpSections(Json& js, bool& allOk, const std::string& device, const Robot& 
     std::printf("VJP %-14s cpu fixed vs dynamic: max rel %.3g (%d worlds over %.0e)",
                 c.name().c_str(), cpu.d.rel, cpu.over, c.vjpToDynamicTolerance());
     if (!device.empty()) {
-      CudaBatch gpu(fm, toFixed(o), view, worlds);
-      gpu.setVjp(toFixedBackward(o), backwardView(o));
+      CudaBatch gpu(fm, sim::toStepOptions(o), view, worlds);
+      gpu.setVjp(sim::toStepOptionsBackward(o), sim::backwardView(o));
       gpu.upload(start.q.data(), start.v.data(), start.target.data());
       gpu.uploadSeeds(seeds.q.data(), seeds.v.data());
       const bool soft = c.model == sim::ContactModel::Soft;  // no split VJP
@@ -263,8 +263,8 @@ void vjpSections(Json& js, bool& allOk, const std::string& device, const Robot& 
   for (size_t ci = 0; ci < cases.size(); ++ci) {
     const Case& c = cases[ci];
     const sim::SimOptions o = options(c);
-    const FixedOptions fo = toFixedBackward(o);
-    const HeightFieldView view = backwardView(o);
+    const FixedOptions fo = sim::toStepOptionsBackward(o);
+    const HeightFieldView view = sim::backwardView(o);
     const WorldSet start =
         randomWorlds(qStand, o.contact.terrain.get(), cpuWorlds, 600 + ci, kneeling);
     const WorldSet seeds = randomSeeds(cpuWorlds, 700 + ci);
@@ -295,11 +295,11 @@ void vjpSections(Json& js, bool& allOk, const std::string& device, const Robot& 
   for (const Case& c : cases)
     for (int n : sizes) {
       const sim::SimOptions o = options(c);
-      const HeightFieldView view = toView(o.contact.terrain.get());
+      const HeightFieldView view = sim::toView(o.contact.terrain.get());
       const WorldSet start = randomWorlds(qStand, o.contact.terrain.get(), n, 800, kneeling);
       const WorldSet seeds = randomSeeds(n, 801);
-      CudaBatch gpu(fm, toFixed(o), view, n, 128);
-      gpu.setVjp(toFixedBackward(o), backwardView(o));
+      CudaBatch gpu(fm, sim::toStepOptions(o), view, n, 128);
+      gpu.setVjp(sim::toStepOptionsBackward(o), sim::backwardView(o));
       gpu.upload(start.q.data(), start.v.data(), start.target.data());
       gpu.uploadSeeds(seeds.q.data(), seeds.v.data());
       const bool soft = c.model == sim::ContactModel::Soft;  // forward and fused only
@@ -363,7 +363,7 @@ Json statesSection(bool& allOk, const std::string& device, const Robot& robot,
                    const std::vector<int>& sizes) {
   const RecordedStates rec = loadRecordedStates(robot.model, prefix, frameDt);
   const auto field = std::make_shared<sim::HeightField>(rec.field);
-  const HeightFieldView view = toView(field.get());
+  const HeightFieldView view = sim::toView(field.get());
   std::printf("%s: %d states, field %d x %d, max body position error %.2g m\n", prefix.c_str(),
               rec.worlds.n, rec.field.nx, rec.field.ny, rec.maxPositionError);
   Json section{{"states", prefix.substr(prefix.find_last_of('/') + 1)},
@@ -374,7 +374,7 @@ Json statesSection(bool& allOk, const std::string& device, const Robot& robot,
   for (auto cm : {sim::ContactModel::Hard, sim::ContactModel::Smoothed, sim::ContactModel::Soft}) {
     sim::SimOptions o = robot.simOptions(cm);
     o.contact.terrain = field;
-    const FixedOptions fo = toFixed(o);
+    const FixedOptions fo = sim::toStepOptions(o);
     // Spheres in the problem at the recorded configurations (the step's own set is at q_mid).
     long total = 0;
     int most = 0, overflow = 0;
@@ -541,7 +541,7 @@ struct Setup {
     robot.applyArmature(robot.model);
     const sim::VecX qs = robot.standingConfiguration();
     qStand.assign(qs.data(), qs.data() + qs.size());
-    fm = toFixed(robot.model);
+    fm = sim::toStepModel<sim::Quadruped>(robot.model);
     bumps = std::make_shared<sim::HeightField>(bumpyField(0.04, 11));
     smoothBumps = std::make_shared<sim::HeightField>(sim::smoothHeightField(*bumps, 0.05));
     monotoneBumps = std::make_shared<sim::HeightField>(*bumps);
@@ -581,14 +581,14 @@ void paritySection(Json& js, bool& allOk, const std::string& device, const Setup
   for (size_t ci = 0; ci < cases.size(); ++ci) {
     const Case& c = cases[ci];
     const sim::SimOptions o = s.options(c);
-    const HeightFieldView view = toView(o.contact.terrain.get());
+    const HeightFieldView view = sim::toView(o.contact.terrain.get());
     const WorldSet start =
         randomWorlds(s.qStand, o.contact.terrain.get(), f.worlds, 100 + ci, f.kneeling);
     const ContactCoverage cov = contactCoverage(s.fm, view, start);
     WorldSet dyn, fix;
     std::vector<char> failedFix;
     const int badDyn = stepDynamic(s.robot.model, o, start, dyn);
-    const int badFix = stepFixed(s.fm, toFixed(o), view, start, fix, &failedFix);
+    const int badFix = stepFixed(s.fm, sim::toStepOptions(o), view, start, fix, &failedFix);
     const WorldDiff cpu = compareWorlds(skipping(fix, dyn, failedFix), dyn);
     allOk = allOk && cpu.over == 0;
     Json row = caseHeader(c, f.worlds, cov, badDyn, badFix);
@@ -596,7 +596,7 @@ void paritySection(Json& js, bool& allOk, const std::string& device, const Setup
     std::printf("%-18s cpu fixed vs dynamic: max rel %.3g (%d worlds over 1e-10)", c.name().c_str(),
                 cpu.d.rel, cpu.over);
     if (!device.empty()) {
-      CudaBatch gpu(s.fm, toFixed(o), view, f.worlds);
+      CudaBatch gpu(s.fm, sim::toStepOptions(o), view, f.worlds);
       gpu.upload(start.q.data(), start.v.data(), start.target.data());
       const int badGpu = gpu.step(1);
       WorldSet g = start;
@@ -625,8 +625,8 @@ void cpuTimingSection(Json& js, const Setup& s, const Flags& f) {
   for (size_t ci = 0; ci < cases.size(); ++ci) {
     const Case& c = cases[ci];
     const sim::SimOptions o = s.options(c);
-    const FixedOptions fo = toFixed(o);
-    const HeightFieldView view = toView(o.contact.terrain.get());
+    const FixedOptions fo = sim::toStepOptions(o);
+    const HeightFieldView view = sim::toView(o.contact.terrain.get());
     const WorldSet start =
         randomWorlds(s.qStand, o.contact.terrain.get(), f.cpuWorlds, 200 + ci, f.kneeling);
     std::vector<double> tDyn, tFix;
@@ -660,9 +660,9 @@ void gpuTimingSection(Json& js, const Setup& s, const Flags& f) {
   Json& timing = js["gpu_timing"] = Json::array();
   auto timeOne = [&](const Case& c, int n, int threads, int regCap = 0) {
     const sim::SimOptions o = s.options(c);
-    const HeightFieldView view = toView(o.contact.terrain.get());
+    const HeightFieldView view = sim::toView(o.contact.terrain.get());
     const WorldSet start = randomWorlds(s.qStand, o.contact.terrain.get(), n, 300, f.kneeling);
-    CudaBatch gpu(s.fm, toFixed(o), view, n, threads);
+    CudaBatch gpu(s.fm, sim::toStepOptions(o), view, n, threads);
     gpu.setRegisterCap(regCap);
     gpu.upload(start.q.data(), start.v.data(), start.target.data());
     gpu.step(3);  // warm-up

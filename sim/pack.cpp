@@ -1,4 +1,4 @@
-#include "gpu/fixed_convert.h"
+#include "sim/pack.h"
 
 #include <algorithm>
 #include <cmath>
@@ -8,22 +8,17 @@
 #include <string>
 #include <vector>
 
-namespace diffloco::gpu {
-
-using sim::FixedParamBar;
-using sim::M3;
-using sim::V3;
-using sim::v3;
+namespace diffloco::sim {
 
 namespace {
 
-V3 fromEigen(const sim::Vec3& a) { return v3(a.x(), a.y(), a.z()); }
+V3 fromEigen(const Vec3& a) { return v3(a.x(), a.y(), a.z()); }
 
-sim::Vec3 toEigen(const V3& a) {
-  return sim::Vec3(a[0], a[1], a[2]);
+Vec3 toEigen(const V3& a) {
+  return Vec3(a[0], a[1], a[2]);
 }
 
-M3 fromEigen(const sim::Mat3& a) {
+M3 fromEigen(const Mat3& a) {
   M3 r;
   for (int i = 0; i < 3; ++i)
     for (int j = 0; j < 3; ++j) r(i, j) = a(i, j);
@@ -38,7 +33,7 @@ std::string count(int n, const char* one, const char* many) {
 }  // namespace
 
 template <class D>
-std::string notInStepModel(const sim::Model& model) {
+std::string notInStepModel(const Model& model) {
   const std::string who = "model '" + model.name + "' has ";
   if (model.nbodies() != D::NB)
     return who + count(model.nbodies(), "body", "bodies") + ", the fixed path " +
@@ -54,24 +49,20 @@ std::string notInStepModel(const sim::Model& model) {
   return "";
 }
 
-std::string notInFixedPath(const sim::Model& model) {
-  return notInStepModel<sim::Quadruped>(model);
-}
-
-std::string notInFixedPath(const sim::SimOptions& opt) {
-  const sim::ContactOptions& c = opt.contact;
-  if (c.model == sim::ContactModel::Soft && c.integrator != sim::Integrator::Fixed)
+std::string notInStepOptions(const SimOptions& opt) {
+  const ContactOptions& c = opt.contact;
+  if (c.model == ContactModel::Soft && c.integrator != Integrator::Fixed)
     return "the soft model's adaptive integrator is not in";
   return "";
 }
 
 template <class D>
-sim::StepModel<D> toStepModel(const sim::Model& model) {
+StepModel<D> toStepModel(const Model& model) {
   if (const std::string why = notInStepModel<D>(model); !why.empty())
     throw std::invalid_argument("fixed-size step: " + why);
-  sim::StepModel<D> f{};
+  StepModel<D> f{};
   for (int i = 0; i < D::NB; ++i) {
-    const sim::Body& b = model.bodies[i];
+    const Body& b = model.bodies[i];
     f.parent[i] = b.parent;
     f.treeE[i] = fromEigen(b.tree.E);
     f.treeR[i] = fromEigen(b.tree.r);
@@ -86,7 +77,7 @@ sim::StepModel<D> toStepModel(const sim::Model& model) {
   for (int k = 0; k < D::NV; ++k) f.dofParent[k] = model.dofParent[k];
   f.nspheres = model.nspheres();
   for (int a = 0; a < f.nspheres; ++a) {
-    const sim::Foot& ft = model.sphere(a);
+    const Foot& ft = model.sphere(a);
     f.footBody[a] = ft.body;
     f.footOffset[a] = fromEigen(ft.offset);
     f.footRadius[a] = ft.radius;
@@ -100,28 +91,24 @@ sim::StepModel<D> toStepModel(const sim::Model& model) {
   return f;
 }
 
-template std::string notInStepModel<sim::Quadruped>(const sim::Model&);
-template std::string notInStepModel<sim::SingleBody>(const sim::Model&);
-template sim::StepModel<sim::Quadruped> toStepModel<sim::Quadruped>(const sim::Model&);
-template sim::StepModel<sim::SingleBody> toStepModel<sim::SingleBody>(const sim::Model&);
+template std::string notInStepModel<Quadruped>(const Model&);
+template std::string notInStepModel<SingleBody>(const Model&);
+template StepModel<Quadruped> toStepModel<Quadruped>(const Model&);
+template StepModel<SingleBody> toStepModel<SingleBody>(const Model&);
 
-FixedModel toFixed(const sim::Model& model) {
-  return toStepModel<sim::Quadruped>(model);
-}
-
-FixedOptions toFixed(const sim::SimOptions& opt) {
-  const sim::ContactOptions& c = opt.contact;
+FixedOptions toStepOptions(const SimOptions& opt) {
+  const ContactOptions& c = opt.contact;
   FixedOptions f{};
   f.dt = opt.dt;
   switch (c.model) {
-    case sim::ContactModel::Hard: f.model = FixedContact::Hard; break;
-    case sim::ContactModel::Smoothed: f.model = FixedContact::Smoothed; break;
-    case sim::ContactModel::Soft: f.model = FixedContact::Soft; break;
-    case sim::ContactModel::StraightThrough:
+    case ContactModel::Hard: f.model = FixedContact::Hard; break;
+    case ContactModel::Smoothed: f.model = FixedContact::Smoothed; break;
+    case ContactModel::Soft: f.model = FixedContact::Soft; break;
+    case ContactModel::StraightThrough:
       f.model = FixedContact::Hard;
       break;  // its forward
   }
-  if (const std::string why = notInFixedPath(opt); !why.empty())
+  if (const std::string why = notInStepOptions(opt); !why.empty())
     throw std::invalid_argument("fixed-size step: " + why);
   f.mu = c.mu;
   f.iterations = c.iterations;
@@ -129,7 +116,7 @@ FixedOptions toFixed(const sim::SimOptions& opt) {
   f.cutoff = c.cutoff;
   // sim/contact.cpp's entryDepth (the fixed integrator's).
   switch (c.model) {
-    case sim::ContactModel::Smoothed:
+    case ContactModel::Smoothed:
       f.footEntry = -c.cutoff;
       f.legEntry = -std::min(c.cutoff, std::log(1e6) / c.kappa);
       break;
@@ -141,7 +128,7 @@ FixedOptions toFixed(const sim::SimOptions& opt) {
   f.softKd = c.softKd;
   f.softKf = c.softKf;
   f.softSubsteps = c.softSubsteps;
-  f.closestTerrain = c.terrainContact == sim::TerrainContact::Closest;
+  f.closestTerrain = c.terrainContact == TerrainContact::Closest;
   f.kp = opt.actuator.kp;
   f.kd = opt.actuator.kd;
   f.effort = opt.actuator.effort;
@@ -150,36 +137,37 @@ FixedOptions toFixed(const sim::SimOptions& opt) {
   return f;
 }
 
-FixedOptions toFixedBackward(const sim::SimOptions& opt) {
-  if (opt.contact.model != sim::ContactModel::StraightThrough) return toFixed(opt);
-  sim::SimOptions smoothed = opt;
-  smoothed.contact.model = sim::ContactModel::Smoothed;
-  return toFixed(smoothed);
+FixedOptions toStepOptionsBackward(const SimOptions& opt) {
+  if (opt.contact.model != ContactModel::StraightThrough) return toStepOptions(opt);
+  SimOptions smoothed = opt;
+  smoothed.contact.model = ContactModel::Smoothed;
+  return toStepOptions(smoothed);
 }
 
-HeightFieldView backwardView(const sim::SimOptions& opt) {
+HeightFieldView backwardView(const SimOptions& opt) {
   return toView(opt.contact.backwardTerrain ? opt.contact.backwardTerrain.get()
                                             : opt.contact.terrain.get());
 }
 
-HeightFieldView toView(const sim::HeightField* hf) {
+HeightFieldView toView(const HeightField* hf) {
   if (!hf) return HeightFieldView{0, 0, 1, 0, 0, nullptr, nullptr, false};
-  static_assert(sizeof(sim::CellBound) == 2 * sizeof(float) && offsetof(sim::CellBound, top) == 0 &&
-                offsetof(sim::CellBound, minNormalZ) == sizeof(float));
+  static_assert(sizeof(CellBound) == 2 * sizeof(float) && offsetof(CellBound, top) == 0 &&
+                offsetof(CellBound, minNormalZ) == sizeof(float));
   const float* bounds =
       hf->finalized() ? reinterpret_cast<const float*>(hf->cellBounds.data()) : nullptr;
   return HeightFieldView{
       hf->originX, hf->originY,        hf->spacing, hf->nx,
-      hf->ny,      hf->heights.data(), bounds,      hf->interpolant == sim::Interpolant::Monotone};
+      hf->ny,      hf->heights.data(), bounds,      hf->interpolant == Interpolant::Monotone};
 }
 
-sim::ParamGrad toParamGrad(const sim::Model& model, const FixedParamBar& p) {
-  sim::ParamGrad g;
+template <class D>
+ParamGrad toParamGrad(const Model& model, const ParamBar<D>& p) {
+  ParamGrad g;
   g.setZero(model);
   g.mu = p.mu, g.kappa = p.kappa, g.kp = p.kp, g.kd = p.kd;
   g.softKp = p.softKp, g.softKd = p.softKd, g.softKf = p.softKf;
   for (int j = 0; j < model.nspheres(); ++j) g.footOffset[j] = toEigen(p.footOffset[j]);
-  std::vector<sim::InertiaBar> bar(model.nbodies());
+  std::vector<InertiaBar> bar(model.nbodies());
   for (int i = 0; i < model.nbodies(); ++i) {
     bar[i].m = p.inertia[i].m;
     bar[i].h = toEigen(p.inertia[i].h);
@@ -190,4 +178,7 @@ sim::ParamGrad toParamGrad(const sim::Model& model, const FixedParamBar& p) {
   return g;
 }
 
-}  // namespace diffloco::gpu
+template ParamGrad toParamGrad<Quadruped>(const Model&, const ParamBar<Quadruped>&);
+template ParamGrad toParamGrad<SingleBody>(const Model&, const ParamBar<SingleBody>&);
+
+}  // namespace diffloco::sim
