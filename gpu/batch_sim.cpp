@@ -148,8 +148,8 @@ bool BatchSim::vjpWorld(int w, int worker, const FixedOptions& base, const Heigh
     ok = fixedStepRecord(fm, o, ground, qIn.col(w).data(), vIn.col(w).data(),
                          qTargetIn.col(w).data(), qn, vn, t);
     if (ok)
-      fixedStepVjp(fm, o, ground, qIn.col(w).data(), vIn.col(w).data(), qTargetIn.col(w).data(),
-                   t, gqNext.col(w).data(), gvNext.col(w).data(), out);
+      fixedStepVjp(fm, o, ground, qIn.col(w).data(), vIn.col(w).data(), qTargetIn.col(w).data(), t,
+                   gqNext.col(w).data(), gvNext.col(w).data(), out);
   }
   if (ok) {
     gq.col(w) = Eigen::Map<const sim::VecX>(out.q, NQ);
@@ -193,8 +193,8 @@ void BatchSim::stepVjp(const sim::MatX& qIn, const sim::MatX& vIn, const sim::Ma
       worlds(),
       [&](int w, int worker) {
         const bool stepped = device ? !deviceFailed_[w]
-                                    : vjpWorld(w, worker, base, ground, qIn, vIn, qTargetIn,
-                                               gqNext, gvNext, gq, gv, gqTarget);
+                                    : vjpWorld(w, worker, base, ground, qIn, vIn, qTargetIn, gqNext,
+                                               gvNext, gq, gv, gqTarget);
         const bool ok = stepped && gq.col(w).allFinite() && gv.col(w).allFinite() &&
                         gqTarget.col(w).allFinite();
         failedVjp[w] = !ok;

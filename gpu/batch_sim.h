@@ -126,7 +126,8 @@ class BatchSim {
   std::vector<std::unique_ptr<sim::FixedTape>> tapes_;  // one per worker, made on the first VJP
   std::vector<std::unique_ptr<sim::FixedSoftTape>> softTapes_;
   std::vector<double> mu_, strength_;
-  std::vector<sim::FixedModel> fixedModels_;  // per-world copies, made on the first setAddedBaseMass
+  std::vector<sim::FixedModel>
+      fixedModels_;  // per-world copies, made on the first setAddedBaseMass
   sim::MatX qNext_, vNext_;
   // The Cuda path's device worlds (shared_ptr: its deleter comes with it, so a build without
   // CUDA needs no CudaBatch).

@@ -76,14 +76,13 @@ RolloutAdjoint stageRolloutVjp(const Model& model, const SimOptions& opt, const 
 
 template Rollout stageRollout<Quadruped>(const Model&, const SimOptions&, const VecX&, const VecX&,
                                          const MatX&);
-template Rollout stageRollout<SingleBody>(const Model&, const SimOptions&, const VecX&,
-                                          const VecX&, const MatX&);
+template Rollout stageRollout<SingleBody>(const Model&, const SimOptions&, const VecX&, const VecX&,
+                                          const MatX&);
 template RolloutAdjoint stageRolloutVjp<Quadruped>(const Model&, const SimOptions&, const Rollout&,
                                                    const MatX&, const std::vector<VecX>&,
                                                    const std::vector<VecX>&);
-template RolloutAdjoint stageRolloutVjp<SingleBody>(const Model&, const SimOptions&,
-                                                    const Rollout&, const MatX&,
-                                                    const std::vector<VecX>&,
+template RolloutAdjoint stageRolloutVjp<SingleBody>(const Model&, const SimOptions&, const Rollout&,
+                                                    const MatX&, const std::vector<VecX>&,
                                                     const std::vector<VecX>&);
 
 }  // namespace diffloco::sim

@@ -459,9 +459,10 @@ TEST(LocomotionEnv, DifferentiableModeRefusesSweepsItsVjpDoesNotHold) {
     LocomotionEnv env(task, options(2, true));
     ADD_FAILURE() << "no error for 21 sweeps in the differentiable mode";
   } catch (const std::runtime_error& e) {
-    EXPECT_NE(std::string(e.what()).find(
-                  "sim.iterations: 21 is more than the differentiable mode's VJP holds (at most 20)"),
-              std::string::npos)
+    EXPECT_NE(
+        std::string(e.what()).find(
+            "sim.iterations: 21 is more than the differentiable mode's VJP holds (at most 20)"),
+        std::string::npos)
         << e.what();
   }
   LocomotionEnv sampling(task, options(2, false));
