@@ -77,7 +77,6 @@ TEST(FixedStep, EverySphereFitsTheContactProblem) {
     const Difference d = compare(fix, dyn);
     std::printf("%s, every sphere in the problem: max rel %.3g\n", sim::toString(cm), d.rel);
     EXPECT_LE(d.rel, 1e-9) << sim::toString(cm) << ": max abs " << d.abs;
-    EXPECT_GT(compare(dyn, w).abs, 1e-3) << sim::toString(cm);
   }
 }
 
