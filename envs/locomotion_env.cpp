@@ -13,6 +13,7 @@
 #include "config/did_you_mean.h"
 #include "envs/random_stream.h"
 #include "sim/kinematics.h"
+#include "sim/pack.h"
 
 namespace diffloco::envs {
 
@@ -58,6 +59,18 @@ void checkTreads(const TaskConfig& task, const sim::Model& m) {
           fmt::format("{}: terrain.types.{}.run: a tread of {} m is narrower than the robot's "
                       "foot ({} m across)",
                       task.source, t.name, t.run, foot));
+}
+
+// The differentiable mode runs the stages' VJP, whose tape holds a bounded number of Gauss-Seidel
+// sweeps and soft sub-steps (sim::notInStepVjp): a task error naming the key.
+void checkStepVjp(const TaskConfig& task) {
+  if (sim::notInStepVjp<sim::Quadruped>(task.sim).empty()) return;
+  const sim::ContactOptions& c = task.sim.contact;
+  const bool soft = c.model == sim::ContactModel::Soft;
+  throw std::runtime_error(fmt::format(
+      "{}: sim.{}: {} is more than the differentiable mode's VJP holds (at most {})", task.source,
+      soft ? "soft_substeps" : "iterations", soft ? c.softSubsteps : c.iterations,
+      soft ? sim::Quadruped::MAXSOFTSUBSTEPS : sim::Quadruped::MAXGSITER));
 }
 
 }  // namespace
@@ -774,6 +787,7 @@ void LocomotionEnv::endEpisodes(const Tensor& ids, std::map<std::string, double>
 void LocomotionEnv::setDifferentiable(bool on) {
   if (on == differentiable_) return;
   if (on) {
+    checkStepVjp(task_);
     // Own tensors: the simulator's matrices become scratch for simStep.
     q_ = q_.clone();
     v_ = v_.clone();

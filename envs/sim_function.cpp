@@ -1,7 +1,6 @@
 #include "envs/sim_function.h"
 
 #include <dlfcn.h>
-#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <cstring>
@@ -9,7 +8,6 @@
 #include <stdexcept>
 #include <string>
 
-#include "sim/adaptive.h"
 #include "sim/kinematics.h"
 
 namespace diffloco::envs {
@@ -277,30 +275,9 @@ void copyToMatrix(const torch::Tensor& t, sim::MatX& m) {
   std::memcpy(m.data(), c.data_ptr<double>(), sizeof(double) * m.size());
 }
 
-namespace {
-
-// The adaptive integrator's step cap (sim.max_substeps) was hit: the rest of that env step was
-// taken as one unchecked step. Logged once per process, from whichever thread hit it first.
-void warnAdaptiveCapHit(const sim::SimOptions& opt, const sim::Data::AdaptiveStats& st) {
-  static std::atomic<bool> warned{false};
-  if (warned.exchange(true)) return;
-  spdlog::warn(
-      "adaptive integrator: an env step needed more than sim.max_substeps = {} steps "
-      "(accepted {}, rejected {}, smallest step {:.3g} s); the rest of the env step was taken as "
-      "ONE unchecked step, so its result and gradient are inaccurate. Raise sim.max_substeps or "
-      "loosen sim.rtol / sim.atol (now {:g} / {:g}). Warned once; later hits are not logged.",
-      opt.contact.adaptive.maxSteps, st.accepted, st.rejected, st.minStep,
-      opt.contact.adaptive.rtol, opt.contact.adaptive.atol);
-}
-
-}  // namespace
-
 SimLink::SimLink(const sim::Model& model, const sim::SimOptions& options, int worlds, int threads,
                  gpu::BatchPath path)
     : batch_(std::make_unique<gpu::BatchSim>(model, options, worlds, threads, path)) {
-  if (options.contact.model == sim::ContactModel::Soft &&
-      options.contact.integrator == sim::Integrator::Adaptive)
-    sim::setAdaptiveCapHandler(&warnAdaptiveCapHit);
   for (int t = 0; t < batch_->pool().size(); ++t)
     kinData_.push_back(std::make_unique<sim::Data>(model));
   friction_ = torch::full({worlds}, options.contact.mu, kDouble);

@@ -7,10 +7,10 @@
 // the simulator's column-per-world nq x N matrix, so conversions are plain copies.
 //
 // Memory kept for the backward pass of one simStep: its inputs q, v, qTarget by reference (the
-// backward recomputes the forward, sim/step_vjp.h), i.e. (nq + nv + nj) doubles = 392 bytes per
-// world for the 12-joint robots, plus one byte per world (the failure flag). Sub-steps of one env
-// step share their qTarget tensor, so an env step of d sub-steps keeps d * 296 + 96 bytes per
-// world.
+// backward recomputes the forward, gpu::BatchSim::stepVjp), i.e. (nq + nv + nj) doubles = 392
+// bytes per world for the 12-joint robots, plus one byte per world (the failure flag). Sub-steps
+// of one env step share their qTarget tensor, so an env step of d sub-steps keeps d * 296 + 96
+// bytes per world.
 #pragma once
 
 #include <torch/torch.h>

@@ -57,8 +57,8 @@ void visitSim(V& v, sim::SimOptions& s) {
   v.field("soft_substeps", c.softSubsteps, "soft model, fixed integrator: sub-steps per step",
           V::between(1, 1000));
   enumField(v, "integrator", c.integrator,
-            "soft model's time integration: fixed sub-steps or adaptive (Dormand-Prince 5(4) with "
-            "a PI step-size controller, sim/adaptive.h)",
+            "soft model's time integration: fixed sub-steps (adaptive, sim/adaptive.h, is not in "
+            "the environments' simulator)",
             {"fixed", "adaptive"}, sim::parseIntegrator);
   v.field("rtol", c.adaptive.rtol, "adaptive: relative tolerance of the local error",
           V::open(0, 1));
@@ -66,10 +66,11 @@ void visitSim(V& v, sim::SimOptions& s) {
           V::positive());
   v.field("max_substeps", c.adaptive.maxSteps, "adaptive: cap on step attempts per env step",
           V::between(1, 1e6));
-  v.check(c.integrator != sim::Integrator::Adaptive || c.model == sim::ContactModel::Soft,
-          "integrator",
-          std::string("adaptive integrates the soft contact model only (contact is ") +
-              sim::toString(c.model) + ")");
+  // The environments step the stages (gpu::BatchSim), which have the fixed sub-steps only
+  // (sim::notInStepOptions); the adaptive integrator runs in sim::step (experiments/toys).
+  v.check(c.integrator != sim::Integrator::Adaptive, "integrator",
+          "adaptive is not in the environments' simulator (the stages step the soft model in "
+          "soft_substeps fixed sub-steps); use fixed");
 }
 
 // One observation, reward or termination term: its weight or scale and noise, then the term's

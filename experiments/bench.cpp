@@ -9,7 +9,6 @@
 #include <cstdio>
 #include <map>
 #include <memory>
-#include <stdexcept>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -103,11 +102,11 @@ std::shared_ptr<const sim::HeightField> flatHeightField(const sim::VecX& q) {
   return hf;
 }
 
-// The batch runner's two paths, 2 threads, 256 worlds of the scenario's state, step and VJP (which
-// recomputes the forward), repeats alternated: the fixed-size functions that the GPU runs against
-// sim::step and sim::stepVjp, hard and smoothed, on the plane and the flat height field.
-void benchBatchPaths(std::map<std::string, double>& out, const Scenario& s,
-                     const std::shared_ptr<const sim::HeightField>& terrain, double seconds) {
+// The batch runner on the CPU, 2 threads, 256 worlds of the scenario's state, step and VJP (which
+// recomputes the forward): the stages that the GPU runs, hard and smoothed, on the plane and the
+// flat height field.
+void benchBatchStages(std::map<std::string, double>& out, const Scenario& s,
+                      const std::shared_ptr<const sim::HeightField>& terrain, double seconds) {
   const sim::Model& model = s.robot.model;
   const int n = 256;
   for (auto cm : {sim::ContactModel::Hard, sim::ContactModel::Smoothed}) {
@@ -116,33 +115,23 @@ void benchBatchPaths(std::map<std::string, double>& out, const Scenario& s,
       opt.contact.iterations = 10;
       if (onTerrain) opt.contact.terrain = terrain;
       const std::string tag = std::string(sim::toString(cm)) + (onTerrain ? "_terrain" : "");
-      gpu::BatchSim fixed(model, opt, n, 2, gpu::BatchPath::Fixed);
-      gpu::BatchSim dynamic(model, opt, n, 2, gpu::BatchPath::Dynamic);
-      if (fixed.path() != gpu::BatchPath::Fixed)
-        throw std::logic_error("bench: the fixed path refused " + tag + ": " + fixed.whyDynamic());
+      gpu::BatchSim batch(model, opt, n, 2);
       const sim::MatX q = s.q.replicate(1, n), v = s.v.replicate(1, n),
                       target = s.robot.defaultJointPos.replicate(1, n);
       const sim::MatX gq = sim::MatX::Ones(model.nq(), n), gv = sim::MatX::Ones(model.nv(), n);
       sim::MatX aq, av, at;
-      auto stepOf = [&](gpu::BatchSim& b) {
-        return [&] {
-          b.q = q;
-          b.v = v;
-          b.qTarget = target;
-          b.step();
-        };
-      };
-      auto vjpOf = [&](gpu::BatchSim& b) {
-        return [&] { b.stepVjp(q, v, target, gq, gv, aq, av, at); };
-      };
-      const auto [stepF, stepD] = timeMicrosAlternated(stepOf(fixed), stepOf(dynamic), seconds, 1);
-      const auto [vjpF, vjpD] = timeMicrosAlternated(vjpOf(fixed), vjpOf(dynamic), seconds, 1);
-      out["batch_step_us_fixed_" + tag] = stepF / n;
-      out["batch_step_us_dynamic_" + tag] = stepD / n;
-      out["batch_vjp_us_fixed_" + tag] = vjpF / n;
-      out["batch_vjp_us_dynamic_" + tag] = vjpD / n;
-      out["batch_fixed_over_dynamic_step_" + tag] = stepF / stepD;
-      out["batch_fixed_over_dynamic_vjp_" + tag] = vjpF / vjpD;
+      const double step = timeMicros(
+          [&] {
+            batch.q = q;
+            batch.v = v;
+            batch.qTarget = target;
+            batch.step();
+          },
+          seconds, 1);
+      const double vjp =
+          timeMicros([&] { batch.stepVjp(q, v, target, gq, gv, aq, av, at); }, seconds, 1);
+      out["batch_step_us_fixed_" + tag] = step / n;
+      out["batch_vjp_us_fixed_" + tag] = vjp / n;
     }
   }
 }
@@ -290,7 +279,7 @@ int runBench(bool json, double seconds, const std::string& roughFrom) {
   }
 
   benchBatchThroughput(out, s, seconds);
-  benchBatchPaths(out, s, terrain, seconds);
+  benchBatchStages(out, s, terrain, seconds);
 
   // Environments (LibTorch): sampling throughput and one SHAC window.
   benchEnvs(out, seconds);

@@ -39,7 +39,7 @@ void benchTraining(std::map<std::string, double>& out, double seconds,
       {"walk", "/walk_quadruped_shac.yaml"},
       {"velocity", "/velocity_anymal_shac.yaml"},
       {"velocity_rough", "/velocity_anymal_rough_shac.yaml"}};
-  // A run of a config's first iterations on one of the batch runner's paths.
+  // A run of a config's first iterations on one of the batch runner's devices.
   struct Run {
     std::unique_ptr<envs::LocomotionEnv> env;
     std::unique_ptr<algorithms::Shac> shac;
@@ -49,7 +49,7 @@ void benchTraining(std::map<std::string, double>& out, double seconds,
     const std::string file = configDir() + name;
     const train::TrainConfig cfg = train::loadTrainConfig(file);
     envs::setTorchThreads(cfg.run.torchThreads);  // as the trainer sets them
-    const bool ab = std::string(task) == "velocity_rough";
+    const bool rough = std::string(task) == "velocity_rough";
     auto start = [&](gpu::BatchPath path) {
       envs::EnvOptions eo;
       eo.numEnvs = cfg.shac.numEnvs;
@@ -64,7 +64,7 @@ void benchTraining(std::map<std::string, double>& out, double seconds,
           std::make_unique<envs::LocomotionEnv>(train::trainedTask(cfg.curriculum, cfg.task), eo);
       train::applyCurriculum(cfg.curriculum, 0, *r.env, true);
       r.shac = std::make_unique<algorithms::Shac>(*r.env, cfg.shac, cfg.policy, 1);
-      if (ab && !roughFrom.empty()) {
+      if (rough && !roughFrom.empty()) {
         const auto level = spdlog::get_level();  // its info line would break --json's output
         spdlog::set_level(spdlog::level::warn);
         train::warmStart(roughFrom, *r.shac);
@@ -82,19 +82,17 @@ void benchTraining(std::map<std::string, double>& out, double seconds,
       r.backward.push_back(s.scalars.at("Perf/actor_backward_time"));
       r.critic.push_back(s.scalars.at("Perf/critic_time"));
     };
-    // The rough task also on sim::step and sim::stepVjp, its iterations alternated with the fixed
-    // path's: the two runs start alike and drift apart as any two builds do.
     Run fixed = start(gpu::BatchPath::Fixed);
-    Run dynamic = ab ? start(gpu::BatchPath::Dynamic) : Run{};
-    // And on a CUDA device where there is one (the worlds copied there and back every step).
-    const bool onDevice = ab && gpu::cudaUnavailable().empty();
+    // The rough task also on a CUDA device where there is one (the worlds copied there and back
+    // every step), its iterations alternated with the CPU's: the two runs start alike and drift
+    // apart as any two builds do.
+    const bool onDevice = rough && gpu::cudaUnavailable().empty();
     Run device = onDevice ? start(gpu::BatchPath::Cuda) : Run{};
     // A count, not a time: every build times the same iterations (the robots' contacts, and so an
     // iteration's cost, change from one iteration to the next).
     const int iterations = std::max(3, static_cast<int>(std::lround(10 * seconds)));
     for (int i = 0; i < iterations; ++i) {
       iterate(fixed);
-      if (ab) iterate(dynamic);
       if (onDevice) iterate(device);
     }
     const std::string k = std::string("shac_iteration_") + task;
@@ -102,12 +100,6 @@ void benchTraining(std::map<std::string, double>& out, double seconds,
     out[k + "_rollout_s"] = median(fixed.rollout);
     out[k + "_actor_backward_s"] = median(fixed.backward);
     out[k + "_critic_s"] = median(fixed.critic);
-    if (ab) {
-      out["shac_iteration_s_" + std::string(task) + "_dynamic"] = median(dynamic.total);
-      out[k + "_rollout_s_dynamic"] = median(dynamic.rollout);
-      out[k + "_actor_backward_s_dynamic"] = median(dynamic.backward);
-      out[k + "_fixed_over_dynamic"] = median(fixed.total) / median(dynamic.total);
-    }
     if (onDevice) {
       out["shac_iteration_s_" + std::string(task) + "_cuda"] = median(device.total);
       out[k + "_rollout_s_cuda"] = median(device.rollout);

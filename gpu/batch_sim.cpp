@@ -1,14 +1,12 @@
 #include "gpu/batch_sim.h"
 
-#include <atomic>
 #include <stdexcept>
 
+#include "gpu/sim_names.h"
 #include "sim/moreau_step.h"
 #include "sim/moreau_step_vjp.h"
 #include "sim/pack.h"
 #include "sim/soft_step_vjp.h"
-#include "sim/step.h"
-#include "sim/step_vjp.h"
 #ifdef DIFFLOCO_CUDA
 #include "gpu/cuda_batch.h"
 #endif
@@ -37,6 +35,15 @@ bool acceptStep(int w, bool ok, sim::MatX& q, sim::MatX& v, const sim::MatX& qNe
   return ok;
 }
 
+// The model packed for the stages, or std::invalid_argument with the reason the model or the
+// options do not fit them.
+FixedModel packedModel(const sim::Model& model, const sim::SimOptions& options) {
+  std::string why = sim::notInStepModel<sim::Quadruped>(model);
+  if (why.empty()) why = sim::notInStepOptions(options);
+  if (!why.empty()) throw std::invalid_argument("the batch simulator (the stages): " + why);
+  return sim::toStepModel<sim::Quadruped>(model);
+}
+
 }  // namespace
 
 std::string cudaUnavailable() {
@@ -56,21 +63,17 @@ BatchSim::BatchSim(const sim::Model& model, const sim::SimOptions& opts, int wor
       failed(worlds, 0),
       failedVjp(worlds, 0),
       model_(model),
-      requested_(path),
-      modelMisfit_(sim::notInStepModel<sim::Quadruped>(model)),
-      fixedModel_(std::make_unique<const FixedModel>(
-          modelMisfit_.empty() ? sim::toStepModel<sim::Quadruped>(model) : FixedModel{})),
+      path_(path),
+      fixedModel_(std::make_unique<const FixedModel>(packedModel(model, opts))),
       pool_(threads),
       mu_(worlds, opts.contact.mu),
       strength_(worlds, 1.0),
       qNext_(model.nq(), worlds),
       vNext_(model.nv(), worlds) {
   for (int w = 0; w < worlds; ++w) q.col(w) = sim::neutralConfiguration(model);
-  for (int t = 0; t < pool_.size(); ++t) data_.push_back(std::make_unique<sim::Data>(model));
   if (path != BatchPath::Cuda) return;
-  std::string why = cudaUnavailable();
-  if (why.empty()) why = modelMisfit_.empty() ? sim::notInStepOptions(options) : modelMisfit_;
-  if (!why.empty()) throw std::runtime_error("the simulator on a CUDA device: " + why);
+  if (const std::string why = cudaUnavailable(); !why.empty())
+    throw std::runtime_error("the simulator on a CUDA device: " + why);
 #ifdef DIFFLOCO_CUDA
   cuda_ = std::make_shared<CudaBatch>(*fixedModel_, sim::toStepOptions(options),
                                       sim::toView(options.contact.terrain.get()), worlds);
@@ -79,14 +82,6 @@ BatchSim::BatchSim(const sim::Model& model, const sim::SimOptions& opts, int wor
 }
 
 BatchSim::~BatchSim() = default;
-
-sim::SimOptions BatchSim::worldOptions(int world) const {
-  sim::SimOptions o = options;
-  o.contact.mu = mu_[world];
-  o.actuator.kp *= strength_[world];
-  o.actuator.kd *= strength_[world];
-  return o;
-}
 
 FixedOptions BatchSim::worldOptions(int world, FixedOptions o) const {
   o.mu = mu_[world];
@@ -99,133 +94,90 @@ const FixedModel& BatchSim::worldFixedModel(int world) const {
   return fixedModels_.empty() ? *fixedModel_ : fixedModels_[world];
 }
 
-bool BatchSim::fixedPath() const {
-  return requested_ != BatchPath::Dynamic && modelMisfit_.empty() &&
-         sim::notInStepOptions(options).empty();
-}
-
-BatchPath BatchSim::path() const {
-  return fixedPath() ? requested_ : BatchPath::Dynamic;
-}
-
-std::string BatchSim::whyDynamic() const {
-  if (requested_ == BatchPath::Dynamic) return "";
-  return modelMisfit_.empty() ? sim::notInStepOptions(options) : modelMisfit_;
-}
-
-bool BatchSim::stepWorld(int w, int worker, bool fixed, const FixedOptions& base,
-                         const HeightFieldView& ground, std::atomic<int>& fallbacks) {
-  bool ok = fixed && fixedStep(worldFixedModel(w), worldOptions(w, base), ground, q.col(w).data(),
-                               v.col(w).data(), qTarget.col(w).data(), qNext_.col(w).data(),
-                               vNext_.col(w).data());
-  if (!ok) {
-    // The dynamic step: the whole batch off the fixed path, or this world's contact set larger
-    // than the fixed arrays (a non-finite step fails here again).
-    if (fixed) ++fallbacks;
-    ok = sim::step(worldModel(w), worldOptions(w), *data_[worker], q.col(w), v.col(w),
-                   qTarget.col(w), qNext_.col(w), vNext_.col(w));
-  }
-  return ok;
+bool BatchSim::stepWorld(int w, const FixedOptions& base, const HeightFieldView& ground) {
+  return fixedStep(worldFixedModel(w), worldOptions(w, base), ground, q.col(w).data(),
+                   v.col(w).data(), qTarget.col(w).data(), qNext_.col(w).data(),
+                   vNext_.col(w).data());
 }
 
 int BatchSim::step() {
-  if (cuda_ && fixedPath()) return stepOnDevice();
-  std::atomic<int> nfailed{0}, fallbacks{0};
-  const bool fixed = fixedPath();
-  const FixedOptions base = fixed ? sim::toStepOptions(options) : FixedOptions{};
+  if (cuda_) return stepOnDevice();
+  std::atomic<int> nfailed{0};
+  const FixedOptions base = sim::toStepOptions(options);
   const HeightFieldView ground = sim::toView(options.contact.terrain.get());
   pool_.parallelFor(
       worlds(),
-      [&](int w, int worker) {
-        const bool ok = stepWorld(w, worker, fixed, base, ground, fallbacks);
+      [&](int w, int) {
+        const bool ok = stepWorld(w, base, ground);
         nfailed += !acceptStep(w, ok, q, v, qNext_, vNext_, failed);
       },
       16);
-  fallbacks_ = fallbacks;
   return nfailed;
 }
 
 void BatchSim::setAddedBaseMass(int world, double dm) {
-  if (models_.empty()) models_.assign(worlds(), model_);
+  // The base's inertia scaled as for a uniform change of density: its mass, first moment and
+  // rotational inertia by s.
   const sim::Inertia& I0 = model_.bodies[0].inertia;
   const double s = (I0.m + dm) / I0.m;
-  sim::Inertia& I = models_[world].bodies[0].inertia;
-  I.m = I0.m * s;
-  I.h = I0.h * s;
-  I.Io = I0.Io * s;
-  paramsChanged_ = true;
-  if (!modelMisfit_.empty()) return;
   if (fixedModels_.empty()) fixedModels_.assign(worlds(), *fixedModel_);
-  fixedModels_[world] = sim::toStepModel<sim::Quadruped>(models_[world]);
+  const sim::SInertia& from = fixedModel_->inertia[0];
+  sim::SInertia& I = fixedModels_[world].inertia[0];
+  I.m = I0.m * s;
+  for (int r = 0; r < 3; ++r) I.h[r] = from.h[r] * s;
+  for (int k = 0; k < 9; ++k) I.Io.e[k] = from.Io.e[k] * s;
+  paramsChanged_ = true;
 }
 
-void BatchSim::vjpWorld(int w, int worker, bool fixed, const FixedOptions& base,
-                        const HeightFieldView& ground, const sim::MatX& qIn, const sim::MatX& vIn,
-                        const sim::MatX& qTargetIn, const sim::MatX& gqNext,
-                        const sim::MatX& gvNext, sim::MatX& gq, sim::MatX& gv,
-                        sim::MatX& gqTarget, std::vector<sim::StepAdjoint>& adj,
-                        std::atomic<int>& fallbacks) {
-  bool done = false;
-  if (fixed) {
-    const FixedModel& fm = worldFixedModel(w);
-    const FixedOptions o = worldOptions(w, base);
-    FixedAdjoint out;
-    setZero(out);
-    if (base.model == FixedContact::Soft) {
-      done = fixedSoftStepVjp(fm, o, ground, qIn.col(w).data(), vIn.col(w).data(),
-                              qTargetIn.col(w).data(), gqNext.col(w).data(), gvNext.col(w).data(),
-                              *softTapes_[worker], out);
-    } else {
-      FixedTape& t = *tapes_[worker];
-      double qn[NQ], vn[NV];
-      // A failed record (a contact set or sweeps beyond the tape, or a non-finite step) goes to
-      // sim::stepVjp below.
-      if (fixedStepRecord(fm, o, ground, qIn.col(w).data(), vIn.col(w).data(),
-                          qTargetIn.col(w).data(), qn, vn, t)) {
-        fixedStepVjp(fm, o, ground, qIn.col(w).data(), vIn.col(w).data(), qTargetIn.col(w).data(),
-                     t, gqNext.col(w).data(), gvNext.col(w).data(), out);
-        done = true;
-      }
-    }
-    if (done) {
-      gq.col(w) = Eigen::Map<const sim::VecX>(out.q, NQ);
-      gv.col(w) = Eigen::Map<const sim::VecX>(out.v, NV);
-      gqTarget.col(w) = Eigen::Map<const sim::VecX>(out.qTarget, NJ);
-    } else {
-      ++fallbacks;
-    }
+bool BatchSim::vjpWorld(int w, int worker, const FixedOptions& base, const HeightFieldView& ground,
+                        const sim::MatX& qIn, const sim::MatX& vIn, const sim::MatX& qTargetIn,
+                        const sim::MatX& gqNext, const sim::MatX& gvNext, sim::MatX& gq,
+                        sim::MatX& gv, sim::MatX& gqTarget) {
+  const FixedModel& fm = worldFixedModel(w);
+  const FixedOptions o = worldOptions(w, base);
+  FixedAdjoint out;
+  setZero(out);
+  bool ok;
+  if (base.model == FixedContact::Soft) {
+    ok = fixedSoftStepVjp(fm, o, ground, qIn.col(w).data(), vIn.col(w).data(),
+                          qTargetIn.col(w).data(), gqNext.col(w).data(), gvNext.col(w).data(),
+                          *softTapes_[worker], out);
+  } else {
+    FixedTape& t = *tapes_[worker];
+    double qn[NQ], vn[NV];
+    ok = fixedStepRecord(fm, o, ground, qIn.col(w).data(), vIn.col(w).data(),
+                         qTargetIn.col(w).data(), qn, vn, t);
+    if (ok)
+      fixedStepVjp(fm, o, ground, qIn.col(w).data(), vIn.col(w).data(), qTargetIn.col(w).data(), t,
+                   gqNext.col(w).data(), gvNext.col(w).data(), out);
   }
-  if (!done) {
-    sim::StepAdjoint& a = adj[worker];
-    a.setZero(model_);
-    sim::stepVjp(worldModel(w), worldOptions(w), *data_[worker], qIn.col(w), vIn.col(w),
-                 qTargetIn.col(w), gqNext.col(w), gvNext.col(w), a);
-    gq.col(w) = a.q;
-    gv.col(w) = a.v;
-    gqTarget.col(w) = a.qTarget;
+  if (ok) {
+    gq.col(w) = Eigen::Map<const sim::VecX>(out.q, NQ);
+    gv.col(w) = Eigen::Map<const sim::VecX>(out.v, NV);
+    gqTarget.col(w) = Eigen::Map<const sim::VecX>(out.qTarget, NJ);
   }
+  return ok;
 }
 
 void BatchSim::stepVjp(const sim::MatX& qIn, const sim::MatX& vIn, const sim::MatX& qTargetIn,
                        const sim::MatX& gqNext, const sim::MatX& gvNext, sim::MatX& gq,
                        sim::MatX& gv, sim::MatX& gqTarget) {
+  if (const std::string why = sim::notInStepVjp<sim::Quadruped>(options); !why.empty())
+    throw std::invalid_argument("the batch simulator's VJP: " + why);
   const sim::Model& m = model_;
   gq.setZero(m.nq(), worlds());
   gv.setZero(m.nv(), worlds());
   gqTarget.setZero(m.nj(), worlds());
-  const bool fixed = fixedPath();
   // The model and ground the VJP differentiates (straight_through: the smoothed model; a
   // straight-through terrain: its smoothed copy).
-  const FixedOptions base = fixed ? sim::toStepOptionsBackward(options) : FixedOptions{};
+  const FixedOptions base = sim::toStepOptionsBackward(options);
   const HeightFieldView ground = sim::backwardView(options);
-  if (fixed && tapes_.empty())
+  const bool device = cuda_ != nullptr;
+  if (!device && tapes_.empty())
     for (int t = 0; t < pool_.size(); ++t) {
       tapes_.push_back(std::make_unique<FixedTape>());
       softTapes_.push_back(std::make_unique<FixedSoftTape>());
     }
-  std::vector<sim::StepAdjoint> adj(pool_.size(), sim::StepAdjoint(m));
-  std::atomic<int> fallbacks{0}, cpuFallbacks{0};
-  const bool device = cuda_ && fixed;
 #ifdef DIFFLOCO_CUDA
   if (device) {
     cuda_->setVjp(base, ground);
@@ -240,13 +192,11 @@ void BatchSim::stepVjp(const sim::MatX& qIn, const sim::MatX& vIn, const sim::Ma
   pool_.parallelFor(
       worlds(),
       [&](int w, int worker) {
-        // On the Cuda path a fallback is a world the device failed, whichever CPU path took it.
-        if (device && deviceFailed_[w]) ++fallbacks;
-        if (!device || deviceFailed_[w])
-          vjpWorld(w, worker, fixed, base, ground, qIn, vIn, qTargetIn, gqNext, gvNext, gq, gv,
-                   gqTarget, adj, device ? cpuFallbacks : fallbacks);
-        const bool ok =
-            gq.col(w).allFinite() && gv.col(w).allFinite() && gqTarget.col(w).allFinite();
+        const bool stepped = device ? !deviceFailed_[w]
+                                    : vjpWorld(w, worker, base, ground, qIn, vIn, qTargetIn, gqNext,
+                                               gvNext, gq, gv, gqTarget);
+        const bool ok = stepped && gq.col(w).allFinite() && gv.col(w).allFinite() &&
+                        gqTarget.col(w).allFinite();
         failedVjp[w] = !ok;
         if (!ok) {
           gq.col(w).setZero();
@@ -255,15 +205,12 @@ void BatchSim::stepVjp(const sim::MatX& qIn, const sim::MatX& vIn, const sim::Ma
         }
       },
       8);
-  fallbacks_ = fallbacks;
 }
 
-// The device's step of every world; the worlds it failed (a contact set larger than MAXACTIVE, a
-// non-finite step) stepped again on the CPU, as the Fixed path steps them.
+// The device's step of every world; a world it failed (a non-finite step) keeps its state.
 int BatchSim::stepOnDevice() {
-  std::atomic<int> nfailed{0}, fallbacks{0};
+  std::atomic<int> nfailed{0};
 #ifdef DIFFLOCO_CUDA
-  std::atomic<int> cpuFallbacks{0};
   const FixedOptions base = sim::toStepOptions(options);
   const HeightFieldView ground = sim::toView(options.contact.terrain.get());
   cuda_->setStep(base, ground);
@@ -274,17 +221,11 @@ int BatchSim::stepOnDevice() {
   cuda_->downloadFailed(deviceFailed_.data());
   pool_.parallelFor(
       worlds(),
-      [&](int w, int worker) {
-        bool ok = true;
-        if (deviceFailed_[w]) {
-          ++fallbacks;
-          ok = stepWorld(w, worker, true, base, ground, cpuFallbacks);
-        }
-        nfailed += !acceptStep(w, ok, q, v, qNext_, vNext_, failed);
+      [&](int w, int) {
+        nfailed += !acceptStep(w, !deviceFailed_[w], q, v, qNext_, vNext_, failed);
       },
       16);
 #endif
-  fallbacks_ = fallbacks;
   return nfailed;
 }
 

@@ -103,7 +103,7 @@ static_assert(sizeof(FixedTape) % sizeof(double) == 0, "the tape is copied as 8-
   for (int k = 0; k < NV; ++k) vl[k] = v[k * n + w];   \
   for (int k = 0; k < NJ; ++k) tl[k] = target[k * n + w];
 
-// A world whose forward failed (non-finite, or its contact set overflowed) gets zero adjoints.
+// A world whose forward failed (non-finite, or sweeps its tape does not hold) gets zero adjoints.
 __device__ __forceinline__ void vjpAndStore(const FixedModel& model, const FixedOptions& opt,
                                             const HeightFieldView& field, int n, int w, bool ok,
                                             const double* ql, const double* vl, const double* tl,

@@ -43,8 +43,8 @@ class CudaBatch {
   // added base mass; the steps then read each world's model from device memory). For the step
   // and the VJP alike.
   void setWorldParams(const double* mu, const double* strength, const FixedModel* models);
-  // Each world's failure flag (non-finite, or a contact set larger than MAXACTIVE) of the last
-  // step or VJP.
+  // Each world's failure flag (non-finite, or for the VJP more sweeps or sub-steps than its tape
+  // holds) of the last step or VJP.
   void downloadFailed(int* flags) const;
   // Advances every world by `steps` steps, one kernel launch each; returns the worlds that went
   // non-finite in the last step.

@@ -5,10 +5,7 @@
 #include <memory>
 #include <random>
 
-#include "sim/data.h"
 #include "sim/soft_step_vjp.h"
-#include "sim/step.h"
-#include "sim/step_vjp.h"
 
 namespace diffloco::gpu {
 
@@ -97,23 +94,6 @@ std::vector<TerrainOption> terrainOptions(const std::vector<sim::HeightField>& g
   return out;
 }
 
-int stepDynamic(const sim::Model& model, const sim::SimOptions& opt, const WorldSet& in,
-                WorldSet& out) {
-  out = in;
-  sim::Data data(model);
-  sim::VecX qn(NQ), vn(NV);
-  int bad = 0;
-  for (int k = 0; k < in.n; ++k) {
-    const Eigen::Map<const sim::VecX> q(&in.q[static_cast<size_t>(k) * NQ], NQ);
-    const Eigen::Map<const sim::VecX> v(&in.v[static_cast<size_t>(k) * NV], NV);
-    const Eigen::Map<const sim::VecX> t(&in.target[static_cast<size_t>(k) * NJ], NJ);
-    bad += !sim::step(model, opt, data, q, v, t, qn, vn);
-    for (int i = 0; i < NQ; ++i) out.q[static_cast<size_t>(k) * NQ + i] = qn[i];
-    for (int i = 0; i < NV; ++i) out.v[static_cast<size_t>(k) * NV + i] = vn[i];
-  }
-  return bad;
-}
-
 int stepFixed(const FixedModel& model, const FixedOptions& opt, const HeightFieldView& hf,
               const WorldSet& in, WorldSet& out, std::vector<char>* failed) {
   out = in;
@@ -141,27 +121,6 @@ WorldSet randomSeeds(int n, unsigned seed) {
   for (double& x : s.q) x = u(rng);
   for (double& x : s.v) x = u(rng);
   return s;
-}
-
-int vjpDynamic(const sim::Model& model, const sim::SimOptions& opt, const WorldSet& in,
-               const WorldSet& seeds, WorldSet& out) {
-  out = in;
-  sim::Data data(model);
-  sim::StepAdjoint adj(model);
-  int bad = 0;
-  for (int k = 0; k < in.n; ++k) {
-    const size_t iq = static_cast<size_t>(k) * NQ, iv = static_cast<size_t>(k) * NV,
-                 it = static_cast<size_t>(k) * NJ;
-    const Eigen::Map<const sim::VecX> q(&in.q[iq], NQ), v(&in.v[iv], NV), t(&in.target[it], NJ);
-    const Eigen::Map<const sim::VecX> gq(&seeds.q[iq], NQ), gv(&seeds.v[iv], NV);
-    adj.setZero(model);
-    sim::stepVjp(model, opt, data, q, v, t, gq, gv, adj);
-    bad += !(adj.q.allFinite() && adj.v.allFinite() && adj.qTarget.allFinite());
-    for (int i = 0; i < NQ; ++i) out.q[iq + i] = adj.q[i];
-    for (int i = 0; i < NV; ++i) out.v[iv + i] = adj.v[i];
-    for (int i = 0; i < NJ; ++i) out.target[it + i] = adj.qTarget[i];
-  }
-  return bad;
 }
 
 int vjpFixed(const FixedModel& model, const FixedOptions& opt, const HeightFieldView& hf,
@@ -238,35 +197,6 @@ SphereCount spheresEntering(const FixedModel& model, const FixedOptions& o,
   return n;
 }
 
-WorldSet skipping(const WorldSet& a, const WorldSet& b, const std::vector<char>& skip) {
-  WorldSet r = a;
-  for (int w = 0; w < a.n; ++w) {
-    if (!skip[w]) continue;
-    std::copy(b.q.begin() + w * NQ, b.q.begin() + (w + 1) * NQ, r.q.begin() + w * NQ);
-    std::copy(b.v.begin() + w * NV, b.v.begin() + (w + 1) * NV, r.v.begin() + w * NV);
-    if (!b.target.empty())
-      std::copy(b.target.begin() + w * NJ, b.target.begin() + (w + 1) * NJ,
-                r.target.begin() + w * NJ);
-  }
-  return r;
-}
-
-int adoptOverflowed(const FixedModel& model, const FixedOptions& o, const HeightFieldView& hf,
-                    const WorldSet& start, const std::vector<char>& failed,
-                    const WorldSet& reference, WorldSet& fixed) {
-  int n = 0;
-  FixedData d;
-  for (int k = 0; k < start.n; ++k) {
-    if (!failed[k]) continue;
-    forwardKinematics(model, d, &start.q[static_cast<size_t>(k) * NQ]);
-    const SphereCount c = spheresEntering(model, o, hf, d);
-    if (c.feet + c.legs <= MAXACTIVE) return -1;
-    ++n;
-  }
-  fixed = skipping(fixed, reference, failed);
-  return n;
-}
-
 ContactCoverage contactCoverage(const FixedModel& model, const HeightFieldView& hf,
                                 const WorldSet& worlds) {
   ContactCoverage c;
@@ -279,7 +209,6 @@ ContactCoverage contactCoverage(const FixedModel& model, const HeightFieldView& 
     (n.feet == 0 ? c.none : n.feet == NFEET ? c.all : c.some)++;
     c.legs += n.legs > 0;
     c.most = std::max(c.most, n.feet + n.legs);
-    c.overflow += n.feet + n.legs > MAXACTIVE;
   }
   return c;
 }

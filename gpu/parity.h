@@ -1,6 +1,6 @@
-// Host-side helpers shared by the CPU parity test (tests/gpu) and gpu_check: random worlds in and
-// out of contact, a bumpy height field, the dynamic and fixed-size steps over a set of worlds, and
-// the difference measure between two results.
+// Host-side helpers shared by the CPU tests (tests/gpu) and gpu_check: random worlds in and out of
+// contact, a bumpy height field, the stages' step and VJP over a set of worlds, and the difference
+// measure between two results.
 #pragma once
 
 #include <memory>
@@ -46,12 +46,9 @@ struct TerrainOption {
 // The three options on each of `grounds` (named "bumps" or "stairs" by their spacing).
 std::vector<TerrainOption> terrainOptions(const std::vector<sim::HeightField>& grounds);
 
-// One step of every world through sim::step (dynamic sizes) or sim::fixedStep (host build).
-// Returns the number of worlds whose result is not finite.
-int stepDynamic(const sim::Model& model, const sim::SimOptions& opt, const WorldSet& in,
-                WorldSet& out);
-// failed, if given, receives one flag per world (stepFixed: the step failed; vjpFixed: its
-// forward did).
+// One step of every world through sim::fixedStep (host build). Returns the number of worlds whose
+// result is not finite; failed, if given, receives one flag per world (stepFixed: the step
+// failed; vjpFixed: its forward did).
 int stepFixed(const FixedModel& model, const FixedOptions& opt, const HeightFieldView& hf,
               const WorldSet& in, WorldSet& out, std::vector<char>* failed = nullptr);
 
@@ -60,11 +57,9 @@ int stepFixed(const FixedModel& model, const FixedOptions& opt, const HeightFiel
 // Random seeds: every entry uniform in [-1, 1].
 WorldSet randomSeeds(int n, unsigned seed);
 
-// The adjoints of every world's step through sim::stepVjp (dynamic sizes) or, host build,
-// fixedStepRecord + fixedStepVjp (hard, smoothed) and fixedSoftStepVjp (soft). Return the number
-// of worlds whose forward step failed (not finite, or sizes the fixed tapes do not hold).
-int vjpDynamic(const sim::Model& model, const sim::SimOptions& opt, const WorldSet& in,
-               const WorldSet& seeds, WorldSet& out);
+// The adjoints of every world's step through fixedStepRecord + fixedStepVjp (hard, smoothed) or
+// fixedSoftStepVjp (soft), host build. Returns the number of worlds whose forward step failed (not
+// finite, or sweeps and sub-steps the tapes do not hold).
 int vjpFixed(const FixedModel& model, const FixedOptions& opt, const HeightFieldView& hf,
              const WorldSet& in, const WorldSet& seeds, WorldSet& out,
              std::vector<char>* failed = nullptr);
@@ -80,32 +75,18 @@ Difference compare(const WorldSet& a, const WorldSet& b);
 Difference compareWithTargets(const WorldSet& a, const WorldSet& b);
 
 // Feet and leg spheres at or past their entry depths in o (o.footEntry, o.legEntry) with the
-// kinematics in d, counted without collectContacts' MAXACTIVE bound.
+// kinematics in d.
 struct SphereCount {
   int feet = 0, legs = 0;
 };
 SphereCount spheresEntering(const FixedModel& model, const FixedOptions& o,
                             const HeightFieldView& hf, const sim::FixedData& d);
 
-// a with b's entries (q, v, and target where b has them) in the worlds flagged in skip: the worlds
-// whose fixed step failed (a contact set larger than MAXACTIVE) are counted apart, not compared
-// with a step that ran.
-WorldSet skipping(const WorldSet& a, const WorldSet& b, const std::vector<char>& skip);
-
-// The worlds whose fixed step failed (`failed`, from stepFixed or vjpFixed) because more than
-// MAXACTIVE spheres enter its contact problem at the start: each gets the reference's result
-// (q, v, target), so that the other worlds can be compared. Returns how many there were, or -1 if
-// a world failed for another reason.
-int adoptOverflowed(const FixedModel& model, const FixedOptions& o, const HeightFieldView& hf,
-                    const WorldSet& start, const std::vector<char>& failed,
-                    const WorldSet& reference, WorldSet& fixed);
-
 // Worlds with no foot, some feet and all feet touching the ground (depth >= 0) at their start;
-// worlds with a leg sphere touching it, the most spheres touching in one world, and the worlds
-// with more than MAXACTIVE spheres touching (whose hard step fails).
+// worlds with a leg sphere touching it, and the most spheres touching in one world.
 struct ContactCoverage {
   int none = 0, some = 0, all = 0;
-  int legs = 0, most = 0, overflow = 0;
+  int legs = 0, most = 0;
 };
 ContactCoverage contactCoverage(const FixedModel& model, const HeightFieldView& hf,
                                 const WorldSet& worlds);

@@ -528,10 +528,16 @@ namespace {
 // The stages (sim/stage_rollout.h) of the size class a model fits, or none.
 enum class Stages { Quadruped, SingleBody, None };
 
-Stages stagesFor(const sim::Model& model, const sim::SimOptions& opt, bool useStages) {
+// vjp: the rollouts are differentiated too, so the options must fit the stages' VJP (its tape's
+// sweeps and sub-steps, sim::notInStepVjp).
+Stages stagesFor(const sim::Model& model, const sim::SimOptions& opt, bool useStages, bool vjp) {
   if (useStages && sim::notInStepOptions(opt).empty()) {
-    if (sim::notInStepModel<sim::Quadruped>(model).empty()) return Stages::Quadruped;
-    if (sim::notInStepModel<sim::SingleBody>(model).empty()) return Stages::SingleBody;
+    if (sim::notInStepModel<sim::Quadruped>(model).empty() &&
+        (!vjp || sim::notInStepVjp<sim::Quadruped>(opt).empty()))
+      return Stages::Quadruped;
+    if (sim::notInStepModel<sim::SingleBody>(model).empty() &&
+        (!vjp || sim::notInStepVjp<sim::SingleBody>(opt).empty()))
+      return Stages::SingleBody;
   }
   // The Eigen rollout: the stages have no size class for this model (or not these options).
   return Stages::None;
@@ -542,9 +548,9 @@ sim::Rollout predict(Stages stages, const sim::Model& model, const sim::SimOptio
                      sim::Data& data, const VecX& q0, const VecX& v0, const MatX& targets) {
   switch (stages) {
     case Stages::Quadruped:
-      return sim::stageRollout<sim::Quadruped>(model, opt, data, q0, v0, targets);
+      return sim::stageRollout<sim::Quadruped>(model, opt, q0, v0, targets);
     case Stages::SingleBody:
-      return sim::stageRollout<sim::SingleBody>(model, opt, data, q0, v0, targets);
+      return sim::stageRollout<sim::SingleBody>(model, opt, q0, v0, targets);
     case Stages::None:
       break;
   }
@@ -557,9 +563,9 @@ sim::RolloutAdjoint predictVjp(Stages stages, const sim::Model& model, const sim
                                const std::vector<VecX>& gq, const std::vector<VecX>& gv) {
   switch (stages) {
     case Stages::Quadruped:
-      return sim::stageRolloutVjp<sim::Quadruped>(model, opt, data, r, targets, gq, gv);
+      return sim::stageRolloutVjp<sim::Quadruped>(model, opt, r, targets, gq, gv);
     case Stages::SingleBody:
-      return sim::stageRolloutVjp<sim::SingleBody>(model, opt, data, r, targets, gq, gv);
+      return sim::stageRolloutVjp<sim::SingleBody>(model, opt, r, targets, gq, gv);
     case Stages::None:
       break;
   }
@@ -583,7 +589,7 @@ std::vector<Trajectory> generate(const System& sys, const GenerateOptions& o) {
   std::normal_distribution<double> N(0.0, 1.0);
   auto uni = [&](double a, double b) { return a + (b - a) * U(rng); };
   sim::Data data(model);
-  const Stages stages = stagesFor(model, opt, true);
+  const Stages stages = stagesFor(model, opt, true, false);
   std::vector<Trajectory> out;
   for (int k = 0; k < o.count; ++k) {
     VecX q = sys.standing, v = VecX::Zero(nv);
@@ -750,7 +756,7 @@ Evaluation evaluate(const System& sys, const std::vector<Trajectory>& data,
   const int nq = model.nq(), nv = model.nv(), nj = model.nj(), H = o.horizon;
   const bool grad = !names.empty();
 
-  const Stages stages = stagesFor(model, opt, o.fixedPath);
+  const Stages stages = stagesFor(model, opt, o.fixedPath, grad);
   const int threads = std::max(1, o.threads);
   struct Acc {
     std::unique_ptr<sim::Data> data;

@@ -48,11 +48,12 @@ DL_HD V3 sphereCentre(const StepModel<D>& m, const StepData<D>& d, int j) {
 
 // Each sphere's contact against the ground and the ones that enter the problem, in sphere order
 // (sim::footGeometry and sim::selectContacts in one pass): a foot from o.footEntry, a leg sphere
-// from o.legEntry, settled by depthUpperBound on a height field when that is below its entry.
-// Returns false when more than MAXACTIVE spheres enter.
+// from o.legEntry, settled by depthUpperBound on a height field when that is below its entry. Every
+// sphere fits (MAXACTIVE = MAXSPHERES).
 template <class D>
-DL_HD bool collectContacts(const StepModel<D>& m, const FixedOptions& o, const StepData<D>& d,
+DL_HD void collectContacts(const StepModel<D>& m, const FixedOptions& o, const StepData<D>& d,
                            const HeightFieldView& hf, Contacts<D>& fc) {
+  static_assert(D::MAXACTIVE == D::MAXSPHERES, "a contact set must not overflow");
   fc.nc = 0;
   for (int j = 0; j < m.nspheres; ++j) {
     const bool leg = j >= D::NFEET;
@@ -62,11 +63,9 @@ DL_HD bool collectContacts(const StepModel<D>& m, const FixedOptions& o, const S
       continue;
     const FixedSphereContact c = sphereContact(hf, centre, m.footRadius[j], o.closestTerrain);
     if (!(c.depth >= entry)) continue;
-    if (fc.nc == D::MAXACTIVE) return false;
     fc.active[fc.nc] = j;
     fc.contact[fc.nc++] = c;
   }
-  return true;
 }
 
 // Rows of frame^T J(point) for each active foot (sim::contactJacobians and sim::pointJacobian).

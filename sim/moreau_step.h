@@ -73,27 +73,16 @@ DL_HD bool allFinite(const double* x, int n) {
   return ok;
 }
 
-// Copies (q, v) into (qNext, vNext): what a world whose step failed holds (it keeps its state).
-template <class D>
-DL_HD void keepState(const double* q, const double* v, double* qNext, double* vNext) {
-  for (int k = 0; k < D::NQ; ++k) qNext[k] = q[k];
-  for (int k = 0; k < D::NV; ++k) vNext[k] = v[k];
-}
-
 // The hard or smoothed step in the caller's d, fc and u (the tape's, or a plain step's scratch);
-// with dyn and gs, records what fixedStepVjp reads. Returns false when the contact set overflows
-// (collectContacts); then (qNext, vNext) = (q, v).
+// with dyn and gs, records what fixedStepVjp reads.
 template <class D>
-DL_HD bool hardOrSmoothedStep(const StepModel<D>& m, const FixedOptions& o,
+DL_HD void hardOrSmoothedStep(const StepModel<D>& m, const FixedOptions& o,
                               const HeightFieldView& hf, const double* q, const double* v,
                               const double* qTarget, double* qNext, double* vNext, StepData<D>& d,
                               Contacts<D>& fc, double* u, DynamicsTape<D>* dyn, GsTape<D>* gs) {
   double work[D::NV];
   stepDynamics(m, o, d, q, v, qTarget, o.dt, u, dyn);
-  if (!collectContacts(m, o, d, hf, fc)) {
-    keepState<D>(q, v, qNext, vNext);
-    return false;
-  }
+  collectContacts(m, o, d, hf, fc);
   if (fc.nc > 0) {
     contactJacobians(m, d, fc);
     delassus(m, d, fc);
@@ -120,32 +109,28 @@ DL_HD bool hardOrSmoothedStep(const StepModel<D>& m, const FixedOptions& o,
   }
   for (int k = 0; k < D::NV; ++k) work[k] = 0.5 * o.dt * (v[k] + vNext[k]);
   integrate<D>(q, work, qNext);
-  return true;
 }
 
 // One sub-step of length h of the soft model from (q, v) into (qOut, vOut) in the caller's d, fc
-// and u; qOut may alias q, vOut must not alias v. With dyn, records what the VJP reads. Returns
-// false when the contact set overflows, leaving qOut and vOut unset.
+// and u; qOut may alias q, vOut must not alias v. With dyn, records what the VJP reads.
 template <class D>
-DL_HD bool softSubstep(const StepModel<D>& m, const FixedOptions& o, const HeightFieldView& hf,
+DL_HD void softSubstep(const StepModel<D>& m, const FixedOptions& o, const HeightFieldView& hf,
                        double h, const double* q, const double* v, const double* qTarget,
                        double* qOut, double* vOut, StepData<D>& d, Contacts<D>& fc, double* u,
                        DynamicsTape<D>* dyn) {
   double work[D::NV];
   stepDynamics(m, o, d, q, v, qTarget, h, u, dyn);
-  if (!collectContacts(m, o, d, hf, fc)) return false;
+  collectContacts(m, o, d, hf, fc);
   contactJacobians(m, d, fc);
   softContactForce(o, fc, v, work);
   solveH(m, d, work);
   for (int k = 0; k < D::NV; ++k) vOut[k] = u[k] + h * work[k];
   for (int k = 0; k < D::NV; ++k) work[k] = 0.5 * h * (v[k] + vOut[k]);
   integrate<D>(q, work, qOut);
-  return true;
 }
 
 // Advances (q, v) by o.dt with joint targets qTarget into (qNext, vNext), which must not alias
-// q and v. Returns false when the new state is not finite, and when a contact set overflowed
-// (then (qNext, vNext) = (q, v)).
+// q and v. Returns false when the new state is not finite.
 template <class D>
 DL_HD bool fixedStep(const StepModel<D>& m, const FixedOptions& o, const HeightFieldView& hf,
                      const double* q, const double* v, const double* qTarget, double* qNext,
@@ -161,14 +146,10 @@ DL_HD bool fixedStep(const StepModel<D>& m, const FixedOptions& o, const HeightF
     for (int k = 0; k < D::NV; ++k) vNext[k] = v[k];
     for (int s = 0; s < n; ++s) {
       for (int k = 0; k < D::NV; ++k) vPrev[k] = vNext[k];
-      if (!softSubstep<D>(m, o, hf, h, qNext, vPrev, qTarget, qNext, vNext, d, fc, u, nullptr)) {
-        keepState<D>(q, v, qNext, vNext);
-        return false;
-      }
+      softSubstep<D>(m, o, hf, h, qNext, vPrev, qTarget, qNext, vNext, d, fc, u, nullptr);
     }
-  } else if (!hardOrSmoothedStep<D>(m, o, hf, q, v, qTarget, qNext, vNext, d, fc, u, nullptr,
-                                    nullptr)) {
-    return false;
+  } else {
+    hardOrSmoothedStep<D>(m, o, hf, q, v, qTarget, qNext, vNext, d, fc, u, nullptr, nullptr);
   }
   return allFinite(qNext, D::NQ) && allFinite(vNext, D::NV);
 }

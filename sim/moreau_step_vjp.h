@@ -14,8 +14,8 @@
 
 namespace diffloco::sim {
 
-// One world's tape of a hard or smoothed step (sized for MAXACTIVE contacts: tapeBytes in
-// gpu/cuda_batch.h).
+// One world's tape of a hard or smoothed step (sized for MAXACTIVE contacts and MAXGSITER sweeps:
+// tapeBytes in gpu/cuda_batch.h).
 template <class D>
 struct StepTape {
   StepData<D> d;        // kinematics at q_mid, H's factor
@@ -29,15 +29,14 @@ struct StepTape {
 using FixedTape = StepTape<Quadruped>;  // transitional (sim/step_model.h)
 
 // The hard or smoothed step of fixedStep, recording the tape. Returns false when the new state is
-// not finite, and when a contact set overflowed (then (qNext, vNext) = (q, v)), for the soft
-// model or more than MAXGSITER sweeps (which the tape cannot hold).
+// not finite, and, recording nothing, for the soft model or more than MAXGSITER sweeps (which the
+// tape cannot hold: sim/pack.h's notInStepVjp).
 template <class D>
 DL_HD bool fixedStepRecord(const StepModel<D>& m, const FixedOptions& o, const HeightFieldView& hf,
                            const double* q, const double* v, const double* qTarget, double* qNext,
                            double* vNext, StepTape<D>& t) {
   if (o.model == FixedContact::Soft || o.iterations > D::MAXGSITER) return false;
-  if (!hardOrSmoothedStep(m, o, hf, q, v, qTarget, qNext, vNext, t.d, t.fc, t.u, &t.dyn, &t.gs))
-    return false;
+  hardOrSmoothedStep(m, o, hf, q, v, qTarget, qNext, vNext, t.d, t.fc, t.u, &t.dyn, &t.gs);
   for (int k = 0; k < D::NV; ++k) t.vNext[k] = vNext[k];
   return allFinite(qNext, D::NQ) && allFinite(vNext, D::NV);
 }

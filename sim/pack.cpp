@@ -57,6 +57,25 @@ std::string notInStepOptions(const SimOptions& opt) {
 }
 
 template <class D>
+std::string notInStepVjp(const SimOptions& opt) {
+  if (std::string why = notInStepOptions(opt); !why.empty()) return why;
+  const ContactOptions& c = opt.contact;
+  if (c.model == ContactModel::Soft) {
+    if (c.softSubsteps > D::MAXSOFTSUBSTEPS)
+      return count(c.softSubsteps, "soft sub-step", "soft sub-steps") +
+             " (contact.softSubsteps), the VJP's tape holds at most " +
+             std::to_string(D::MAXSOFTSUBSTEPS);
+  } else if (c.iterations > D::MAXGSITER) {
+    return count(c.iterations, "Gauss-Seidel sweep", "Gauss-Seidel sweeps") +
+           " (contact.iterations), the VJP's tape holds at most " + std::to_string(D::MAXGSITER);
+  }
+  return "";
+}
+
+template std::string notInStepVjp<Quadruped>(const SimOptions&);
+template std::string notInStepVjp<SingleBody>(const SimOptions&);
+
+template <class D>
 StepModel<D> toStepModel(const Model& model) {
   if (const std::string why = notInStepModel<D>(model); !why.empty())
     throw std::invalid_argument("fixed-size step: " + why);

@@ -29,6 +29,12 @@ StepModel<D> toStepModel(const Model& model);
 
 // Why the options are not the stages' (the soft model's adaptive integrator), or "" if they are.
 std::string notInStepOptions(const SimOptions& opt);
+// Why the stages' VJP of size class D cannot differentiate a step with these options, or "" if it
+// can: notInStepOptions, or more Gauss-Seidel sweeps (hard, smoothed, straight_through) or soft
+// sub-steps than its tape holds (D::MAXGSITER, D::MAXSOFTSUBSTEPS). The forward has no such bound.
+// Instantiated for Quadruped and SingleBody.
+template <class D>
+std::string notInStepVjp(const SimOptions& opt);
 // The options of the step's forward: straight_through runs the hard model.
 FixedOptions toStepOptions(const SimOptions& opt);
 // The options the step's VJP differentiates (sim::stepVjp): straight_through's is the smoothed

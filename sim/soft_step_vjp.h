@@ -62,9 +62,8 @@ DL_HD_OUTLINE bool softStepVjpImpl(const StepModel<D>& m, const FixedOptions& o,
   for (int k = 0; k < D::NQ; ++k) t.q[0][k] = q[k];
   for (int k = 0; k < D::NV; ++k) t.v[0][k] = v[k];
   for (int s = 0; s < n; ++s)
-    if (!softSubstep<D>(m, o, hf, h, t.q[s], t.v[s], qTarget, t.q[s + 1], t.v[s + 1], t.d, t.fc,
-                        t.u, nullptr))
-      return false;
+    softSubstep<D>(m, o, hf, h, t.q[s], t.v[s], qTarget, t.q[s + 1], t.v[s + 1], t.d, t.fc, t.u,
+                   nullptr);
   const bool finite = allFinite(t.q[n], D::NQ) && allFinite(t.v[n], D::NV);
 
   double qBar[D::NQ], vBar[D::NV];
@@ -151,8 +150,8 @@ DL_HD_OUTLINE bool softStepVjpImpl(const StepModel<D>& m, const FixedOptions& o,
 }
 
 // Adds to out the adjoints of (q, v, qTarget) of fixedStep's soft step given those of (q', v')
-// (gq, gv). Returns false (out unchanged) when a contact set overflows or the step has more than
-// MAXSOFTSUBSTEPS sub-steps, and false with the adjoints added when a state on the way is not
+// (gq, gv). Returns false (out unchanged) when the step has more than MAXSOFTSUBSTEPS sub-steps
+// (sim/pack.h's notInStepVjp), and false with the adjoints added when a state on the way is not
 // finite.
 template <class D>
 DL_HD bool fixedSoftStepVjp(const StepModel<D>& m, const FixedOptions& o, const HeightFieldView& hf,

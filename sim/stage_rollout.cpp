@@ -1,42 +1,16 @@
 #include "sim/stage_rollout.h"
 
 #include <memory>
+#include <stdexcept>
 
 #include "sim/pack.h"
 #include "sim/soft_step_vjp.h"
-#include "sim/step.h"
 
 namespace diffloco::sim {
 
-namespace {
-
-// --- The Eigen step where the stages refuse a step -----------------------------------------------
-// A contact set or tape larger than D's arrays (SingleBody's cannot overflow: MAXACTIVE is all its
-// spheres), or a non-finite step, which fails here again. These two are the only calls of the
-// Eigen step in the stages' rollout.
-
-bool eigenStep(const Model& model, const SimOptions& opt, Data& data, Rollout& r,
-               const MatX& targets, int t) {
-  return step(model, opt, data, r.q[t], r.v[t], targets.col(t), r.q[t + 1], r.v[t + 1]);
-}
-
-// Step t's VJP given the adjoints of state t + 1 in out.q0, out.v0, which it replaces by those of
-// state t; scratch: a StepAdjoint of the model.
-void eigenStepVjp(const Model& model, const SimOptions& opt, Data& data, const Rollout& r,
-                  const MatX& targets, int t, StepAdjoint& scratch, RolloutAdjoint& out) {
-  scratch.setZero(model);
-  stepVjp(model, opt, data, r.q[t], r.v[t], targets.col(t), out.q0, out.v0, scratch);
-  out.q0 = scratch.q;
-  out.v0 = scratch.v;
-  out.targets.col(t) = scratch.qTarget;
-  out.params += scratch.params;
-}
-
-}  // namespace
-
 template <class D>
-Rollout stageRollout(const Model& model, const SimOptions& opt, Data& data, const VecX& q0,
-                     const VecX& v0, const MatX& targets) {
+Rollout stageRollout(const Model& model, const SimOptions& opt, const VecX& q0, const VecX& v0,
+                     const MatX& targets) {
   const StepModel<D> fm = toStepModel<D>(model);
   const FixedOptions fo = toStepOptions(opt);
   const HeightFieldView ground = toView(opt.contact.terrain.get());
@@ -45,18 +19,19 @@ Rollout stageRollout(const Model& model, const SimOptions& opt, Data& data, cons
   r.q.assign(H + 1, q0);
   r.v.assign(H + 1, v0);
   for (int t = 0; t < H; ++t) {
-    bool ok = fixedStep(fm, fo, ground, r.q[t].data(), r.v[t].data(), targets.col(t).data(),
-                        r.q[t + 1].data(), r.v[t + 1].data());
-    if (!ok) ok = eigenStep(model, opt, data, r, targets, t);
+    const bool ok = fixedStep(fm, fo, ground, r.q[t].data(), r.v[t].data(), targets.col(t).data(),
+                              r.q[t + 1].data(), r.v[t + 1].data());
     r.finite = ok && r.finite;
   }
   return r;
 }
 
 template <class D>
-RolloutAdjoint stageRolloutVjp(const Model& model, const SimOptions& opt, Data& data,
-                               const Rollout& r, const MatX& targets, const std::vector<VecX>& gq,
+RolloutAdjoint stageRolloutVjp(const Model& model, const SimOptions& opt, const Rollout& r,
+                               const MatX& targets, const std::vector<VecX>& gq,
                                const std::vector<VecX>& gv) {
+  if (const std::string why = notInStepVjp<D>(opt); !why.empty())
+    throw std::invalid_argument("the stages' rollout VJP: " + why);
   const StepModel<D> fm = toStepModel<D>(model);
   // The model and ground the VJP differentiates (straight_through: the smoothed model; a
   // straight-through terrain: its smoothed copy), as sim::stepVjp.
@@ -75,48 +50,39 @@ RolloutAdjoint stageRolloutVjp(const Model& model, const SimOptions& opt, Data& 
   auto softTape = soft ? std::make_unique<SoftTape<D>>() : nullptr;
   ParamBar<D> params;
   setZero(params);
-  StepAdjoint fallback(model);
   for (int t = H - 1; t >= 0; --t) {
     const double *q = r.q[t].data(), *v = r.v[t].data(), *target = targets.col(t).data();
     StateAdjoint<D> a;
     setZero(a);
     ParamBar<D> p;
     setZero(p);
-    bool done;
+    // A step that is not finite still forms its adjoints (not finite either), as sim::stepVjp.
     if (soft) {
-      done = fixedSoftStepVjp(fm, fo, ground, q, v, target, out.q0.data(), out.v0.data(), *softTape,
-                              a, p);
+      fixedSoftStepVjp(fm, fo, ground, q, v, target, out.q0.data(), out.v0.data(), *softTape, a, p);
     } else {
       double qn[D::NQ], vn[D::NV];
-      done = fixedStepRecord(fm, fo, ground, q, v, target, qn, vn, *tape);
-      if (done)
-        fixedStepVjp(fm, fo, ground, q, v, target, *tape, out.q0.data(), out.v0.data(), a, p);
+      fixedStepRecord(fm, fo, ground, q, v, target, qn, vn, *tape);
+      fixedStepVjp(fm, fo, ground, q, v, target, *tape, out.q0.data(), out.v0.data(), a, p);
     }
-    if (done) {
-      out.q0 = Eigen::Map<const VecX>(a.q, D::NQ);
-      out.v0 = Eigen::Map<const VecX>(a.v, D::NV);
-      out.targets.col(t) = Eigen::Map<const VecX>(a.qTarget, D::NJ);
-      addTo(params, p);
-    } else {
-      eigenStepVjp(model, opt, data, r, targets, t, fallback, out);
-    }
+    out.q0 = Eigen::Map<const VecX>(a.q, D::NQ);
+    out.v0 = Eigen::Map<const VecX>(a.v, D::NV);
+    out.targets.col(t) = Eigen::Map<const VecX>(a.qTarget, D::NJ);
+    addTo(params, p);
     addDirect(t);
   }
   out.params += toParamGrad(model, params);
   return out;
 }
 
-template Rollout stageRollout<Quadruped>(const Model&, const SimOptions&, Data&, const VecX&,
-                                         const VecX&, const MatX&);
-template Rollout stageRollout<SingleBody>(const Model&, const SimOptions&, Data&, const VecX&,
-                                          const VecX&, const MatX&);
-template RolloutAdjoint stageRolloutVjp<Quadruped>(const Model&, const SimOptions&, Data&,
-                                                   const Rollout&, const MatX&,
-                                                   const std::vector<VecX>&,
+template Rollout stageRollout<Quadruped>(const Model&, const SimOptions&, const VecX&, const VecX&,
+                                         const MatX&);
+template Rollout stageRollout<SingleBody>(const Model&, const SimOptions&, const VecX&, const VecX&,
+                                          const MatX&);
+template RolloutAdjoint stageRolloutVjp<Quadruped>(const Model&, const SimOptions&, const Rollout&,
+                                                   const MatX&, const std::vector<VecX>&,
                                                    const std::vector<VecX>&);
-template RolloutAdjoint stageRolloutVjp<SingleBody>(const Model&, const SimOptions&, Data&,
-                                                    const Rollout&, const MatX&,
-                                                    const std::vector<VecX>&,
+template RolloutAdjoint stageRolloutVjp<SingleBody>(const Model&, const SimOptions&, const Rollout&,
+                                                    const MatX&, const std::vector<VecX>&,
                                                     const std::vector<VecX>&);
 
 }  // namespace diffloco::sim

@@ -14,7 +14,7 @@ namespace diffloco::sim {
 // The sizes a step's arrays are declared with. The loops over spheres, contacts and sweeps run to
 // the runtime counts (nspheres, nc, iterations) these bound, so an instantiation with larger bounds
 // does the same arithmetic.
-template <int Bodies, int Feet, int LegSpheres, int MaxActive, int MaxGsIter, int MaxSoftSubsteps>
+template <int Bodies, int Feet, int LegSpheres, int MaxGsIter, int MaxSoftSubsteps>
 struct Dims {
   static constexpr int NB = Bodies;  // bodies
   static constexpr int NJ = NB - 1;  // revolute joints
@@ -26,25 +26,22 @@ struct Dims {
   static constexpr int NFEET = Feet;         // sphere feet
   static constexpr int MAXLEG = LegSpheres;  // leg spheres (sim::Model::legSpheres)
   static constexpr int MAXSPHERES = NFEET + MAXLEG;
-  // Spheres in one contact problem at most. A step whose contact set is larger fails (as a
-  // non-finite one does) rather than dropping contacts; the arrays of the Delassus problem and the
-  // solver's tape are sized by it.
-  static constexpr int MAXACTIVE = MaxActive;
+  // Spheres in one contact problem at most: every sphere, so that no contact set overflows. The
+  // arrays of the Delassus problem and the solver's tape are sized by it.
+  static constexpr int MAXACTIVE = MAXSPHERES;
   static constexpr int MAXPATH = NV;  // upper bound on a sphere's dof path (base + its leg)
   static constexpr int MAXGSITER = MaxGsIter;  // Gauss-Seidel sweeps the solver's tape holds
   static constexpr int MAXSOFTSUBSTEPS = MaxSoftSubsteps;  // soft sub-steps the soft VJP holds
 };
 
-// The 12-joint quadrupeds: 13 bodies, 4 feet, up to 24 leg spheres (ANYmal: 6 per shank), contact
-// sets of the feet and up to 12 leg spheres. A struct rather than an alias, so that it can be
-// declared ahead (gpu/batch_sim.h) and reads as its name in symbols.
-struct Quadruped : Dims<13, 4, 24, 16, 20, 32> {};
+// The 12-joint quadrupeds: 13 bodies, 4 feet, up to 24 leg spheres (ANYmal: 6 per shank). A
+// struct rather than an alias, so that it can be declared ahead (gpu/batch_sim.h) and reads as its
+// name in symbols.
+struct Quadruped : Dims<13, 4, 24, 20, 32> {};
 
 // One free body (no joints) with up to 8 spheres, all of them feet: the identification's cube has
-// one at each corner (sysid::cubeModel), the toys fewer (nspheres bounds the loops). The smoothed
-// model puts every foot into the contact problem (its default cutoff is infinite), so all 8 can be
-// active at once.
-struct SingleBody : Dims<1, 8, 0, 8, 20, 32> {};
+// one at each corner (sysid::cubeModel), the toys fewer (nspheres bounds the loops).
+struct SingleBody : Dims<1, 8, 0, 20, 32> {};
 
 template <class D>
 struct StepModel {

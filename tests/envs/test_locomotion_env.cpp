@@ -8,7 +8,6 @@
 #include <iostream>
 
 #include "envs/locomotion_env.h"
-#include "sim/adaptive.h"
 
 using namespace diffloco;
 using namespace diffloco::envs;
@@ -449,62 +448,36 @@ INSTANTIATE_TEST_SUITE_P(Tasks, LongEpisode,
                          ::testing::Combine(::testing::Values("walk", "velocity"),
                                             ::testing::Bool()));
 
-// The walk task with soft contact and the adaptive Dormand-Prince integrator, chosen in the task
-// YAML (sim.integrator / rtol / atol / max_substeps): it runs in the differentiable mode and its
-// gradient over 3 env steps matches central differences. Tolerances are tight so that the step
-// sequence's dependence on the actions (not differentiated: discretise-then-optimise) stays far
-// below the finite-difference stencil's resolution.
-TEST(LocomotionEnv, AdaptiveSoftContactGradientMatchesFiniteDifferences) {
-  YAML::Node node = YAML::LoadFile(configDir() + "/tasks/walk.yaml");
-  node["sim"]["contact"] = "soft";
-  node["sim"]["integrator"] = "adaptive";
-  node["sim"]["rtol"] = 1e-10;
-  node["sim"]["atol"] = 1e-12;
-  node["sim"]["max_substeps"] = 20000;
-  TaskConfig task = parseTaskConfig(node, "walk_adaptive.yaml");
-  ASSERT_EQ(task.sim.contact.integrator, sim::Integrator::Adaptive);
-  ASSERT_EQ(task.sim.contact.adaptive.maxSteps, 20000);
+// The differentiable mode runs the stages' VJP, whose tape holds at most 20 Gauss-Seidel sweeps
+// and 32 soft sub-steps: more is an error naming the task and the key; the sampling mode steps
+// them.
+TEST(LocomotionEnv, DifferentiableModeRefusesSweepsItsVjpDoesNotHold) {
+  TaskConfig task = loadTaskConfig("walk");
   task.freezeRandomization();
-  LocomotionEnv env(task, options(2, true));
-  torch::manual_seed(4);
-  const int T = 3;
-  const Tensor actions = 0.6 * torch::rand({T, 2, env.numActions()}, kF64) - 0.3;
-  const Tensor leaf = actions.clone().requires_grad_();
-  const long long capHits = sim::adaptiveCapHitsTotal();
-  const Tensor grad = torch::autograd::grad({rolloutReturn(env, leaf)}, {leaf})[0];
-  EXPECT_EQ(sim::adaptiveCapHitsTotal(), capHits);
-  EXPECT_TRUE(torch::isfinite(grad).all().item<bool>());
-
-  torch::NoGradGuard noGrad;
-  const double h = 1e-5;
-  Tensor fd = torch::zeros_like(actions);
-  for (int64_t i = 0; i < actions.numel(); ++i) {
-    Tensor p = actions.clone(), m = actions.clone();
-    p.view(-1)[i] += h;
-    m.view(-1)[i] -= h;
-    fd.view(-1)[i] = (rolloutReturn(env, p) - rolloutReturn(env, m)) / (2 * h);
+  task.sim.contact.iterations = 21;
+  try {
+    LocomotionEnv env(task, options(2, true));
+    ADD_FAILURE() << "no error for 21 sweeps in the differentiable mode";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(
+        std::string(e.what()).find(
+            "sim.iterations: 21 is more than the differentiable mode's VJP holds (at most 20)"),
+        std::string::npos)
+        << e.what();
   }
-  const double err = relErr(grad, fd);
-  std::cout << "walk, soft, adaptive: |grad| " << grad.norm().item<double>() << ", relative error "
-            << err << "\n";
-  EXPECT_LT(err, 1e-4);
-  EXPECT_EQ(env.link().vjpFailures(), 0);
-}
-
-// The cap on adaptive steps per env step (sim.max_substeps) is reported: a cap of 2 on a walking
-// robot is hit at once; the env keeps running (the rest of the env step is one unchecked step).
-TEST(LocomotionEnv, AdaptiveStepCapIsReported) {
-  YAML::Node node = YAML::LoadFile(configDir() + "/tasks/walk.yaml");
-  node["sim"]["contact"] = "soft";
-  node["sim"]["integrator"] = "adaptive";
-  node["sim"]["max_substeps"] = 2;
-  TaskConfig task = parseTaskConfig(node, "walk_capped.yaml");
-  task.freezeRandomization();
-  LocomotionEnv env(task, options(2, false));
-  env.reset();
-  const long long before = sim::adaptiveCapHitsTotal();
-  env.step(torch::zeros({2, env.numActions()}, kF64));
-  EXPECT_GT(sim::adaptiveCapHitsTotal(), before);
+  LocomotionEnv sampling(task, options(2, false));
+  sampling.reset();
+  sampling.step(torch::zeros({2, sampling.numActions()}, kF64));
+  task.sim.contact.iterations = 10;
+  task.sim.contact.model = sim::ContactModel::Soft;
+  task.sim.contact.softSubsteps = 33;
+  try {
+    LocomotionEnv env(task, options(2, true));
+    ADD_FAILURE() << "no error for 33 soft sub-steps in the differentiable mode";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("sim.soft_substeps: 33 is more than"), std::string::npos)
+        << e.what();
+  }
 }
 
 // On terrain every env spawns at the centre of its tile, its lowest foot on the ground under it,

@@ -5,8 +5,8 @@
   tools/tables/gpu_tables.py speed RUN.json         forward, fused forward + VJP, on the GPU per size
   tools/tables/gpu_tables.py legs A.json B.json C.json [--worlds 65536]
                                              forward and fused VJP of runs side by side
-  tools/tables/gpu_tables.py cpu RUN.json           CPU microseconds, fixed path against sim::step
-  tools/tables/gpu_tables.py bench BENCH.json       the batch runner's paths in `diffloco bench --json`
+  tools/tables/gpu_tables.py cpu RUN.json           CPU microseconds per step and VJP
+  tools/tables/gpu_tables.py bench BENCH.json       the batch runner in `diffloco bench --json`
   tools/tables/gpu_tables.py states RUN.json FEET.json
                                              recorded states (gpu_check --states): contact sets,
                                              and forward / fused VJP with and without leg spheres
@@ -25,18 +25,16 @@ def rel(d):
 
 
 def parity(run):
-    print("| case | worlds with a leg sphere touching / most spheres touching | failed (fixed, GPU) "
-          "| step: CPU fixed vs `sim::step` | step: GPU vs CPU fixed | VJP: CPU fixed vs "
-          "`sim::stepVjp` | VJP: GPU fused vs CPU fixed |")
-    print("|---|---|---|---|---|---|---|")
+    print("| case | worlds with a leg sphere touching / most spheres touching | failed (CPU, GPU) "
+          "| step: GPU vs CPU | VJP: GPU fused vs CPU |")
+    print("|---|---|---|---|---|")
     vjp = {p["case"]: p for p in run["vjp_parity"]}
     for p in run["parity"]:
         v = vjp[p["case"]]
         failed = f"{p['failed_fixed']}, {p.get('failed_gpu', '-')} / {v['failed_fixed']}, " \
                  f"{v.get('failed_gpu', '-')}"
         print(f"| {p['case']} | {p['start_leg_touching']} / {p['start_most_spheres_touching']} | "
-              f"{failed} | {rel(p['cpu_fixed_vs_dynamic'])} | {rel(p['gpu_vs_cpu_fixed'])} | "
-              f"{rel(v['cpu_fixed_vs_dynamic'])} | {rel(v['gpu_fused_vs_cpu_fixed'])} |")
+              f"{failed} | {rel(p['gpu_vs_cpu_fixed'])} | {rel(v['gpu_fused_vs_cpu_fixed'])} |")
 
 
 def rate(x):
@@ -81,36 +79,27 @@ def legs(paths, worlds):
 
 def cpu(run):
     fwd = {t["case"]: t for t in run.get("cpu_timing", [])}
-    print("| case | `sim::step` | fixed | ratio | `sim::stepVjp` | fixed VJP | ratio |")
-    print("|---|---|---|---|---|---|---|")
+    print("| case | step [us] | VJP, forward recomputed [us] |")
+    print("|---|---|---|")
     for v in run["vjp_cpu_timing"]:
-        f = fwd[v["case"]]
-        print(f"| {v['case']} | {f['dynamic_us_median']:.2f} | {f['fixed_us_median']:.2f} | "
-              f"{f['fixed_us_median'] / f['dynamic_us_median']:.2f} | "
-              f"{v['dynamic_vjp_us_median']:.2f} | {v['fixed_vjp_us_median']:.2f} | "
-              f"{v['fixed_vjp_us_median'] / v['dynamic_vjp_us_median']:.2f} |")
+        f = fwd.get(v["case"])
+        step = f"{f['fixed_us_median']:.2f}" if f else "-"
+        print(f"| {v['case']} | {step} | {v['fixed_vjp_us_median']:.2f} |")
 
 
 def bench(run):
-    print("| case | batch step: `sim::step` / fixed [us per world] | ratio | batch VJP: "
-          "`sim::stepVjp` / fixed [us per world] | ratio |")
-    print("|---|---|---|---|---|")
+    print("| case | batch step [us per world] | batch VJP [us per world] |")
+    print("|---|---|---|")
     for case in ("hard", "smoothed", "hard_terrain", "smoothed_terrain"):
-        print(f"| {case} | {run['batch_step_us_dynamic_' + case]:.2f} / "
-              f"{run['batch_step_us_fixed_' + case]:.2f} | "
-              f"{run['batch_fixed_over_dynamic_step_' + case]:.2f} | "
-              f"{run['batch_vjp_us_dynamic_' + case]:.2f} / {run['batch_vjp_us_fixed_' + case]:.2f} | "
-              f"{run['batch_fixed_over_dynamic_vjp_' + case]:.2f} |")
+        print(f"| {case} | {run['batch_step_us_fixed_' + case]:.2f} | "
+              f"{run['batch_vjp_us_fixed_' + case]:.2f} |")
     k = "shac_iteration_velocity_rough"
-    print(f"| SHAC iteration, rough config [s] | {run['shac_iteration_s_velocity_rough_dynamic']:.3f} / "
-          f"{run['shac_iteration_s_velocity_rough']:.3f} | {run[k + '_fixed_over_dynamic']:.2f} | "
-          f"of which the actor's backward: {run[k + '_actor_backward_s_dynamic']:.3f} / "
-          f"{run[k + '_actor_backward_s']:.3f} | "
-          f"{run[k + '_actor_backward_s'] / run[k + '_actor_backward_s_dynamic']:.2f} |")
+    print(f"| SHAC iteration, rough config [s] | {run['shac_iteration_s_velocity_rough']:.3f} | "
+          f"of which the actor's backward: {run[k + '_actor_backward_s']:.3f} |")
 
 
 def states(legs_run, feet_run):
-    print("| states, model | spheres in the problem: mean, max, over 16 | worlds | with leg spheres: "
+    print("| states, model | spheres in the problem: mean, max | worlds | with leg spheres: "
           "forward / fused forward + VJP | the same sorted by contact count | feet alone | "
           "legs' cost (unsorted) |")
     print("|---|---|---|---|---|---|---|")
@@ -122,8 +111,7 @@ def states(legs_run, feet_run):
                 if t["worlds"] not in (16384, 65536):
                     continue
                 print(f"| {r['states']}, {m['model']} | {m['spheres_in_problem_mean']:.2f}, "
-                      f"{m['spheres_in_problem_max']}, {m['states_over_max_active']} of "
-                      f"{r['count']} | {t['worlds']} | "
+                      f"{m['spheres_in_problem_max']} | {t['worlds']} | "
                       f"{rate(t['steps_per_s_forward'])} / {rate(t['steps_per_s_fused_forward_vjp'])} | "
                       f"{rate(t['worlds'] / t['ms_forward_sorted_by_contacts'] * 1e3)} / "
                       f"{rate(t['worlds'] / t['ms_fused_forward_vjp_sorted_by_contacts'] * 1e3)} | "
