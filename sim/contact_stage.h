@@ -56,7 +56,7 @@ DL_HD void collectContacts(const StepModel<D>& m, const FixedOptions& o, const S
   static_assert(D::MAXACTIVE == D::MAXSPHERES, "a contact set must not overflow");
   fc.nc = 0;
   for (int j = 0; j < m.nspheres; ++j) {
-    const bool leg = j >= D::NFEET;
+    const bool leg = D::MAXLEG > 0 && j >= D::NFEET;
     const double entry = leg ? o.legEntry : o.footEntry;
     const V3 centre = sphereCentre(m, d, j);
     if (leg && hf.heights && depthUpperBound(hf, centre, m.footRadius[j], o.closestTerrain) < entry)
@@ -77,7 +77,8 @@ DL_HD void contactJacobians(const StepModel<D>& m, const StepData<D>& d, Contact
     double J[3][D::NV];
     for (int r = 0; r < 3; ++r)
       for (int k = 0; k < D::NV; ++k) J[r][k] = 0;
-    for (int i = m.footBody[j]; i > 0; i = m.parent[i]) {
+    // D::NJ > 0: a single body has no joints, and the constant lets the compiler drop the loop.
+    for (int i = m.footBody[j]; D::NJ > 0 && i > 0; i = m.parent[i]) {
       const V3 col = cross(mul(d.R[i], m.axis[i]), c.point - d.p[i]);
       for (int r = 0; r < 3; ++r) J[r][5 + i] = col[r];
     }

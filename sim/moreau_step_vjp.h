@@ -204,7 +204,8 @@ DL_HD_OUTLINE void stepVjpImpl(const StepModel<D>& m, const FixedOptions& o,
     for (int a = 0; a < nc; ++a) {
       int cols[D::NV], ncols = 0;
       for (int c = hf.heights ? 0 : 3; c < 6; ++c) cols[ncols++] = c;
-      for (int i = m.footBody[fc.active[a]]; i > 0; i = m.parent[i]) cols[ncols++] = 5 + i;
+      for (int i = m.footBody[fc.active[a]]; D::NJ > 0 && i > 0; i = m.parent[i])
+        cols[ncols++] = 5 + i;
       for (int l = 0; l < ncols; ++l) {
         const int c = cols[l];
         for (int r = 0; r < 3; ++r) {

@@ -90,7 +90,7 @@ DL_HD void forwardKinematicsVjp(const StepModel<D>& m, const StepData<D>& d, con
 template <class D>
 DL_HD void pointJacobianVjp(const StepModel<D>& m, const StepData<D>& d, int body, const V3& x,
                             const double (*Jbar)[D::NV], KinBar<D>& bar, V3& xbar) {
-  for (int i = body; i > 0; i = m.parent[i]) {
+  for (int i = body; D::NJ > 0 && i > 0; i = m.parent[i]) {
     const V3& a = m.axis[i];
     const V3 w = mul(d.R[i], a), s = x - d.p[i];
     const V3 cb = v3(Jbar[0][5 + i], Jbar[1][5 + i], Jbar[2][5 + i]);
@@ -116,7 +116,7 @@ DL_HD void pointJacobian(const StepModel<D>& m, const StepData<D>& d, int body, 
                          double (*J)[D::NV]) {
   for (int r = 0; r < 3; ++r)
     for (int k = 0; k < D::NV; ++k) J[r][k] = 0;
-  for (int i = body; i > 0; i = m.parent[i]) {
+  for (int i = body; D::NJ > 0 && i > 0; i = m.parent[i]) {
     const V3 col = cross(mul(d.R[i], m.axis[i]), x - d.p[i]);
     for (int r = 0; r < 3; ++r) J[r][5 + i] = col[r];
   }
