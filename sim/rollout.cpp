@@ -32,13 +32,7 @@ RolloutAdjoint rolloutVjp(const Model& model, const SimOptions& opt, Data& data,
                           const MatX& targets, const std::vector<VecX>& gq,
                           const std::vector<VecX>& gv) {
   const int H = static_cast<int>(targets.cols());
-  RolloutAdjoint out{VecX::Zero(model.nq()), VecX::Zero(model.nv()), MatX::Zero(model.nj(), H), {}};
-  out.params.setZero(model);
-  auto addDirect = [&](int t) {
-    if (t < static_cast<int>(gq.size()) && gq[t].size() > 0) out.q0 += gq[t];
-    if (t < static_cast<int>(gv.size()) && gv[t].size() > 0) out.v0 += gv[t];
-  };
-  addDirect(H);
+  RolloutAdjoint out = startRolloutAdjoint(model, H, gq, gv);
   StepAdjoint adj(model);
   for (int t = H - 1; t >= 0; --t) {
     adj.setZero(model);
@@ -47,9 +41,23 @@ RolloutAdjoint rolloutVjp(const Model& model, const SimOptions& opt, Data& data,
     out.v0 = adj.v;
     out.targets.col(t) = adj.qTarget;
     out.params += adj.params;
-    addDirect(t);
+    addDirectAdjoint(out, t, gq, gv);
   }
   return out;
+}
+
+RolloutAdjoint startRolloutAdjoint(const Model& model, int H, const std::vector<VecX>& gq,
+                                   const std::vector<VecX>& gv) {
+  RolloutAdjoint out{VecX::Zero(model.nq()), VecX::Zero(model.nv()), MatX::Zero(model.nj(), H), {}};
+  out.params.setZero(model);
+  addDirectAdjoint(out, H, gq, gv);
+  return out;
+}
+
+void addDirectAdjoint(RolloutAdjoint& out, int t, const std::vector<VecX>& gq,
+                      const std::vector<VecX>& gv) {
+  if (t < static_cast<int>(gq.size()) && gq[t].size() > 0) out.q0 += gq[t];
+  if (t < static_cast<int>(gv.size()) && gv[t].size() > 0) out.v0 += gv[t];
 }
 
 }  // namespace diffloco::sim

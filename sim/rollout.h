@@ -36,4 +36,12 @@ RolloutAdjoint rolloutVjp(const Model& model, const SimOptions& opt, Data& data,
                           const MatX& targets, const std::vector<VecX>& gq,
                           const std::vector<VecX>& gv);
 
+// The bookkeeping every rollout VJP shares: the adjoint it starts from (zero over H steps, the
+// final state's direct adjoints gq[H], gv[H] added), and state t's direct adjoints added to the
+// adjoint flowing back (an absent or empty entry counts as zero).
+RolloutAdjoint startRolloutAdjoint(const Model& model, int H, const std::vector<VecX>& gq,
+                                   const std::vector<VecX>& gv);
+void addDirectAdjoint(RolloutAdjoint& out, int t, const std::vector<VecX>& gq,
+                      const std::vector<VecX>& gv);
+
 }  // namespace diffloco::sim

@@ -38,13 +38,7 @@ RolloutAdjoint stageRolloutVjp(const Model& model, const SimOptions& opt, const 
   const FixedOptions fo = toStepOptionsBackward(opt);
   const HeightFieldView ground = backwardView(opt);
   const int H = static_cast<int>(targets.cols());
-  RolloutAdjoint out{VecX::Zero(model.nq()), VecX::Zero(model.nv()), MatX::Zero(model.nj(), H), {}};
-  out.params.setZero(model);
-  auto addDirect = [&](int t) {
-    if (t < static_cast<int>(gq.size()) && gq[t].size() > 0) out.q0 += gq[t];
-    if (t < static_cast<int>(gv.size()) && gv[t].size() > 0) out.v0 += gv[t];
-  };
-  addDirect(H);
+  RolloutAdjoint out = startRolloutAdjoint(model, H, gq, gv);
   const bool soft = fo.model == FixedContact::Soft;
   auto tape = soft ? nullptr : std::make_unique<StepTape<D>>();
   auto softTape = soft ? std::make_unique<SoftTape<D>>() : nullptr;
@@ -68,7 +62,7 @@ RolloutAdjoint stageRolloutVjp(const Model& model, const SimOptions& opt, const 
     out.v0 = Eigen::Map<const VecX>(a.v, D::NV);
     out.targets.col(t) = Eigen::Map<const VecX>(a.qTarget, D::NJ);
     addTo(params, p);
-    addDirect(t);
+    addDirectAdjoint(out, t, gq, gv);
   }
   out.params += toParamGrad(model, params);
   return out;
