@@ -50,6 +50,9 @@ void print(const train::EvalResult& r, bool json) {
   if (s.count("climbed"))
     std::printf("  %-22s %10d of %d (past %.3g m from the tile's centre)\n", "climbed", r.climbed(),
                 static_cast<int>(s.at("episodes")), r.climbDistance);
+  if (s.count("climbed_face"))
+    std::printf("  %-22s %10d of %d (first through a face, not near a corner)\n", "climbed_face",
+                r.climbedFace(), static_cast<int>(s.at("episodes")));
   if (s.count("terrain_level_mean"))
     std::printf("  %-22s %10.4g\n", "terrain level (mean)", s.at("terrain_level_mean"));
 }

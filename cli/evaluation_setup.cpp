@@ -185,6 +185,7 @@ train::EvalResult evaluateMujoco(const EvalArgs& a, Recording* recording) {
     s.yawRateErr2 = m.yawRateErr2[i];
     s.limitExcess = m.limitExcess[i];
     s.climbed = m.climbed[i] != 0;
+    s.climbedFace = m.climbedFace[i] != 0;
     r.episodes.push_back(s);
   }
   return r;

@@ -350,7 +350,14 @@ void LocomotionEnv::updateTerrainLevels(const std::vector<std::int64_t>& ids, bo
   const int nq = robot_.model.nq();
   for (auto e : ids) {
     if (episodesEnded && tc.level < 0 && tc.curriculum.enabled) {
-      const double walked = std::hypot(qp[e * nq] - origin[2 * e], qp[e * nq + 1] - origin[2 * e + 1]);
+      const double dx = std::abs(qp[e * nq] - origin[2 * e]);
+      const double dy = std::abs(qp[e * nq + 1] - origin[2 * e + 1]);
+      const double walked = std::hypot(dx, dy);
+      const double far = tc.curriculum.promote * terrain_.tileSize;
+      const bool promoted = tc.curriculum.promoteThrough == "face"
+                                ? std::max(dx, dy) > far &&
+                                      std::min(dx, dy) <= std::tan(M_PI / 8) * std::max(dx, dy)
+                                : walked > far;
       const std::string& against = tc.curriculum.demoteAgainst;
       const bool alongPath = against == "commanded_path", fallsOnly = against == "fall";
       const double commanded = alongPath
@@ -358,7 +365,7 @@ void LocomotionEnv::updateTerrainLevels(const std::vector<std::int64_t>& ids, bo
                                    : std::hypot(cp[3 * e], cp[3 * e + 1]) * task_.episodeLengthS;
       if ((alongPath || fallsOnly) && steps[e] < maxSteps_) {  // ended before its time: a fall
         level[e] = std::max<std::int64_t>(0, level[e] - 1);
-      } else if (walked > tc.curriculum.promote * terrain_.tileSize) {
+      } else if (promoted) {
         level[e] += 1;
         if (level[e] >= tc.rows)
           level[e] = tc.curriculum.pastLast == "stay"

@@ -185,6 +185,10 @@ void visitTerrain(V& v, TerrainConfig& t) {
             "an env promoted past the last level: random (a random level, legged_gym's) or stay "
             "(it stays on the last level)",
             V::oneOf({"random", "stay"}));
+    c.field("promote_through", x.promoteThrough,
+            "where a promotion counts: anywhere (legged_gym's) or face (past promote x tile_size "
+            "along the tile's x or y within 22.5 degrees of it: up a face, not by a corner)",
+            V::oneOf({"anywhere", "face"}));
   });
   v.check(!t.enabled || !t.types.empty(), "types", "needs at least one sub-terrain type");
 }

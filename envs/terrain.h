@@ -68,6 +68,12 @@ struct TerrainCurriculumConfig {
   // so that solved envs keep sampling every level; "stay" keeps it on the last level, so that
   // the hardest tiles get every env that can walk them.
   std::string pastLast = "random";
+  // Where a promotion counts. "anywhere" (legged_gym): the base ended more than promote x
+  // tile_size from the tile's centre. "face": more than that along the tile's x or y, with a
+  // bearing within 22.5 degrees of that axis: up a pyramid's face, not by its corners, whose
+  // convex ring corners the legs take one at a time (and where 0.5 x tile_size from the centre
+  // is reached after about half the rings).
+  std::string promoteThrough = "anywhere";
 };
 
 struct TerrainConfig {

@@ -68,6 +68,7 @@ void addBaseMass(MujocoModel& mj, double added) {
 struct EpisodeSums {
   double vx = 0, speed = 0, lin = 0, yaw = 0, limitExcess = 0;
   double reach = 0;  // the base's largest distance from its spawn point along x or y [m]
+  int face = -1;     // first past the climb distance through a face (1) or near a corner (0)
 };
 
 // The episodes of one policy in one MuJoCo model: resets and commands draw from `rng_`, noise
@@ -264,8 +265,12 @@ class Episodes {
         fell = true;
         break;
       }
-      sums.reach = std::max({sums.reach, std::abs(mj_->d->qpos[0] - spawn_[0]),
-                             std::abs(mj_->d->qpos[1] - spawn_[1])});
+      const double dx = std::abs(mj_->d->qpos[0] - spawn_[0]);
+      const double dy = std::abs(mj_->d->qpos[1] - spawn_[1]);
+      sums.reach = std::max({sums.reach, dx, dy});
+      // As train::evaluatePolicy: a bearing within 22.5 degrees of x or y is a face.
+      if (sums.face < 0 && o_.climbDistance > 0 && sums.reach >= o_.climbDistance)
+        sums.face = std::min(dx, dy) <= std::tan(M_PI / 8) * std::max(dx, dy) ? 1 : 0;
       for (int i = 0; i < nj_; ++i) {
         const auto& joint = model_.joints[i];
         sums.limitExcess = std::max(
@@ -302,6 +307,7 @@ class Episodes {
     r_.limitExcess.push_back(sums.limitExcess);
     for (int i = 0; i < 3; ++i) r_.command[i].push_back(s_.command[i]);
     r_.climbed.push_back(o_.climbDistance > 0 && sums.reach >= o_.climbDistance ? 1 : 0);
+    r_.climbedFace.push_back(sums.face == 1 ? 1 : 0);
   }
 
   const MujocoEvalOptions& o_;

@@ -77,6 +77,7 @@ struct MujocoEpisodes {
   std::vector<double> limitExcess;  // largest angle of any joint beyond its URDF limits [rad]
   std::vector<double> command[3];   // the command of each episode (v_x, v_y, w_z)
   std::vector<int> climbed;         // 1: the base got climbDistance from its spawn point
+  std::vector<int> climbedFace;     // 1: ... first through a face (train::EpisodeStats)
   double timestep = 0, controlDt = 0, episodeLengthS = 0;
   std::string engineOptions;  // as the compiled model runs: mj::engineOptions
 };

@@ -42,8 +42,11 @@ void holdCommand(envs::TaskConfig& t, const std::array<double, 3>& c) {
   t.commands.standingFraction = 0;
 }
 
-// Each env's largest distance so far from its tile's centre along x or y.
-void measureReach(const envs::LocomotionEnv& env, std::vector<double>& reach) {
+// Each env's largest distance so far from its tile's centre along x or y, and where it first got
+// `climb` out: through a face (bearing within 22.5 degrees of an axis: 1) or near a corner (0),
+// where a pyramid's rings have convex corners the legs can take one at a time (-1: not yet).
+void measureReach(const envs::LocomotionEnv& env, double climb, std::vector<double>& reach,
+                  std::vector<int>& face) {
   const Tensor q = env.q().detach().contiguous();
   const Tensor level = env.terrainLevels().contiguous();
   const Tensor column = env.terrainColumns().contiguous();
@@ -54,7 +57,10 @@ void measureReach(const envs::LocomotionEnv& env, std::vector<double>& reach) {
   for (size_t i = 0; i < reach.size(); ++i) {
     const double cx = env.terrain().centreX(static_cast<int>(lp[i]));
     const double cy = env.terrain().centreY(static_cast<int>(cp[i]));
-    reach[i] = std::max({reach[i], std::abs(qp[i * nq] - cx), std::abs(qp[i * nq + 1] - cy)});
+    const double dx = std::abs(qp[i * nq] - cx), dy = std::abs(qp[i * nq + 1] - cy);
+    reach[i] = std::max({reach[i], dx, dy});
+    if (face[i] < 0 && reach[i] >= climb)
+      face[i] = std::min(dx, dy) <= std::tan(M_PI / 8) * std::max(dx, dy) ? 1 : 0;
   }
 }
 
@@ -105,6 +111,7 @@ EvalResult evaluatePolicy(const envs::TaskConfig& task, const PolicyFn& policy,
   const bool onTile = t.terrain.enabled && !o.terrainType.empty();
   if (onTile) r.climbDistance = 0.5 * env.terrain().tileSize;
   std::vector<double> reach(n, 0.0);
+  std::vector<int> face(n, -1);
   // Joint limits of the URDF (joints without limits: an infinite range): the largest excess of
   // any joint in an episode, as MuJoCo's evaluation measures it.
   const auto& joints = env.robot().model.joints;
@@ -132,7 +139,7 @@ EvalResult evaluatePolicy(const envs::TaskConfig& task, const PolicyFn& policy,
   for (long t = 0; t < maxSteps && collected < o.episodes; ++t) {
     // Speed and tracking errors of the state the action is taken in (legged_gym's tracking
     // terms: base-axes x/y velocity against the command, yaw rate as the base-axes z rate).
-    if (onTile) measureReach(env, reach);
+    if (onTile) measureReach(env, r.climbDistance, reach, face);
     const envs::StateFeatures s = envs::stateFeatures(env.q(), env.v(), zeroPose);
     const Tensor cmd = env.commands().to(torch::kDouble);
     if (o.onStep) o.onStep(env.q(), env.v(), cmd, restarted);
@@ -165,6 +172,7 @@ EvalResult evaluatePolicy(const envs::TaskConfig& task, const PolicyFn& policy,
         e.linVelErr2 = sumLin[i].item<double>() / len;
         e.yawRateErr2 = sumYaw[i].item<double>() / len;
         e.climbed = onTile && reach[i] >= r.climbDistance;
+        e.climbedFace = e.climbed && face[i] == 1;
         e.limitExcess = std::max(0.0, excess[i].item<double>());
         r.episodes.push_back(e);
         ++done[i];
@@ -172,6 +180,7 @@ EvalResult evaluatePolicy(const envs::TaskConfig& task, const PolicyFn& policy,
       }
       for (Tensor* acc : {&ret, &steps, &sumVx, &sumSpeed, &sumLin, &sumYaw, &excess}) (*acc)[i] = 0;
       reach[i] = 0;
+      face[i] = -1;
     }
   }
   if (env.terrainLevels().defined())
@@ -198,6 +207,12 @@ int EvalResult::falls() const {
 int EvalResult::climbed() const {
   int c = 0;
   for (const auto& e : episodes) c += e.climbed;
+  return c;
+}
+
+int EvalResult::climbedFace() const {
+  int c = 0;
+  for (const auto& e : episodes) c += e.climbedFace;
   return c;
 }
 
@@ -235,7 +250,10 @@ std::map<std::string, double> EvalResult::summary() const {
     m["yaw_rate_rms"] = yawRateRms();
   }
   if (!std::isnan(terrainLevelMean)) m["terrain_level_mean"] = terrainLevelMean;
-  if (!std::isnan(climbDistance)) m["climbed"] = climbed();
+  if (!std::isnan(climbDistance)) {
+    m["climbed"] = climbed();
+    m["climbed_face"] = climbedFace();
+  }
   if (!episodes.empty() && !std::isnan(episodes[0].limitExcess)) {
     double worst = 0;
     int beyond = 0;

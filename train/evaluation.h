@@ -60,6 +60,10 @@ struct EpisodeStats {
   // On a terrain tile: the base got past the tile's terrain (climbDistance from the tile's
   // centre along x or y) at some state of the episode.
   bool climbed = false;
+  // ... and first got there through a face of the tile (bearing from its centre within 22.5
+  // degrees of x or y), not near a corner: a pyramid's rings have convex corners that the legs
+  // take one at a time, a robot meeting a staircase meets its face.
+  bool climbedFace = false;
 };
 
 struct EvalResult {
@@ -81,11 +85,12 @@ struct EvalResult {
   std::pair<double, double> meanStd(double EpisodeStats::*field) const;
   int falls() const;
   int climbed() const;
+  int climbedFace() const;
   // RMS tracking errors pooled over every step of every episode (step-weighted).
   double linVelRms() const;
   double yawRateRms() const;
   // Summary numbers by name (return_mean, return_std, length_s_mean, ..., falls, episodes;
-  // climbed on a terrain tile).
+  // climbed and climbed_face on a terrain tile).
   std::map<std::string, double> summary() const;
 };
 

@@ -629,6 +629,36 @@ TEST(LocomotionEnv, TerrainCurriculumPastTheLastLevel) {
   }
 }
 
+// promote_through: face counts a promotion past promote x tile_size along the tile's x or y
+// within 22.5 degrees of it; anywhere (legged_gym's) counts any direction. Envs carried from
+// the tile's centre to (5, 0), (5, 1.5) (16.7 degrees), (3.5, 3.5) (45 degrees, 4.9 m from the
+// centre) and (-0.5, -4.5) end their episodes upside down, standing commands (none demoted).
+TEST(LocomotionEnv, TerrainCurriculumPromotionThroughAFace) {
+  const double dx[] = {5.0, 5.0, 3.5, -0.5}, dy[] = {0.0, 1.5, 3.5, -4.5};
+  for (const std::string rule : {"anywhere", "face"}) {
+    TaskConfig task = loadTaskConfig("velocity_rough");
+    task.terrain.curriculum.maxInitLevel = 0;
+    task.terrain.curriculum.promoteThrough = rule;
+    task.reset.basePosNoise = 0;  // every env spawned at its tile's centre
+    ASSERT_EQ(task.terrain.tileSize * task.terrain.curriculum.promote, 4.0);
+    const int n = 4;
+    LocomotionEnv env(task, options(n));
+    Tensor q = env.q().clone();
+    for (int i = 0; i < n; ++i) {
+      ASSERT_EQ(env.terrainLevels()[i].item<std::int64_t>(), 0);
+      q[i][0] += dx[i], q[i][1] += dy[i];
+    }
+    q.narrow(1, 3, 4).copy_(torch::tensor({0.0, 1.0, 0.0, 0.0}, kF64).expand({n, 4}));
+    env.setState(q, env.v().clone());
+    env.setCommands(torch::zeros({n, 3}, kF64));
+    ASSERT_EQ(env.step(torch::zeros({n, 12}, kF64)).extras.resetIds.numel(), n) << rule;
+    const std::int64_t expected[2][4] = {{1, 1, 1, 1}, {1, 1, 0, 1}};
+    for (int i = 0; i < n; ++i)
+      EXPECT_EQ(env.terrainLevels()[i].item<std::int64_t>(), expected[rule == "face"][i])
+          << rule << " env " << i;
+  }
+}
+
 // demote_against: commanded_path. The commanded distance is what a perfect tracker would have
 // covered (the commands integrated along the base's heading), and a fall moves down. Six-step
 // episodes: env 0 stands while its command reverses halfway (a perfect tracker ends where it

@@ -76,18 +76,22 @@ TEST(Evaluation, ClimbedAndAFixedCommand) {
   o.terrainType = "pyramid_stairs", o.terrainLevel = level;
   o.command = std::array<double, 3>{0.4, -0.1, 0.2};
   std::vector<double> reach(8, 0.0);
-  std::vector<std::vector<int>> climbedBy(8);  // per env, its episodes in order
+  std::vector<int> face(8, -1);  // first past 1 m: through a face (1), near a corner (0)
+  std::vector<std::vector<int>> climbedBy(8), faceBy(8);  // per env, its episodes in order
   o.onStep = [&](const torch::Tensor& q, const torch::Tensor&, const torch::Tensor& cmd,
                  const torch::Tensor& restarted) {
     for (int64_t k = 0; k < restarted.numel(); ++k) {
       const int64_t i = restarted[k].item<int64_t>();
       climbedBy[i].push_back(reach[i] >= 1.0);
-      reach[i] = 0;
+      faceBy[i].push_back(face[i] == 1);
+      reach[i] = 0, face[i] = -1;
     }
     for (int i = 0; i < 8; ++i) {
       const double dx = q[i][0].item<double>() - terrain.centreX(level);
       const double dy = q[i][1].item<double>() - terrain.centreY(column);
       reach[i] = std::max({reach[i], std::abs(dx), std::abs(dy)});
+      const double bearing = std::atan2(std::abs(dy), std::abs(dx)) * 180 / M_PI;
+      if (face[i] < 0 && reach[i] >= 1.0) face[i] = bearing <= 22.5 || bearing >= 67.5;
       EXPECT_DOUBLE_EQ(cmd[i][0].item<double>(), 0.4);
       EXPECT_DOUBLE_EQ(cmd[i][1].item<double>(), -0.1);
       EXPECT_DOUBLE_EQ(cmd[i][2].item<double>(), 0.2);
@@ -99,14 +103,21 @@ TEST(Evaluation, ClimbedAndAFixedCommand) {
   EXPECT_EQ(r.climbDistance, 1.0);
   // Each env's first 3 episodes count (its share); an episode that ended at the evaluation's
   // last step was never reported restarted, its reach is the running one.
-  int expected = 0;
+  int expected = 0, expectedFace = 0;
   for (int i = 0; i < 8; ++i) {
-    if (climbedBy[i].size() < 3) climbedBy[i].push_back(reach[i] >= 1.0);
+    if (climbedBy[i].size() < 3) {
+      climbedBy[i].push_back(reach[i] >= 1.0);
+      faceBy[i].push_back(face[i] == 1);
+    }
     ASSERT_GE(climbedBy[i].size(), 3u) << i;
-    for (int k = 0; k < 3; ++k) expected += climbedBy[i][k];
+    for (int k = 0; k < 3; ++k) expected += climbedBy[i][k], expectedFace += faceBy[i][k];
   }
   EXPECT_EQ(r.climbed(), expected);
   EXPECT_EQ(r.summary().at("climbed"), expected);
+  EXPECT_EQ(r.climbedFace(), expectedFace);
+  EXPECT_EQ(r.summary().at("climbed_face"), expectedFace);
+  EXPECT_GT(expectedFace, 0);  // spawned in a square: about half the climbers beside a face
+  EXPECT_LT(expectedFace, expected);
   EXPECT_GT(expected, 0);  // P(max(|dx|, |dy|) >= 1) = 1 - (5/6)^2 = 0.31 per episode
   EXPECT_LT(expected, 24);
   // Without a terrain tile there is nothing to climb: no count.
