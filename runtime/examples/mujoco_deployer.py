@@ -173,8 +173,24 @@ def add_ground(spec, args, mu):
     geom(type=mujoco.mjtGeom.mjGEOM_PLANE, size=[0, 0, 0.05])
     if args.ground == "plane" or h == 0:
         return
+    if args.ground == "pyramid":
+        add_pyramid(spec, args, geom)
+        return
     steps = 1 if args.ground == "step" else args.steps
     rise, top = abs(h), abs(h) * steps
+    if args.grid:
+        # The same step function sampled every --grid metres as an hfield over x in [-10, 30],
+        # y in [-10, 10] (the plane beyond): each riser slopes across one cell, as on a grid
+        # terrain (an elevation map, diffloco's terrain).
+        xs, ys = np.arange(-10.0, 30.0 + 1e-9, args.grid), np.arange(-10.0, 10.0 + 1e-9, args.grid)
+        k = np.clip(np.floor((xs - x0) / args.run + 1e-9) + 1, 0, steps)
+        z = rise * k if h > 0 else top - rise * k
+        z = np.where(xs < x0, 0.0 if h > 0 else top, z)
+        data = np.tile(z / top, (len(ys), 1))  # rows along y, columns along x
+        spec.add_hfield(name="stairs", size=[20.0, 10.0, top, 0.1], nrow=len(ys), ncol=len(xs),
+                        userdata=data.ravel().tolist())
+        geom(type=mujoco.mjtGeom.mjGEOM_HFIELD, hfieldname="stairs", pos=[10.0, 0, 0])
+        return
     for k in range(steps):
         if h > 0:  # up: step k's tread at (k + 1) rise from x0 + k run on
             box(x0 + k * args.run, far, (k + 1) * rise)
@@ -182,8 +198,57 @@ def add_ground(spec, args, mu):
             box(-far, x0 + k * args.run, top - k * rise)
 
 
+def add_pyramid(spec, args, geom):
+    """legged_gym's pyramid stairs tile (its pyramid_stairs_terrain): square rings of tread --run
+    stepping by --height from the tile's border (--tile) inward while more than --platform is
+    left, the robot at the centre; up (height > 0): the centre lowest, down: the centre highest;
+    the border's height continues a tile beyond. Boxes (vertical risers), or with --grid an hfield
+    sampled every GRID m (risers sloping across one cell)."""
+    half, rise = args.tile / 2, abs(args.height)
+    insets = []  # legged_gym's loop: one ring inward a pass while more than the platform is left
+    while args.tile - 2 * (len(insets) * args.run) > args.platform:
+        insets.append((len(insets) + 1) * args.run)
+    n = len(insets)
+
+    def height(rings):  # rings: how many insets lie outside the point
+        return rise * (n - rings) if args.height > 0 else rise * rings
+
+    if args.grid:
+        xs = np.arange(-args.tile, args.tile + 1e-9, args.grid)
+        c = np.maximum(np.abs(xs)[None, :], np.abs(xs)[:, None])  # Chebyshev distance
+        z = height(sum((c < half - s).astype(float) for s in insets))
+        top = max(rise * n, 1e-6)
+        spec.add_hfield(name="pyramid", size=[args.tile, args.tile, top, 0.1], nrow=len(xs),
+                        ncol=len(xs), userdata=(z / top).ravel().tolist())
+        geom(type=mujoco.mjtGeom.mjGEOM_HFIELD, hfieldname="pyramid", pos=[0, 0, 0])
+        return
+
+    def frame(inner, outer, top):  # the square ring inner <= Chebyshev distance < outer
+        if top <= 0:
+            return
+        w, m = (outer - inner) / 2, (outer + inner) / 2
+        for sx, sy, ax, ay in ((m, 0, w, outer), (-m, 0, w, outer), (0, m, inner, w),
+                               (0, -m, inner, w)):
+            if ax > 0:  # the centre's square is the two x-strips alone
+                geom(type=mujoco.mjtGeom.mjGEOM_BOX, pos=[sx, sy, top / 2],
+                     size=[ax, ay, top / 2])
+
+    edges = [half + args.tile / 2] + [half - s for s in insets] + [0.0]
+    for rings in range(n + 1):  # the region between edges[rings + 1] and edges[rings]
+        frame(edges[rings + 1], edges[rings], height(rings))
+
+
+def through_face(x, y):
+    """Whether a pyramid was left through a face (bearing within 22.5 degrees of an axis) rather
+    than near a corner, where each ring's convex corner lets the legs step up one at a time."""
+    return min(abs(x), abs(y)) <= math.tan(math.pi / 8) * max(abs(x), abs(y))
+
+
 def feature_end(args):
-    """x beyond which the base has crossed the step or the stairs (None on other grounds)."""
+    """x beyond which the base has crossed the step or the stairs; on the pyramid, half a tile
+    from the centre along x or y, at any time (diffloco eval's climbed); None on other grounds."""
+    if args.ground == "pyramid":
+        return args.tile / 2
     if args.ground not in ("step", "stairs") or args.height == 0:
         return None
     return args.distance + (0 if args.ground == "step" else (args.steps - 1) * args.run) + 0.5
@@ -331,6 +396,7 @@ def run(meta, session, m, args):
         sums = np.zeros(4)  # vx, heading speed, lin. error^2, yaw-rate error^2
         excess = 0.0  # the largest excursion beyond a joint's URDF limits [rad]
         fell, k = False, 0
+        crossed_at = None  # pyramid: the base's (x, y) when it first got half a tile out
         while k < steps:
             R9 = np.zeros(9)
             mujoco.mju_quat2Mat(R9, d.qpos[3:7])  # d.xmat lags a step behind after mj_step
@@ -364,12 +430,17 @@ def run(meta, session, m, args):
                 if limits is not None:
                     q = d.qpos[qadr]
                     excess = max(excess, float(np.max(np.maximum(limits[0] - q, q - limits[1]))))
+            if (args.ground == "pyramid" and crossed_at is None
+                    and max(abs(d.qpos[0]), abs(d.qpos[1])) >= crossing):
+                crossed_at = (float(d.qpos[0]), float(d.qpos[1]))
             k += 1
         n = max(1, k if fell else k - 1)
         episodes.append({"length_s": k * control_dt, "fell": fell, "vx": sums[0] / n,
                          "speed": sums[1] / n, "lin2": sums[2] / n, "yaw2": sums[3] / n,
                          "excess": excess, "x_final": float(d.qpos[0]),
-                         "crossed": crossing is not None and d.qpos[0] > crossing})
+                         "crossed": (crossed_at is not None if args.ground == "pyramid"
+                                     else crossing is not None and d.qpos[0] > crossing),
+                         "crossed_face": crossed_at is not None and through_face(*crossed_at)})
     return episodes
 
 
@@ -393,6 +464,8 @@ def summary(meta, episodes, m, args):
     out["x_final_mean"] = float(np.mean([e["x_final"] for e in episodes]))
     if feature_end(args) is not None:  # the base's origin past the last edge + 0.5 m at the end
         out["crossed"] = int(sum(e["crossed"] for e in episodes))
+    if args.ground == "pyramid":
+        out["crossed_face"] = int(sum(e["crossed_face"] for e in episodes))
     return out
 
 
@@ -401,10 +474,17 @@ def conditions(args):
     out = {"ground": args.ground}
     if args.ground != "plane":
         out["height"] = args.height
-        out.update({"cell": args.cell, "ground_seed": args.ground_seed} if args.ground == "bumps"
-                   else {"distance": args.distance})
+        if args.ground == "bumps":
+            out.update({"cell": args.cell, "ground_seed": args.ground_seed})
+        elif args.ground == "pyramid":
+            out.update({"tile": args.tile, "platform": args.platform, "run": args.run,
+                        "grid": args.grid or 0.05})
+        else:
+            out["distance"] = args.distance
         if args.ground == "stairs":
             out.update({"steps": args.steps, "run": args.run})
+        if args.ground in ("step", "stairs") and args.grid:
+            out["grid"] = args.grid
     out.update({"friction": args.friction, "latency": args.latency, "command": args.command})
     return out
 
@@ -430,17 +510,27 @@ def parse_args(argv=None):
                    help="noslip iterations (default: the file's evaluation.mujoco_noslip_iterations"
                         ", else 0)")
     g = p.add_argument_group("ground and conditions")
-    g.add_argument("--ground", choices=["plane", "bumps", "step", "stairs"], default="plane",
+    g.add_argument("--ground", choices=["plane", "bumps", "step", "stairs", "pyramid"],
+                   default="plane",
                    help="bumps: random heights in [-height, height] (an hfield); step, stairs: "
-                        "boxes across the path along +x, up (height > 0) or down (height < 0)")
+                        "boxes across the path along +x, up (height > 0) or down (height < 0); "
+                        "pyramid: legged_gym's pyramid stairs tile about the start (crossed: "
+                        "the base half a tile from the centre along x or y; crossed_face: "
+                        "through a face, not near a corner)")
     g.add_argument("--height", type=float, default=0.1,
                    help="bump amplitude, step height or stair rise [m] (default 0.1)")
     g.add_argument("--distance", type=float, default=1.0,
                    help="x of the step's or the first stair's edge [m] (default 1.0)")
     g.add_argument("--steps", type=int, default=10, help="stairs: number of steps (default 10)")
     g.add_argument("--run", type=float, default=0.3, help="stairs: tread depth [m] (default 0.3)")
+    g.add_argument("--tile", type=float, default=8.0, help="pyramid: tile size [m] (default 8)")
+    g.add_argument("--platform", type=float, default=3.0,
+                   help="pyramid: the central platform's size [m] (default 3)")
     g.add_argument("--cell", type=float, default=0.2,
                    help="bumps: distance between random heights [m] (default 0.2)")
+    g.add_argument("--grid", type=float, default=0.0,
+                   help="step, stairs: an hfield sampled every GRID m instead of boxes (risers "
+                        "slope across one cell, as on a grid terrain; default 0: boxes)")
     g.add_argument("--ground-seed", type=int, default=0, help="bumps: the field's random seed")
     g.add_argument("--friction", type=float,
                    help="friction coefficient of every foot-ground pair (default: the file's "

@@ -3,7 +3,8 @@
 on the shipped rough-terrain policy's ONNX file.
 
 - The ground under a point, found by the deployer's ray cast, is the profile the options describe:
-  a step and each tread of the stairs at its height, up and down; the bumps within their
+  a step and each tread of the stairs at its height, up and down, as boxes and as an hfield;
+  legged_gym's pyramid of stairs ring by ring; the bumps within their
   amplitude and not flat; the robot spawns on the highest ground under its footprint.
 - --latency k: the joints' target is the default pose for the first k decisions and then the
   decision of k control steps before.
@@ -41,8 +42,8 @@ def ground(m, d, x, y=0.3):
     return dp.ground_height(m, d, x, y)
 
 
-def near(a, b, what):
-    assert abs(a - b) < 1e-9, f"{what}: {a} != {b}"
+def near(a, b, what, tol=1e-9):
+    assert abs(a - b) < tol, f"{what}: {a} != {b}"
 
 
 # The file's recommendation (the rough policy's: elliptic cone, 10 noslip iterations); a given
@@ -80,6 +81,28 @@ for rise in (0.12, -0.12):
         near(ground(m, d, 2.0 + k * 0.3 + 0.15), h, f"tread {k} ({rise})")
     near(ground(m, d, 10.0), top if rise > 0 else 0.0, f"beyond the stairs ({rise})")
     near(dp.feature_end(args), 2.0 + 4 * 0.3 + 0.5, "stairs crossed")
+
+# --grid: the same stairs as an hfield; the treads at their heights, each riser across one cell.
+args, m, d = model("--ground", "stairs", "--height", "0.12", "--run", "0.3", "--steps", "5",
+                   "--distance", "2.0", "--grid", "0.05")
+for k in range(5):
+    near(ground(m, d, 2.0 + k * 0.3 + 0.15), (k + 1) * 0.12, f"grid tread {k}", 1e-6)  # float
+near(ground(m, d, 1.9), 0.0, "grid before the stairs", 1e-6)
+near(ground(m, d, 1.975), 0.06, "grid riser halfway across its cell", 1e-6)
+
+# legged_gym's pyramid: rings of 0.31 m from the 8 m tile's border inward while more than the 3 m
+# platform is left (9 rings, the last inside 1.21 m of the centre), as boxes and as an hfield; up:
+# the centre lowest; crossed: 4 m from the centre along x or y, through a face within 22.5 deg.
+for rise in (0.2, -0.2):
+    for grid in ("0", "0.05"):
+        args, m, d = model("--ground", "pyramid", "--height", str(rise), "--run", "0.31",
+                           "--grid", grid)
+        for x, y, rings in ((0.0, 0.0, 9), (1.1, 0.3, 9), (1.3, 0.0, 8), (0.3, -1.3, 8),
+                            (2.0, 2.1, 6), (-3.8, 0.5, 0), (5.0, 5.0, 0)):
+            h = 0.2 * (9 - rings) if rise > 0 else 0.2 * rings
+            near(ground(m, d, x, y), h, f"pyramid ({rise}, grid {grid}) at ({x}, {y})", 1e-6)
+        near(dp.feature_end(args), 4.0, "pyramid crossed")
+assert dp.through_face(4.0, 1.6) and not dp.through_face(4.0, 1.7) and dp.through_face(-0.5, -4)
 
 # Bumps: within the amplitude, not flat, the same field for the same --ground-seed.
 args, m, d = model("--ground", "bumps", "--height", "0.08", "--cell", "0.2")

@@ -20,7 +20,8 @@ py=${DEPLOYER_PYTHON:-/opt/diffloco-venv/bin/python}
 deployer=$(cd "$(dirname "$0")/../.." && pwd)/runtime/examples/mujoco_deployer.py
 # label|deployer options. Commands: the file's ranges, one draw per episode, on the plane and the
 # bumps; straight ahead at 0.5 and 1 m/s across a step or stairs (legged_gym's stairs: rise
-# 0.05 + 0.18 d on a 0.31 m tread, 21.2 cm on its last row).
+# 0.05 + 0.18 d on a 0.31 m tread, 21.2 cm on its last row); legged_gym's last-row pyramid of those
+# stairs as boxes, from its centre.
 conditions=(
   "plane|"
   "bumps_8cm|--ground bumps --height 0.08 --cell 0.2"
@@ -38,6 +39,8 @@ conditions=(
   "stairs_down_18cm_0.5|--ground stairs --height -0.18 --run 0.31 --command 0.5 0 0"
   "stairs_up_21cm_0.5|--ground stairs --height 0.212 --run 0.31 --command 0.5 0 0"
   "stairs_down_21cm_0.5|--ground stairs --height -0.212 --run 0.31 --command 0.5 0 0"
+  "pyramid_up_21cm_0.5|--ground pyramid --height 0.212 --run 0.31 --command 0.5 0 0"
+  "pyramid_down_21cm_0.5|--ground pyramid --height -0.212 --run 0.31 --command 0.5 0 0"
   "friction_0.3|--friction 0.3"
   "friction_1.5|--friction 1.5"
   "latency_1|--latency 1"
