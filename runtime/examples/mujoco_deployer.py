@@ -477,13 +477,12 @@ def conditions(args):
         if args.ground == "bumps":
             out.update({"cell": args.cell, "ground_seed": args.ground_seed})
         elif args.ground == "pyramid":
-            out.update({"tile": args.tile, "platform": args.platform, "run": args.run,
-                        "grid": args.grid or 0.05})
+            out.update({"tile": args.tile, "platform": args.platform, "run": args.run})
         else:
             out["distance"] = args.distance
         if args.ground == "stairs":
             out.update({"steps": args.steps, "run": args.run})
-        if args.ground in ("step", "stairs") and args.grid:
+        if args.grid:
             out["grid"] = args.grid
     out.update({"friction": args.friction, "latency": args.latency, "command": args.command})
     return out
