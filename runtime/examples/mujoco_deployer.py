@@ -482,7 +482,7 @@ def conditions(args):
             out["distance"] = args.distance
         if args.ground == "stairs":
             out.update({"steps": args.steps, "run": args.run})
-        if args.grid:
+        if args.grid and args.ground != "bumps":
             out["grid"] = args.grid
     out.update({"friction": args.friction, "latency": args.latency, "command": args.command})
     return out
