@@ -1,17 +1,22 @@
-// Adaptive Dormand-Prince integration of the soft contact model (sim/adaptive.h): the forward
-// against closed forms and against the fixed sub-stepping, the step-size controller's limits, and
-// the backward pass (accepted step sizes frozen) against central finite differences of the same
-// frozen-step integration.
+// Adaptive Dormand-Prince integration of the soft contact model (sim/adaptive.h): the spheres its
+// contact stage takes, the forward against closed forms and against the stages' fixed
+// sub-stepping, the step-size controller's limits, and the backward pass (accepted step sizes
+// frozen) against central finite differences of the same frozen-step integration.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <memory>
 #include <random>
 
 #include "robots/robot.h"
 #include "sim/adaptive.h"
+#include "sim/contact.h"
+#include "sim/kinematics.h"
 #include "sim/step.h"
 #include "sim/step_vjp.h"
+#include "sim/terrain.h"
 #include "sim/urdf.h"
+#include "tests/sim/stages.h"
 
 using namespace diffloco;
 using namespace diffloco::sim;
@@ -132,8 +137,8 @@ TEST(Adaptive, ElasticBounceMatchesClosedForm) {
   EXPECT_NEAR(q[2], zExpect, 1e-7);
 }
 
-// With tight tolerances the adaptive step and the fixed sub-stepping (many sub-steps) approach the
-// same solution of the same model: the penalty law is the same.
+// With tight tolerances the adaptive step and the stages' fixed sub-stepping (many sub-steps)
+// approach the same solution of the same model: the penalty law is the same.
 TEST(Adaptive, AgreesWithFineFixedSubsteps) {
   Case c = robotCase("quadruped", 1e-8);
   const Model& m = c.robot.model;
@@ -141,12 +146,12 @@ TEST(Adaptive, AgreesWithFineFixedSubsteps) {
   VecX qa(m.nq()), va(m.nv()), qf(m.nq()), vf(m.nv()), qf2(m.nq()), vf2(m.nv());
   ASSERT_TRUE(step(m, c.opt, d, c.q, c.v, c.target, qa, va));
   EXPECT_GT(d.adaptive.accepted, 5);
-  SimOptions fixed = c.opt;
+  SimOptions fixed = c.opt;  // the stages' fixed sub-steps
   fixed.contact.integrator = Integrator::Fixed;
   fixed.contact.softSubsteps = 4000;
-  step(m, fixed, d, c.q, c.v, c.target, qf, vf);
+  test::Stages<Quadruped>(m, fixed).step(c.q, c.v, c.target, qf, vf);
   fixed.contact.softSubsteps = 2000;
-  step(m, fixed, d, c.q, c.v, c.target, qf2, vf2);
+  test::Stages<Quadruped>(m, fixed).step(c.q, c.v, c.target, qf2, vf2);
   const double dFixed = (vf - vf2).lpNorm<Eigen::Infinity>();  // the fixed scheme's own error scale
   std::printf("adaptive %d steps (%d rejected); |v_adaptive - v_fixed4000| %.2e, |v_fixed4000 - "
               "v_fixed2000| %.2e\n",
@@ -158,6 +163,46 @@ TEST(Adaptive, AgreesWithFineFixedSubsteps) {
   std::printf("|v_adaptive - Richardson(fixed)| %.2e\n", (va - vRich).lpNorm<Eigen::Infinity>());
   EXPECT_LT((va - vRich).lpNorm<Eigen::Infinity>(), 0.1 * dFixed);
   EXPECT_LT((qa - (2 * qf - qf2)).lpNorm<Eigen::Infinity>(), 1e-8);
+}
+
+// The adaptive integrator takes every sphere into the contact stage, in order (its penalty force
+// switches on inside a step, where it locates the touchdown), whatever the ground: stairs and rough
+// ground, the depth bound from the samples or a finalized field's cell bounds, vertical and
+// closest-point contact, the robot crouched low enough that knees touch.
+TEST(Adaptive, ContactStageTakesEverySphere) {
+  const Robot robot = loadRobot("anymal");
+  const Model& m = robot.model;
+  ASSERT_GT(m.nspheres(), m.nfeet());
+  auto hf = std::make_shared<HeightField>();
+  hf->nx = hf->ny = 61;
+  hf->spacing = 0.05;
+  hf->originX = hf->originY = -1.5;
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<double> bump(-0.04, 0.04), u(-1, 1);
+  for (int iy = 0; iy < hf->ny; ++iy)
+    for (int ix = 0; ix < hf->nx; ++ix)
+      hf->heights.push_back(ix < 30 ? 0.12 * std::floor(ix / 6.0) : bump(rng));
+  auto finalized = std::make_shared<HeightField>(*hf);
+  finalized->finalize();
+  const std::shared_ptr<const HeightField> fields[] = {hf, finalized};
+  Data data(m);
+  for (const auto& field : fields)
+    for (bool closest : {false, true})
+      for (int k = 0; k < 200; ++k) {
+        ContactOptions opt;
+        opt.model = ContactModel::Soft;
+        opt.integrator = Integrator::Adaptive;
+        opt.terrain = field;
+        opt.terrainContact = closest ? TerrainContact::Closest : TerrainContact::Vertical;
+        VecX q = robot.standingConfiguration();
+        q[0] = 0.9 * u(rng), q[1] = 0.9 * u(rng), q[2] = 0.25 + 0.25 * (u(rng) + 1);
+        for (int i = 7; i < m.nq(); ++i) q[i] += 0.8 * u(rng);
+        forwardKinematics(m, data, q);
+        footGeometry(m, opt, data);
+        selectContacts(m, opt, data);
+        ASSERT_EQ(static_cast<int>(data.active.size()), m.nspheres());
+        for (int j = 0; j < m.nspheres(); ++j) ASSERT_EQ(data.active[j], j);
+      }
 }
 
 // A mass resting on the penalty wall: the foot impulse over the env step is m g dt.

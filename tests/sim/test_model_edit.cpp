@@ -1,5 +1,5 @@
-// sim/model_edit.cpp: a reordered model is the same robot (mass matrix, bias forces and feet agree
-// with the original's, entry by entry through the permutation); bad orders and feet are refused
+// sim/model_edit.cpp: a reordered model is the same robot (mass matrix, bias forces and feet from
+// the rigid-body stages agree with the original's, entry by entry through the permutation); bad orders and feet are refused
 // naming the joint or link; the feet found are the spheres at the ends of the legs.
 #include <gtest/gtest.h>
 
@@ -7,11 +7,8 @@
 #include <random>
 
 #include "robots/robot.h"
-#include "sim/crba.h"
-#include "sim/data.h"
-#include "sim/kinematics.h"
 #include "sim/model_edit.h"
-#include "sim/rnea.h"
+#include "tests/sim/stages.h"
 
 using namespace diffloco::sim;
 
@@ -55,7 +52,7 @@ TEST(ModelEdit, ReorderedModelIsTheSameRobot) {
     std::vector<int> perm(a.nv());  // dof of b -> dof of a
     for (int k = 0; k < 6; ++k) perm[k] = k;
     for (int k = 0; k < b.nj(); ++k) perm[6 + k] = 6 + a.jointIndex(order[k]);
-    Data da(a), db(b);
+    const StepModel<Quadruped> fa = toStepModel<Quadruped>(a), fb = toStepModel<Quadruped>(b);
     std::mt19937 rng(3);
     std::normal_distribution<double> n(0, 1);
     for (int trial = 0; trial < 20; ++trial) {
@@ -65,20 +62,17 @@ TEST(ModelEdit, ReorderedModelIsTheSameRobot) {
       qa.segment<4>(3) = Eigen::Vector4d(n(rng), n(rng), n(rng), n(rng)).normalized();
       VecX qb = qa, vb = va;
       for (int k = 0; k < b.nj(); ++k) qb[7 + k] = qa[1 + perm[6 + k]], vb[6 + k] = va[perm[6 + k]];
-      forwardKinematics(a, da, qa);
-      crba(a, da);
-      biasForces(a, da, va);
-      forwardKinematics(b, db, qb);
-      crba(b, db);
-      biasForces(b, db, vb);
+      diffloco::test::Kinematics<Quadruped> ka(fa, qa), kb(fb, qb);
+      const MatX Ha = ka.massMatrix(), Hb = kb.massMatrix();
+      const VecX taua = ka.biasForces(va), taub = kb.biasForces(vb);
       for (int r = 0; r < a.nv(); ++r) {
-        EXPECT_NEAR(db.tau[r], da.tau[perm[r]], 1e-12);
-        for (int c = 0; c < a.nv(); ++c) EXPECT_NEAR(db.H(r, c), da.H(perm[r], perm[c]), 1e-12);
+        EXPECT_NEAR(taub[r], taua[perm[r]], 1e-12);
+        for (int c = 0; c < a.nv(); ++c) EXPECT_NEAR(Hb(r, c), Ha(perm[r], perm[c]), 1e-12);
       }
       for (int f = 0; f < a.nfeet(); ++f) {
         EXPECT_EQ(b.feet[f].name, a.feet[f].name);
-        const Vec3 pa = worldPoint(da, a.feet[f].body, a.feet[f].offset);
-        const Vec3 pb = worldPoint(db, b.feet[f].body, b.feet[f].offset);
+        const Vec3 pa = ka.worldPoint(a.feet[f].body, a.feet[f].offset);
+        const Vec3 pb = kb.worldPoint(b.feet[f].body, b.feet[f].offset);
         EXPECT_LT((pa - pb).norm(), 1e-13);
       }
     }

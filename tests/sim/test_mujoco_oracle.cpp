@@ -1,5 +1,6 @@
-// MuJoCo as an independent oracle for our rigid-body dynamics: the same parsed Model compiled by
-// MuJoCo must give the same mass matrix, bias forces and body/foot positions at random states.
+// MuJoCo as an independent oracle for our rigid-body dynamics (the stages, sim/rigid_body.h): the
+// same parsed Model compiled by MuJoCo must give the same mass matrix, bias forces and body/foot
+// positions at random states.
 #ifdef DIFFLOCO_WITH_MUJOCO
 
 #include <gtest/gtest.h>
@@ -10,9 +11,7 @@
 #include "mujoco/mujoco_model.h"
 #include "mujoco/joint_order.h"
 #include "robots/robot.h"
-#include "sim/crba.h"
-#include "sim/kinematics.h"
-#include "sim/rnea.h"
+#include "tests/sim/stages.h"
 
 namespace {
 
@@ -20,6 +19,7 @@ using namespace diffloco;
 using sim::MatX;
 using sim::Vec3;
 using sim::VecX;
+using Kinematics = test::Kinematics<sim::Quadruped>;
 
 struct State {
   VecX q, v;
@@ -57,7 +57,7 @@ TEST_P(MujocoOracle, MassMatrixBiasForcesAndPositionsMatch) {
   for (const auto& f : model.feet) geomId.push_back(mj_name2id(mm.m, mjOBJ_GEOM, f.name.c_str()));
   for (const auto& b : model.bodies) bodyId.push_back(mj_name2id(mm.m, mjOBJ_BODY, b.name.c_str()));
 
-  sim::Data data(model);
+  const sim::StepModel<sim::Quadruped> fm = sim::toStepModel<sim::Quadruped>(model);
   std::mt19937 rng(7);
   double errH = 0, errBias = 0, errFoot = 0, errCom = 0;
   for (int trial = 0; trial < 200; ++trial) {
@@ -65,21 +65,21 @@ TEST_P(MujocoOracle, MassMatrixBiasForcesAndPositionsMatch) {
     mj::toMujocoState(model, s.q, s.v, mm.d->qpos, mm.d->qvel);
     mj_forward(mm.m, mm.d);
 
-    sim::forwardKinematics(model, data, s.q);
-    sim::crba(model, data);
-    sim::biasForces(model, data, s.v);
+    Kinematics k(fm, s.q);
+    const MatX H = k.massMatrix();
+    const VecX bias = k.biasForces(s.v);
 
     const MatX Hmj = mj::massMatrix(model, mm.m, mm.d);  // in our joint order
     const VecX hmj = mj::biasForces(model, mm.m, mm.d);
-    errH = std::max(errH, maxAbsError(data.H, Hmj) / Hmj.cwiseAbs().maxCoeff());
-    errBias = std::max(errBias, maxAbsError(data.tau, hmj) / hmj.cwiseAbs().maxCoeff());
+    errH = std::max(errH, maxAbsError(H, Hmj) / Hmj.cwiseAbs().maxCoeff());
+    errBias = std::max(errBias, maxAbsError(bias, hmj) / hmj.cwiseAbs().maxCoeff());
 
     for (int f = 0; f < model.nfeet(); ++f) {
-      const Vec3 ours = sim::worldPoint(data, model.feet[f].body, model.feet[f].offset);
+      const Vec3 ours = k.worldPoint(model.feet[f].body, model.feet[f].offset);
       errFoot = std::max(errFoot, (ours - Vec3(mm.d->geom_xpos + 3 * geomId[f])).norm());
     }
     for (int i = 0; i < model.nbodies(); ++i) {
-      const Vec3 ours = sim::worldPoint(data, i, model.bodies[i].inertia.com());
+      const Vec3 ours = k.worldPoint(i, model.bodies[i].inertia.com());
       errCom = std::max(errCom, (ours - Vec3(mm.d->xipos + 3 * bodyId[i])).norm());
     }
   }
@@ -101,8 +101,7 @@ TEST_P(MujocoOracle, FreeJointVelocityConvention) {
   const sim::Model& model = robot.model;
   mj::MujocoModel mm(mj::toMjcf(model));
   const int base = mj_name2id(mm.m, mjOBJ_XBODY, model.bodies[0].name.c_str());
-  sim::Data data(model);
-  Eigen::Matrix<double, 3, Eigen::Dynamic> J(3, model.nv());
+  const sim::StepModel<sim::Quadruped> fm = sim::toStepModel<sim::Quadruped>(model);
   std::mt19937 rng(11);
   for (int trial = 0; trial < 30; ++trial) {
     State s = randomState(model, rng, 1.5);
@@ -113,19 +112,19 @@ TEST_P(MujocoOracle, FreeJointVelocityConvention) {
     }
     mj::toMujocoState(model, s.q, s.v, mm.d->qpos, mm.d->qvel);
     mj_forward(mm.m, mm.d);
-    sim::forwardKinematics(model, data, s.q);
+    const Kinematics k(fm, s.q);
 
     mjtNum vel[6];  // [angular; linear] of the base frame, in base axes
     mj_objectVelocity(mm.m, mm.d, mjOBJ_XBODY, base, vel, 1);
-    const sim::Mat3 R = sim::baseRotation(s.q);  // our linear velocity is in world axes
-    EXPECT_LT((Vec3(vel[3], vel[4], vel[5]) - R.transpose() * s.v.head<3>()).norm(), 1e-12);
+    // our linear velocity is in world axes: base axes through the base's rotation R
+    const Vec3 vBase = test::toVec3(sim::mulT(k.d.R[0], test::toV3(s.v.head<3>())));
+    EXPECT_LT((Vec3(vel[3], vel[4], vel[5]) - vBase).norm(), 1e-12);
     EXPECT_LT((Vec3(vel[0], vel[1], vel[2]) - s.v.segment<3>(3)).norm(), 1e-12);
 
-    for (const auto& f : model.feet) {
-      mj_objectVelocity(mm.m, mm.d, mjOBJ_GEOM, mj_name2id(mm.m, mjOBJ_GEOM, f.name.c_str()), vel,
-                        0);
-      const Vec3 x = sim::worldPoint(data, f.body, f.offset);
-      sim::pointJacobian(model, data, f.body, x, J);
+    for (int f = 0; f < model.nfeet(); ++f) {  // the feet are the first spheres
+      mj_objectVelocity(mm.m, mm.d, mjOBJ_GEOM,
+                        mj_name2id(mm.m, mjOBJ_GEOM, model.feet[f].name.c_str()), vel, 0);
+      const MatX J = k.sphereJacobian(f);
       EXPECT_LT((Vec3(vel[3], vel[4], vel[5]) - J * s.v).norm(), 1e-12);
     }
 

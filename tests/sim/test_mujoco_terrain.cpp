@@ -1,5 +1,5 @@
 // The same height field in MuJoCo (an hfield geom built by mujoco/mujoco_model.h) and in our
-// simulator: the surface heights, and a robot holding its pose with the same PD law dropped onto
+// simulator (the stages, sim/moreau_step.h): the surface heights, and a robot holding its pose with the same PD law dropped onto
 // an incline and onto bumps, which must follow the same trajectory up to the two contact models'
 // difference (MuJoCo's soft constraints sink a few millimetres; ours do not) and come to rest at
 // the same place.
@@ -20,9 +20,8 @@
 #include "mujoco/mujoco_model.h"
 #include "robots/robot.h"
 #include "sim/actuator.h"
-#include "sim/kinematics.h"
-#include "sim/step.h"
 #include "sim/terrain.h"
+#include "tests/sim/stages.h"
 
 namespace {
 
@@ -79,15 +78,11 @@ Trajectory run(const Robot& robot, const sim::HeightField& hf, double pitch0, bo
       q[7 + 3 * leg + 1] = 0;
       q[7 + 3 * leg + 2] = leg < 2 ? -1.57 : 1.57;
     }
-    sim::Data d(model);
-    sim::forwardKinematics(model, d, q);
+    const sim::StepModel<sim::Quadruped> fm = sim::toStepModel<sim::Quadruped>(model);
+    const sim::HeightFieldView ground = sim::toView(terrain.get());
     double lowest = 1e9;
     for (int j = 0; j < model.nspheres(); ++j)
-      lowest = std::min(lowest, -sim::sphereContact(terrain.get(),
-                                                    sim::worldPoint(d, model.sphere(j).body,
-                                                                    model.sphere(j).offset),
-                                                    model.sphere(j).radius)
-                                     .depth);
+      lowest = std::min(lowest, -test::sphereContact(fm, ground, q, j).depth);
     q[2] += 0.01 - lowest;
   }
   const VecX target = q.tail(model.nj());
@@ -96,10 +91,10 @@ Trajectory run(const Robot& robot, const sim::HeightField& hf, double pitch0, bo
   const int steps = static_cast<int>(std::lround(3.0 / dt));
   VecX tau(model.nj());
   if (!mujoco) {
-    sim::Data data(model);
+    const test::Stages<sim::Quadruped> st(model, opt);
     VecX qn(q), vn(v);
     for (int k = 0; k < steps; ++k) {
-      EXPECT_TRUE(sim::step(model, opt, data, q, v, target, qn, vn));
+      EXPECT_TRUE(st.step(q, v, target, qn, vn));
       q = qn, v = vn;
       if ((k + 1) % 5 == 0) t.position.push_back(q.head<3>()), t.pitch.push_back(pitchOf(q));
     }

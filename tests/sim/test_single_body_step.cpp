@@ -1,9 +1,9 @@
 // The host-and-device stages instantiated for one free body (sim::SingleBody, no joints): the
 // identification's cube (8 corner spheres) and a ball (one sphere), tumbling down onto the plane
 // and onto a bumpy slope (vertical and closest-point contact), in the hard, smoothed and soft
-// models. The stages' step against sim::step along each drop, and their VJP (called as
-// gpu::BatchSim calls it) against sim::stepVjp and against central differences of the stages'
-// own forward step.
+// models. Along each of the stages' drops: their VJP (called as gpu::BatchSim calls it) against
+// central differences of their own forward step; and, as a cross-check of the two
+// implementations, their step and VJP against sim::step and sim::stepVjp from the same states.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -21,6 +21,7 @@
 #include "sim/step.h"
 #include "sim/step_vjp.h"
 #include "sim/terrain.h"
+#include "tests/sim/stages.h"
 
 using namespace diffloco;
 
@@ -93,7 +94,7 @@ std::string describe(const Body& b, const Ground& g, sim::ContactModel cm) {
   return std::string(b.name) + ", " + g.name + ", " + sim::toString(cm);
 }
 
-// sim::step's states along a drop: 15 cm above the ground under it, tilted, moving sideways and
+// The stages' states along a drop: 15 cm above the ground under it, tilted, moving sideways and
 // down and spinning about all three axes.
 struct Trajectory {
   std::vector<sim::VecX> q, v;
@@ -107,11 +108,10 @@ Trajectory drop(const sim::Model& model, const sim::SimOptions& o) {
   q[2] = sim::groundHeight(o.contact.terrain.get(), q[0], q[1]) + 0.15;
   v << 0.4, -0.2, -0.8, 6, -4, 8;
   Trajectory t{{q}, {v}};
-  sim::Data data(model);
+  const test::Stages<D> st(model, o);
   sim::VecX qn(NQ), vn(NV);
   for (int k = 0; k < kSteps; ++k) {
-    EXPECT_TRUE(sim::step(model, o, data, t.q.back(), t.v.back(), sim::VecX::Zero(0), qn, vn))
-        << "step " << k;
+    EXPECT_TRUE(st.step(t.q.back(), t.v.back(), sim::VecX::Zero(0), qn, vn)) << "step " << k;
     t.q.push_back(qn);
     t.v.push_back(vn);
   }
@@ -171,10 +171,8 @@ TEST(SingleBodyStep, CubeFitsTheSingleBodySizes) {
   EXPECT_THROW(sim::toStepModel<D>(withLeg), std::invalid_argument);
 }
 
-// Each step starts from sim::step's state, so that the comparison measures one step's rounding
-// along the whole drop (two free-running copies would part where a contact switches on a
-// rounding difference).
-TEST(SingleBodyStep, MatchesSimStepAlongTumblingDrops) {
+// Every drop falls through the air, then touches the ground.
+TEST(SingleBodyStep, TumblingDropsFallThenTouch) {
   for (const Body& b : bodies()) {
     const BodyModel m = sim::toStepModel<D>(b.model);
     for (const Ground& g : grounds())
@@ -184,24 +182,40 @@ TEST(SingleBodyStep, MatchesSimStepAlongTumblingDrops) {
         const sim::FixedOptions fo = sim::toStepOptions(o);
         const sim::HeightFieldView view = sim::toView(g.field.get());
         const Trajectory ref = drop(b.model, o);
-        double worst = 0;
         int touching = 0;
-        for (int k = 0; k < kSteps; ++k) {
-          double qn[NQ], vn[NV];
-          ASSERT_TRUE(
-              sim::fixedStep(m, fo, view, ref.q[k].data(), ref.v[k].data(), kNoTargets, qn, vn))
-              << describe(b, g, cm) << ", step " << k;
-          worst = std::max(
-              {worst, relGap(qn, ref.q[k + 1].data(), NQ), relGap(vn, ref.v[k + 1].data(), NV)});
+        for (int k = 0; k < kSteps; ++k)
           touching += spheresTouching(m, fo, view, ref.q[k].data()) > 0;
-        }
-        std::printf("%s: %d of %d steps touching, max rel %.3g\n", describe(b, g, cm).c_str(),
-                    touching, kSteps, worst);
-        EXPECT_LE(worst, 1e-10) << describe(b, g, cm);
+        std::printf("%s: %d of %d steps touching\n", describe(b, g, cm).c_str(), touching, kSteps);
         // The fall in the air, then contact (the soft model bounces: its damping acts only on
         // approach, so a contact lasts a few steps between flights).
         EXPECT_LT(touching, kSteps) << describe(b, g, cm);
         EXPECT_GE(touching, 10) << describe(b, g, cm);
+      }
+  }
+}
+
+// The cross-check of the two implementations: each step of sim::step starts from the stages'
+// state, so that the comparison measures one step's rounding along the whole drop (two
+// free-running copies would part where a contact switches on a rounding difference).
+TEST(SingleBodyStep, MatchesSimStepAlongTumblingDrops) {
+  for (const Body& b : bodies()) {
+    for (const Ground& g : grounds())
+      for (auto cm :
+           {sim::ContactModel::Hard, sim::ContactModel::Smoothed, sim::ContactModel::Soft}) {
+        const sim::SimOptions o = options(cm, g);
+        const Trajectory ref = drop(b.model, o);
+        sim::Data data(b.model);
+        sim::VecX qn(NQ), vn(NV);
+        double worst = 0;
+        for (int k = 0; k < kSteps; ++k) {
+          ASSERT_TRUE(
+              sim::step(b.model, o, data, ref.q[k], ref.v[k], sim::VecX::Zero(0), qn, vn))
+              << describe(b, g, cm) << ", step " << k;
+          worst = std::max({worst, relGap(ref.q[k + 1].data(), qn.data(), NQ),
+                            relGap(ref.v[k + 1].data(), vn.data(), NV)});
+        }
+        std::printf("%s: max rel %.3g\n", describe(b, g, cm).c_str(), worst);
+        EXPECT_LE(worst, 1e-10) << describe(b, g, cm);
       }
   }
 }
@@ -252,23 +266,21 @@ double seededStep(const BodyModel& m, const sim::FixedOptions& o, const sim::Hei
   return f;
 }
 
-// What one drop's VJP checks found: the largest gaps, and the central differences passed over
+// What one drop's VJP checks found: the largest gap, and the central differences passed over
 // because the step is not differentiable within their reach (a contact or friction switch).
 struct VjpChecks {
-  double worstSim = 0, worstFd = 0, largestAdjoint = 0;
+  double worstFd = 0, largestAdjoint = 0;
   int fdCompared = 0, fdStraddling = 0;
 };
 
-// At every 8th state of the drop: the stages' VJP against sim::stepVjp, and along two random
-// directions against central differences of the stages' forward step. A central difference that
-// moves when its step shrinks tenfold straddles a switch and is counted apart, not compared.
-VjpChecks checkVjpAlongDrop(const Body& b, const BodyModel& m, const sim::SimOptions& o,
-                            const Trajectory& ref) {
+// At every 8th state of the drop, the stages' VJP along two random directions against central
+// differences of the stages' forward step. A central difference that moves when its step shrinks
+// tenfold straddles a switch and is counted apart, not compared.
+VjpChecks checkVjpAlongDrop(const BodyModel& m, const sim::SimOptions& o, const Trajectory& ref) {
   const sim::FixedOptions fo = sim::toStepOptionsBackward(o);
   const sim::HeightFieldView view = sim::backwardView(o);
   const double eps = 1e-6;
   std::mt19937 rng(5);
-  sim::Data data(b.model);
   VjpChecks r;
   for (int k = 0; k < kSteps; k += 8) {
     const double* q = ref.q[k].data();
@@ -276,11 +288,6 @@ VjpChecks checkVjpAlongDrop(const Body& b, const BodyModel& m, const sim::SimOpt
     const Seeds seeds = randomSeeds(rng);
     sim::StateAdjoint<D> adj;
     EXPECT_TRUE(stageVjp(m, fo, view, q, v, seeds.q, seeds.v, adj)) << "state " << k;
-    sim::StepAdjoint simAdj(b.model);
-    const Eigen::Map<const sim::VecX> gq(seeds.q, NQ), gv(seeds.v, NV);
-    sim::stepVjp(b.model, o, data, ref.q[k], ref.v[k], sim::VecX::Zero(0), gq, gv, simAdj);
-    r.worstSim = std::max(
-        {r.worstSim, relGap(adj.q, simAdj.q.data(), NQ), relGap(adj.v, simAdj.v.data(), NV)});
     for (int i = 0; i < NV; ++i) r.largestAdjoint = std::max(r.largestAdjoint, std::abs(adj.v[i]));
     for (int t = 0; t < 2; ++t) {
       const Seeds dir = randomSeeds(rng);
@@ -306,9 +313,30 @@ VjpChecks checkVjpAlongDrop(const Body& b, const BodyModel& m, const sim::SimOpt
   return r;
 }
 
+// At every 8th state of the drop, the largest gap of the stages' VJP to sim::stepVjp's.
+double simVjpGapAlongDrop(const Body& b, const BodyModel& m, const sim::SimOptions& o,
+                          const Trajectory& ref) {
+  const sim::FixedOptions fo = sim::toStepOptionsBackward(o);
+  const sim::HeightFieldView view = sim::backwardView(o);
+  std::mt19937 rng(5);
+  sim::Data data(b.model);
+  double worst = 0;
+  for (int k = 0; k < kSteps; k += 8) {
+    const Seeds seeds = randomSeeds(rng);
+    sim::StateAdjoint<D> adj;
+    EXPECT_TRUE(stageVjp(m, fo, view, ref.q[k].data(), ref.v[k].data(), seeds.q, seeds.v, adj))
+        << "state " << k;
+    sim::StepAdjoint simAdj(b.model);
+    const Eigen::Map<const sim::VecX> gq(seeds.q, NQ), gv(seeds.v, NV);
+    sim::stepVjp(b.model, o, data, ref.q[k], ref.v[k], sim::VecX::Zero(0), gq, gv, simAdj);
+    worst = std::max({worst, relGap(adj.q, simAdj.q.data(), NQ), relGap(adj.v, simAdj.v.data(), NV)});
+  }
+  return worst;
+}
+
 }  // namespace
 
-TEST(SingleBodyStepVjp, MatchesSimStepVjpAndCentralDifferences) {
+TEST(SingleBodyStepVjp, MatchesCentralDifferences) {
   for (const Body& b : bodies()) {
     const BodyModel m = sim::toStepModel<D>(b.model);
     for (const Ground& g : grounds())
@@ -316,18 +344,31 @@ TEST(SingleBodyStepVjp, MatchesSimStepVjpAndCentralDifferences) {
            {sim::ContactModel::Hard, sim::ContactModel::Smoothed, sim::ContactModel::Soft}) {
         SCOPED_TRACE(describe(b, g, cm));
         const sim::SimOptions o = options(cm, g);
-        const VjpChecks r = checkVjpAlongDrop(b, m, o, drop(b.model, o));
-        std::printf(
-            "VJP %s: sim::stepVjp max rel %.3g; FD max rel %.3g over %d directions, %d "
-            "straddling a switch\n",
-            describe(b, g, cm).c_str(), r.worstSim, r.worstFd, r.fdCompared, r.fdStraddling);
+        const VjpChecks r = checkVjpAlongDrop(m, o, drop(b.model, o));
+        std::printf("VJP %s: FD max rel %.3g over %d directions, %d straddling a switch\n",
+                    describe(b, g, cm).c_str(), r.worstFd, r.fdCompared, r.fdStraddling);
+        EXPECT_LE(r.fdStraddling, 3);
+        EXPECT_GT(r.largestAdjoint, 1e-3);  // not trivially zero
+      }
+  }
+}
+
+// The cross-check of the two implementations' VJPs at the stages' states.
+TEST(SingleBodyStepVjp, MatchesSimStepVjp) {
+  for (const Body& b : bodies()) {
+    const BodyModel m = sim::toStepModel<D>(b.model);
+    for (const Ground& g : grounds())
+      for (auto cm :
+           {sim::ContactModel::Hard, sim::ContactModel::Smoothed, sim::ContactModel::Soft}) {
+        SCOPED_TRACE(describe(b, g, cm));
+        const sim::SimOptions o = options(cm, g);
+        const double worst = simVjpGapAlongDrop(b, m, o, drop(b.model, o));
+        std::printf("VJP %s: sim::stepVjp max rel %.3g\n", describe(b, g, cm).c_str(), worst);
         // The soft model's sub-steps differentiate the closest point through the inverse of its
         // Hessian, which amplifies rounding (as for the quadruped, tests/gpu).
         const bool amplifies =
             cm == sim::ContactModel::Soft && g.contact == sim::TerrainContact::Closest;
-        EXPECT_LE(r.worstSim, amplifies ? 1e-9 : 1e-10);
-        EXPECT_LE(r.fdStraddling, 3);
-        EXPECT_GT(r.largestAdjoint, 1e-3);  // not trivially zero
+        EXPECT_LE(worst, amplifies ? 1e-9 : 1e-10);
       }
   }
 }

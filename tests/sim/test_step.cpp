@@ -1,28 +1,37 @@
-// Physics sanity of the time stepping against closed-form cases.
+// Physics sanity of the time stepping (the stages, sim/moreau_step.h) against closed-form cases.
 #include <gtest/gtest.h>
 
+#include <memory>
+
 #include "robots/robot.h"
-#include "sim/step.h"
 #include "sim/terrain.h"
 #include "sim/urdf.h"
+#include "tests/sim/stages.h"
 
 using namespace diffloco;
 using namespace diffloco::sim;
+using test::Stages;
 
 namespace {
 
+// A model of size class D stepped by the stages from q0 at rest, the joint targets held at q0's.
+template <class D>
 struct Sim {
-  const Model& m;
-  SimOptions opt;
-  Data data;
+  Stages<D> st;
   VecX q, v, target, qn, vn;
+  // The last step's contact problem (hard and smoothed models).
+  std::unique_ptr<Contacts<D>> fc = std::make_unique<Contacts<D>>();
   Sim(const Model& model, const SimOptions& o, const VecX& q0)
-      : m(model), opt(o), data(model), q(q0), v(VecX::Zero(model.nv())),
-        target(q0.tail(model.nj())), qn(q0), vn(v) {}
+      : st(model, o), q(q0), v(VecX::Zero(model.nv())), target(q0.tail(model.nj())), qn(q0),
+        vn(v) {}
   void run(double seconds) {
-    const int n = static_cast<int>(std::round(seconds / opt.dt));
+    const int n = static_cast<int>(std::round(seconds / st.forward.dt));
     for (int k = 0; k < n; ++k) {
-      ASSERT_TRUE(step(m, opt, data, q, v, target, qn, vn));
+      if (st.forward.model == FixedContact::Soft) {
+        ASSERT_TRUE(st.step(q, v, target, qn, vn));
+      } else {
+        ASSERT_TRUE(st.step(q, v, target, qn, vn, *fc));
+      }
       q = qn;
       v = vn;
     }
@@ -58,7 +67,7 @@ TEST(Step, FreeFallMatchesClosedForm) {
   const Robot r = loadRobot("quadruped");
   VecX q0 = r.standingConfiguration();
   q0[2] = 10.0;
-  Sim s(r.model, passive(0.01), q0);
+  Sim<Quadruped> s(r.model, passive(0.01), q0);
   s.run(1.0);
   EXPECT_NEAR(s.q[2], 10.0 - 0.5 * 9.81, 1e-10);
   EXPECT_NEAR(s.v[2], -9.81, 1e-10);
@@ -75,19 +84,19 @@ std::vector<double> energyDrift(bool gravity) {
   q0[2] = 50.0;
   VecX v0(r.model.nv());
   v0 << 0.3, -0.2, 0.5, 0.8, -0.6, 1.0, 2, -1, 1.5, -2, 1, 0.5, 1, 2, -1, -1.5, 0.7, -0.3;
-  Data data(r.model);
   std::vector<double> drift;
   for (double dt : {4e-4, 2e-4, 1e-4}) {
-    Sim s(r.model, passive(dt), q0);
+    Sim<Quadruped> s(r.model, passive(dt), q0);
     s.v = v0;
-    const double e0 = mechanicalEnergy(r.model, data, s.q, s.v);
+    const auto energy = [&](const VecX& v) { return test::mechanicalEnergy(s.st.m, s.q, v); };
+    const double e0 = energy(s.v);
     double worst = 0, keMax = 0;
     const int n = static_cast<int>(std::round(1.0 / dt));
     for (int k = 0; k < n; ++k) {
       s.run(dt);
       if (k % 50 && k != n - 1) continue;
-      const double e = mechanicalEnergy(r.model, data, s.q, s.v);
-      keMax = std::max(keMax, e - mechanicalEnergy(r.model, data, s.q, VecX::Zero(r.model.nv())));
+      const double e = energy(s.v);
+      keMax = std::max(keMax, e - energy(VecX::Zero(r.model.nv())));
       worst = std::max(worst, std::abs(e - e0));
     }
     drift.push_back(worst / keMax);
@@ -117,7 +126,7 @@ TEST(Step, QuaternionStaysUnit) {
   SimOptions o = passive(0.01);
   o.actuator.kp = 20;  // the walk task's drive holds the legs
   o.actuator.kd = 1;
-  Sim s(r.model, o, q0);
+  Sim<Quadruped> s(r.model, o, q0);
   s.v.segment<3>(3) << 3, -5, 7;
   s.run(5.0);
   EXPECT_NEAR(s.q.segment<4>(3).norm(), 1.0, 1e-14);
@@ -134,7 +143,7 @@ TEST(Step, StandingRobotSettlesWithHardContact) {
   o.actuator.kd = 4;
   VecX q0 = r.standingConfiguration();
   q0[2] += 0.02;
-  Sim s(r.model, o, q0);
+  Sim<Quadruped> s(r.model, o, q0);
   s.run(4.0);
   double zmin = 1e9, zmax = -1e9;
   const Vec3 p0 = s.q.head<3>();
@@ -149,8 +158,9 @@ TEST(Step, StandingRobotSettlesWithHardContact) {
   EXPECT_LT((s.q.head<2>() - p0.head<2>()).norm(), 1e-3);
   EXPECT_GT(zmin, 0.3);
   // At rest the normal impulses carry the weight.
+  const VecX impulse = test::sphereImpulses(*s.fc, r.model.nspheres());
   double fz = 0;
-  for (int f = 0; f < 4; ++f) fz += s.data.footImpulse[3 * f] / o.dt;
+  for (int f = 0; f < 4; ++f) fz += impulse[3 * f] / o.dt;
   EXPECT_NEAR(fz, r.model.totalMass() * 9.81, 0.01 * r.model.totalMass() * 9.81);
 }
 
@@ -163,7 +173,7 @@ TEST(Step, SlidingBoxDeceleratesAtMuG) {
     o.contact.kappa = 1e5;
     VecX q0 = neutralConfiguration(box);
     q0[2] = 0.12 - 1e-5;  // feet just touching
-    Sim s(box, o, q0);
+    Sim<SingleBody> s(box, o, q0);
     s.v[0] = 2.0;
     s.run(0.05);
     const double v1 = s.v[0];
@@ -190,7 +200,7 @@ TEST(Step, SmoothedApproachesHardAsKappaGrows) {
   auto run = [&](ContactModel cm, double kappa) {
     o.contact.model = cm;
     o.contact.kappa = kappa;
-    Sim s(r.model, o, q0);
+    Sim<Quadruped> s(r.model, o, q0);
     s.run(1.0);
     return VecX(s.q);
   };
@@ -239,7 +249,7 @@ TEST(Step, BoxOnAnInclineSticksOrSlidesAtTheClosedForm) {
     o.contact.mu = k.mu;
     o.contact.kappa = 1e5;
     o.contact.softKp = 1e6, o.contact.softKd = 2e3;
-    Sim s(box, o, q0);
+    Sim<SingleBody> s(box, o, q0);
     s.run(0.1);
     const double v1 = s.v.head<3>().dot(up);
     const Vec3 p1 = s.q.head<3>();

@@ -1,4 +1,5 @@
-// The hand-written backward pass of a step against central finite differences (double precision).
+// The hand-written backward pass of a step (the stages' VJP, sim/moreau_step_vjp.h and
+// sim/soft_step_vjp.h) against central finite differences of the stages' step (double precision).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -6,13 +7,13 @@
 #include <random>
 
 #include "robots/robot.h"
-#include "sim/kinematics.h"
-#include "sim/step.h"
-#include "sim/step_vjp.h"
 #include "sim/terrain.h"
+#include "tests/sim/stages.h"
 
 using namespace diffloco;
 using namespace diffloco::sim;
+using test::StageAdjoint;
+using Stages = test::Stages<Quadruped>;
 
 namespace {
 
@@ -73,26 +74,22 @@ Case kneelingCase(ContactModel cm, unsigned seed, bool bumps,
     c.q[7 + 3 * leg + 2] = (leg < 2 ? -1.57 : 1.57) + 0.03 * n(rng);
   }
   c.target = c.q.tail(m.nj());
-  Data d(m);
-  forwardKinematics(m, d, c.q);
+  const StepModel<Quadruped> fm = toStepModel<Quadruped>(m);
+  const HeightFieldView ground = toView(c.opt.contact.terrain.get());
   double lowest = 1e9;
   for (int j = 0; j < m.nspheres(); ++j)
-    lowest = std::min(lowest, -sphereContact(c.opt.contact.terrain.get(),
-                                             worldPoint(d, m.sphere(j).body, m.sphere(j).offset),
-                                             m.sphere(j).radius)
-                                   .depth);
+    lowest = std::min(lowest, -test::sphereContact(fm, ground, c.q, j).depth);
   c.q[2] -= lowest + 0.012;
   return c;
 }
 
-// Loss = <wq, q'> + <wv, v'> with fixed random weights.
+// Loss = <wq, q'> + <wv, v'> with fixed random weights, (q', v') the stages' step.
 struct Loss {
   VecX wq, wv;
   double operator()(const Case& c, const Model& m, const SimOptions& o, const VecX& q,
                     const VecX& v, const VecX& t) const {
-    Data d(m);
-    VecX qn(m.nq()), vn(m.nv());
-    step(m, o, d, q, v, t, qn, vn);
+    VecX qn, vn;
+    Stages(m, o).step(q, v, t, qn, vn);
     return wq.dot(qn) + wv.dot(vn);
   }
 };
@@ -114,9 +111,9 @@ void checkCase(const std::string& robot, ContactModel cm, bool inContact, double
   for (int i = 0; i < m.nq(); ++i) L.wq[i] = n(rng);
   for (int i = 0; i < m.nv(); ++i) L.wv[i] = n(rng);
 
-  Data d(m);
-  StepAdjoint adj(m);
-  stepVjp(m, c.opt, d, c.q, c.v, c.target, L.wq, L.wv, adj);
+  const Stages st(m, c.opt);
+  StageAdjoint adj;
+  st.vjp(c.q, c.v, c.target, L.wq, L.wv, adj);
 
   const double eps = 1e-6;
   auto fd = [&](auto perturb) {
@@ -151,21 +148,22 @@ void checkCase(const std::string& robot, ContactModel cm, bool inContact, double
                             : inContact ? " contact"
                                         : " distance");
   if (kneel) {  // leg spheres press into the ground, and no foot touches it
-    Data k(m);
-    forwardKinematics(m, k, c.q);
     int legs = 0, feet = 0;
     for (int j = 0; j < m.nspheres(); ++j) {
-      const Foot& s = m.sphere(j);
-      const bool in =
-          sphereContact(c.opt.contact.terrain.get(), worldPoint(k, s.body, s.offset), s.radius)
-              .depth >= 0;
+      const bool in = test::sphereContact(st.m, st.ground, c.q, j).depth >= 0;
       (j < m.nfeet() ? feet : legs) += in;
     }
     EXPECT_GE(legs, 2) << what;
     EXPECT_EQ(feet, 0) << what;
   }
-  std::printf("active %zu, normal impulses %.3g %.3g %.3g %.3g\n", d.active.size(),
-              d.footImpulse[0], d.footImpulse[3], d.footImpulse[6], d.footImpulse[9]);
+  if (st.forward.model != FixedContact::Soft) {
+    auto fc = std::make_unique<Contacts<Quadruped>>();
+    VecX qn, vn;
+    st.step(c.q, c.v, c.target, qn, vn, *fc);
+    const VecX p = test::sphereImpulses(*fc, m.nspheres());
+    std::printf("active %d, normal impulses %.3g %.3g %.3g %.3g\n", fc->nc, p[0], p[3], p[6],
+                p[9]);
+  }
   std::printf("%-28s q %.1e v %.1e target %.1e mass %.1e | mu %.2e/%.2e kappa %.2e/%.2e kp "
               "%.2e/%.2e kd %.2e/%.2e\n",
               what.c_str(), relErr(adj.q, gq), relErr(adj.v, gv), relErr(adj.qTarget, gt),
@@ -270,19 +268,20 @@ TEST(StraightThrough, ForwardIsTheHardModel) {
   hard.actuator.kd = 0.6;
   SimOptions st = hard;
   st.contact.model = ContactModel::StraightThrough;
-  Data d1(r.model), d2(r.model);
+  const Stages s1(r.model, hard), s2(r.model, st);
+  auto fc1 = std::make_unique<Contacts<Quadruped>>(), fc2 = std::make_unique<Contacts<Quadruped>>();
   VecX q1 = r.standingConfiguration(), v1 = VecX::Zero(r.model.nv());
   q1[2] += 0.05;
   VecX q2 = q1, v2 = v1, qn(q1.size()), vn(v1.size());
   for (int k = 0; k < 300; ++k) {
-    step(r.model, hard, d1, q1, v1, r.defaultJointPos, qn, vn);
+    s1.step(q1, v1, r.defaultJointPos, qn, vn, *fc1);
     q1 = qn, v1 = vn;
-    step(r.model, st, d2, q2, v2, r.defaultJointPos, qn, vn);
+    s2.step(q2, v2, r.defaultJointPos, qn, vn, *fc2);
     q2 = qn, v2 = vn;
   }
   EXPECT_EQ(q1, q2);
   EXPECT_EQ(v1, v2);
-  EXPECT_GT(d1.active.size(), 0u);  // it did land
+  EXPECT_GT(fc1->nc, 0);  // it did land
 }
 
 // straight_through's backward is the smoothed model's derivative at the hard trajectory's state:
@@ -290,15 +289,14 @@ TEST(StraightThrough, ForwardIsTheHardModel) {
 TEST(StraightThrough, GradientSeesTheGroundBeforeContact) {
   Case c = makeCase("quadruped", ContactModel::Hard, false, 5);
   const Model& m = c.robot.model;
-  Data d(m);
   // Loss: the base's vertical velocity after the step; input: its height.
   VecX gq = VecX::Zero(m.nq()), gv = VecX::Zero(m.nv());
   gv[2] = 1;
   auto dvz_dz = [&](ContactModel cm) {
     SimOptions o = c.opt;
     o.contact.model = cm;
-    StepAdjoint a(m);
-    stepVjp(m, o, d, c.q, c.v, c.target, gq, gv, a);
+    StageAdjoint a;
+    Stages(m, o).vjp(c.q, c.v, c.target, gq, gv, a);
     return a.q[2];
   };
   const double hard = dvz_dz(ContactModel::Hard);
@@ -331,17 +329,17 @@ TEST(StraightThroughTerrain, BackwardIsTheSmoothedTerrainsDerivative) {
   onSmooth.contact.terrain = smooth;
   VecX q = r.standingConfiguration(), v = VecX::Zero(r.model.nv());
   q[2] += 0.02;
-  Data d(r.model);
+  const Stages sForward(r.model, forward), sSt(r.model, st), sOnSmooth(r.model, onSmooth);
   VecX qa(q.size()), va(v.size()), qb(q.size()), vb(v.size());
-  step(r.model, forward, d, q, v, r.defaultJointPos, qa, va);
-  step(r.model, st, d, q, v, r.defaultJointPos, qb, vb);
+  sForward.step(q, v, r.defaultJointPos, qa, va);
+  sSt.step(q, v, r.defaultJointPos, qb, vb);
   EXPECT_EQ(qa, qb);
   EXPECT_EQ(va, vb);
   const VecX gq = VecX::Ones(q.size()), gv = VecX::Ones(v.size());
-  StepAdjoint a(r.model), b(r.model), c(r.model);
-  stepVjp(r.model, st, d, q, v, r.defaultJointPos, gq, gv, a);
-  stepVjp(r.model, onSmooth, d, q, v, r.defaultJointPos, gq, gv, b);
-  stepVjp(r.model, forward, d, q, v, r.defaultJointPos, gq, gv, c);
+  StageAdjoint a, b, c;
+  sSt.vjp(q, v, r.defaultJointPos, gq, gv, a);
+  sOnSmooth.vjp(q, v, r.defaultJointPos, gq, gv, b);
+  sForward.vjp(q, v, r.defaultJointPos, gq, gv, c);
   EXPECT_EQ(a.q, b.q);
   EXPECT_EQ(a.v, b.v);
   EXPECT_EQ(a.qTarget, b.qTarget);
