@@ -9,7 +9,7 @@
 
 #include "io/atomic_file.h"
 #include "robots/robot.h"
-#include "sim/step.h"
+#include "sim/stage_step.h"
 #include "cli/commands.h"
 
 namespace diffloco::cli {
@@ -36,7 +36,8 @@ int runSim(const SimArgs& a) {
   if (a.kp) opt.actuator.kp = *a.kp;
   if (a.kd) opt.actuator.kd = *a.kd;
 
-  sim::Data data(model);
+  sim::StageStepper stepper(model, opt);  // the stages; throws for a model or options they lack
+  const sim::VecX& impulse = stepper.sphereImpulse();
   sim::VecX q = robot.standingConfiguration(), v = sim::VecX::Zero(model.nv());
   q[2] += a.drop;
   sim::VecX qn(model.nq()), vn(model.nv());
@@ -54,7 +55,7 @@ int runSim(const SimArgs& a) {
   std::printf("\n");
   const int printEvery = std::max(1, static_cast<int>(std::round(0.1 / a.dt)));
   for (int k = 1; k <= steps; ++k) {
-    if (!sim::step(model, opt, data, q, v, robot.defaultJointPos, qn, vn)) {
+    if (!stepper.step(q, v, robot.defaultJointPos, qn, vn)) {
       spdlog::error("sim: state became non-finite at step {}", k);
       return 1;
     }
@@ -62,17 +63,17 @@ int runSim(const SimArgs& a) {
     v = vn;
     out << k * a.dt;
     for (int i = 0; i < 7; ++i) out << "," << q[i];
-    for (int f = 0; f < model.nfeet(); ++f) out << "," << data.footImpulse[3 * f] / a.dt;
+    for (int f = 0; f < model.nfeet(); ++f) out << "," << impulse[3 * f] / a.dt;
     out << "\n";
     if (k % printEvery == 0 || k == steps) {
       std::printf("%8.3f %10.4f", k * a.dt, q[2]);
-      for (int f = 0; f < model.nfeet(); ++f) std::printf(" %10.1f", data.footImpulse[3 * f] / a.dt);
+      for (int f = 0; f < model.nfeet(); ++f) std::printf(" %10.1f", impulse[3 * f] / a.dt);
       std::printf("\n");
     }
   }
   io::writeFileAtomic(a.csv, out.str());
   double fz = 0;
-  for (int f = 0; f < model.nfeet(); ++f) fz += data.footImpulse[3 * f] / a.dt;
+  for (int f = 0; f < model.nfeet(); ++f) fz += impulse[3 * f] / a.dt;
   spdlog::info("sim: final base height {:.4f} m; total normal force {:.1f} N vs weight {:.1f} N; "
                "wrote {}",
                q[2], fz, model.totalMass() * 9.81, a.csv);
