@@ -12,7 +12,7 @@
 #include "sim/data.h"
 #include "sim/kinematics.h"
 #include "sim/model_edit.h"
-#include "sim/step.h"
+#include "sim/stage_step.h"
 #include "sim/urdf.h"
 
 namespace diffloco {
@@ -52,7 +52,7 @@ StandResult stand(sim::Model model, const VecX& pose, double height, double torq
   opt.actuator.kp = o.kp;
   opt.actuator.kd = o.kd;
   opt.actuator.effort = o.torqueLimit;
-  sim::Data data(model);
+  sim::StageStepper stepper(model, opt);  // the stages; throws for a model they lack
   VecX q = sim::neutralConfiguration(model), v = VecX::Zero(model.nv());
   q[2] = height + o.drop;
   q.tail(model.nj()) = pose;
@@ -62,7 +62,7 @@ StandResult stand(sim::Model model, const VecX& pose, double height, double torq
   r.minHeight = q[2];
   const int steps = std::max(1, static_cast<int>(std::lround(o.seconds / o.dt)));
   for (int k = 0; k < steps; ++k) {
-    if (!sim::step(model, opt, data, q, v, pose, qn, vn)) {
+    if (!stepper.step(q, v, pose, qn, vn)) {
       r.finite = false;
       break;
     }
@@ -74,7 +74,7 @@ StandResult stand(sim::Model model, const VecX& pose, double height, double torq
   r.finalHeight = q[2];
   r.finalSpeed = v.head<3>().norm();
   double fz = 0;
-  for (int f = 0; f < model.nfeet() && r.finite; ++f) fz += data.footImpulse[3 * f] / o.dt;
+  for (int f = 0; f < model.nfeet() && r.finite; ++f) fz += stepper.sphereImpulse()[3 * f] / o.dt;
   r.weightFraction = fz / (model.totalMass() * -model.gravity.z());
   r.maxJointError = (q.tail(model.nj()) - pose).cwiseAbs().maxCoeff();
   r.stood = r.finite && r.maxTiltDeg < 10 && r.finalHeight > 0.6 * height && r.finalSpeed < 0.05 &&

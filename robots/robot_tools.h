@@ -41,7 +41,8 @@ struct StandResult {
   StandOptions options;       // the options used
 };
 
-// Drops the robot from its standing configuration + drop and holds the default pose with PD.
+// Drops the robot from its standing configuration + drop and holds the default pose with PD, on
+// the stages (sim/stage_step.h): std::invalid_argument for a robot that no size class holds.
 StandResult standingTest(const Robot& robot, StandOptions options = {});
 
 // A proposed robot YAML for `urdfPath` (written next to `yamlPath`, which sets the relative URDF
@@ -54,7 +55,7 @@ StandResult standingTest(const Robot& robot, StandOptions options = {});
 // A URDF whose legs end in meshes rather than spheres gets a sphere per foot fitted to its mesh
 // (robots/mesh_feet.h): the URDF with those spheres goes to `sphereFeetUrdf` (to be written at
 // sphereFeetUrdfPath(yamlPath), which the YAML names); without `sphereFeetUrdf` such a file is an
-// error.
+// error. The settle simulation is standingTest's, and throws as it does.
 std::string proposeRobotYaml(const std::string& urdfPath, const std::string& yamlPath,
                              std::vector<std::string>* log = nullptr, StandOptions gains = {},
                              std::string* sphereFeetUrdf = nullptr);
