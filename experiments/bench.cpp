@@ -1,6 +1,8 @@
 // Benchmarks behind `diffloco bench` (experiments/bench.h). Each figure is the best of several
 // timed repeats, single threaded unless named otherwise; anchors (MuJoCo) are measured in the same
-// process.
+// process. The single step and its VJP are the stages' (sim/moreau_step.h, sim/moreau_step_vjp.h,
+// sim/soft_step_vjp.h) on ANYmal packed for sim::Quadruped, as the batch runner and the training
+// run them.
 #include "experiments/bench.h"
 
 #include <spdlog/spdlog.h>
@@ -18,8 +20,8 @@
 #include "gpu/batch_sim.h"
 #include "io/json.h"
 #include "robots/robot.h"
-#include "sim/step.h"
-#include "sim/step_vjp.h"
+#include "sim/pack.h"
+#include "sim/soft_step_vjp.h"
 #include "sim/terrain.h"
 
 #ifdef DIFFLOCO_WITH_MUJOCO
@@ -30,6 +32,7 @@ namespace diffloco::experiments {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+using D = sim::Quadruped;
 
 // One repeat: f() in batches of `inner` calls for at least `seconds`; microseconds per call.
 template <class F>
@@ -67,28 +70,73 @@ std::pair<double, double> timeMicrosAlternated(F&& f, G&& g, double seconds, int
   return {bestF, bestG};
 }
 
-// The bench scenario: anymal standing on four feet, settled with the hard model, 10 iterations.
+// The bench scenario: anymal standing on four feet, settled with the hard model, 10 iterations;
+// the model packed for the stages.
 struct Scenario {
   Robot robot;
   sim::VecX q, v;
+  std::unique_ptr<sim::StepModel<D>> m;
 };
 
 Scenario settledAnymal() {
-  Scenario s{loadRobot("anymal"), {}, {}};
+  Scenario s{loadRobot("anymal"), {}, {}, nullptr};
   s.robot.applyArmature(s.robot.model);
-  const sim::SimOptions opt = s.robot.simOptions(sim::ContactModel::Hard);
-  sim::Data data(s.robot.model);
+  s.m = std::make_unique<sim::StepModel<D>>(sim::toStepModel<D>(s.robot.model));
+  const sim::FixedOptions o = sim::toStepOptions(s.robot.simOptions(sim::ContactModel::Hard));
+  const sim::HeightFieldView plane = sim::toView(nullptr);
   s.q = s.robot.standingConfiguration();
   s.q[2] -= 0.002;  // slightly into the ground: all four feet in contact
   s.v = sim::VecX::Zero(s.robot.model.nv());
   sim::VecX qn = s.q, vn = s.v;
   for (int k = 0; k < 200; ++k) {
-    sim::step(s.robot.model, opt, data, s.q, s.v, s.robot.defaultJointPos, qn, vn);
+    sim::fixedStep(*s.m, o, plane, s.q.data(), s.v.data(), s.robot.defaultJointPos.data(),
+                   qn.data(), vn.data());
     s.q = qn;
     s.v = vn;
   }
   return s;
 }
+
+// Timed calls of the stages in the scenario's state: a step (sim::fixedStep) and its VJP as the
+// batch runner forms it (sim::fixedStepRecord and sim::fixedStepVjp, or sim::fixedSoftStepVjp; no
+// parameters' adjoints), which recomputes the forward step. The VJP adds to one adjoint, not reset
+// between calls.
+struct StageCalls {
+  const Scenario& s;
+  const sim::StepModel<D>& m;
+  sim::VecX& qn;
+  sim::VecX& vn;
+  const sim::VecX gq, gv;
+  std::unique_ptr<sim::StepTape<D>> tape = std::make_unique<sim::StepTape<D>>();
+  std::unique_ptr<sim::SoftTape<D>> softTape = std::make_unique<sim::SoftTape<D>>();
+  sim::StateAdjoint<D> adj;
+
+  StageCalls(const Scenario& scenario, const sim::StepModel<D>& model, sim::VecX& qNext,
+             sim::VecX& vNext)
+      : s(scenario),
+        m(model),
+        qn(qNext),
+        vn(vNext),
+        gq(sim::VecX::Ones(D::NQ)),
+        gv(sim::VecX::Ones(D::NV)) {
+    sim::setZero(adj);
+  }
+
+  void step(const sim::FixedOptions& o, const sim::HeightFieldView& ground) {
+    sim::fixedStep(m, o, ground, s.q.data(), s.v.data(), s.robot.defaultJointPos.data(), qn.data(),
+                   vn.data());
+  }
+
+  void vjp(const sim::FixedOptions& o, const sim::HeightFieldView& ground) {
+    const double *q = s.q.data(), *v = s.v.data(), *target = s.robot.defaultJointPos.data();
+    if (o.model == sim::FixedContact::Soft) {
+      sim::fixedSoftStepVjp(m, o, ground, q, v, target, gq.data(), gv.data(), *softTape, adj);
+    } else {
+      sim::fixedStepRecord(m, o, ground, q, v, target, qn.data(), vn.data(), *tape);
+      sim::fixedStepVjp(m, o, ground, q, v, target, *tape, gq.data(), gv.data(), adj);
+    }
+  }
+};
 
 // A flat 8 m x 8 m height field (10 cm grid) under the scenario's base.
 std::shared_ptr<const sim::HeightField> flatHeightField(const sim::VecX& q) {
@@ -139,29 +187,23 @@ void benchBatchStages(std::map<std::string, double>& out, const Scenario& s,
 // On the plane and on a height field (flat, so that the state and contacts are the same: the
 // cost of sampling the surface, the contact frames and their adjoint is what differs), their
 // repeats alternated.
-void benchPlaneAndTerrain(std::map<std::string, double>& out, const Scenario& s, sim::Data& data,
-                          sim::VecX& qn, sim::VecX& vn,
-                          const std::shared_ptr<const sim::HeightField>& terrain, double seconds) {
-  const sim::Model& model = s.robot.model;
+void benchPlaneAndTerrain(std::map<std::string, double>& out, const Scenario& s, sim::VecX& qn,
+                          sim::VecX& vn, const std::shared_ptr<const sim::HeightField>& terrain,
+                          double seconds) {
+  StageCalls calls(s, *s.m, qn, vn);
+  const sim::HeightFieldView plane = sim::toView(nullptr), ground = sim::toView(terrain.get());
   for (auto cm : {sim::ContactModel::Hard, sim::ContactModel::Smoothed, sim::ContactModel::Soft}) {
-    sim::SimOptions plane = s.robot.simOptions(cm);
-    plane.contact.iterations = 10;
-    plane.contact.softSubsteps = 1;  // per sub-step cost; a soft env step costs substeps x this
-    sim::SimOptions ground = plane;
-    ground.contact.terrain = terrain;
+    sim::SimOptions opt = s.robot.simOptions(cm);
+    opt.contact.iterations = 10;
+    opt.contact.softSubsteps = 1;  // per sub-step cost; a soft env step costs substeps x this
+    const sim::FixedOptions o = sim::toStepOptions(opt);
     const std::string tag = sim::toString(cm), tagT = tag + "_terrain";
-    auto stepOn = [&](const sim::SimOptions& opt) {
-      return [&] { sim::step(model, opt, data, s.q, s.v, s.robot.defaultJointPos, qn, vn); };
-    };
+    auto stepOn = [&](const sim::HeightFieldView& g) { return [&, g] { calls.step(o, g); }; };
     std::tie(out["step_us_" + tag], out["step_us_" + tagT]) =
         timeMicrosAlternated(stepOn(plane), stepOn(ground), seconds);
     // The backward pass recomputes the forward step, so vjp_us includes one step.
-    sim::StepAdjoint adj(model);
-    const sim::VecX gq = sim::VecX::Ones(model.nq()), gv = sim::VecX::Ones(model.nv());
-    auto vjpOn = [&](const sim::SimOptions& opt) {
-      return
-          [&] { sim::stepVjp(model, opt, data, s.q, s.v, s.robot.defaultJointPos, gq, gv, adj); };
-    };
+    const sim::FixedOptions ob = sim::toStepOptionsBackward(opt);
+    auto vjpOn = [&](const sim::HeightFieldView& g) { return [&, g] { calls.vjp(ob, g); }; };
     std::tie(out["vjp_us_" + tag], out["vjp_us_" + tagT]) =
         timeMicrosAlternated(vjpOn(plane), vjpOn(ground), seconds);
     for (const std::string& t : {tag, tagT})
@@ -177,15 +219,15 @@ void benchLegSpheres(std::map<std::string, double>& out, const Scenario& s, sim:
   sim::Model feetOnly = s.robot.model;
   feetOnly.legSpheres.clear();
   feetOnly.finalize();
-  sim::Data feetData(feetOnly);
+  const auto m = std::make_unique<sim::StepModel<D>>(sim::toStepModel<D>(feetOnly));
+  StageCalls calls(s, *m, qn, vn);
+  const sim::HeightFieldView ground = sim::toView(terrain.get());
   for (auto cm : {sim::ContactModel::Hard, sim::ContactModel::Smoothed}) {
     sim::SimOptions opt = s.robot.simOptions(cm);
     opt.contact.iterations = 10;
-    opt.contact.terrain = terrain;
+    const sim::FixedOptions o = sim::toStepOptions(opt);
     const std::string tag = std::string(sim::toString(cm)) + "_terrain";
-    out["step_us_" + tag + "_feet_only"] = timeMicros(
-        [&] { sim::step(feetOnly, opt, feetData, s.q, s.v, s.robot.defaultJointPos, qn, vn); },
-        seconds);
+    out["step_us_" + tag + "_feet_only"] = timeMicros([&] { calls.step(o, ground); }, seconds);
     out["leg_spheres_over_feet_only_step_" + tag] =
         out["step_us_" + tag] / out["step_us_" + tag + "_feet_only"];
   }
@@ -193,17 +235,17 @@ void benchLegSpheres(std::map<std::string, double>& out, const Scenario& s, sim:
 
 // What finalize() buys: the same hard step with the leg spheres' depth bound read from the
 // 16 samples around each sphere rather than from its cell (sim::HeightField::cellBounds).
-void benchCellBounds(std::map<std::string, double>& out, const Scenario& s, sim::Data& data,
-                     sim::VecX& qn, sim::VecX& vn, const sim::HeightField& terrain,
-                     double seconds) {
-  const sim::Model& model = s.robot.model;
-  auto samplesOnly = std::make_shared<sim::HeightField>(terrain);
-  samplesOnly->cellBounds.clear();
+void benchCellBounds(std::map<std::string, double>& out, const Scenario& s, sim::VecX& qn,
+                     sim::VecX& vn, const sim::HeightField& terrain, double seconds) {
+  sim::HeightField samplesOnly = terrain;
+  samplesOnly.cellBounds.clear();
+  StageCalls calls(s, *s.m, qn, vn);
+  const sim::HeightFieldView ground = sim::toView(&samplesOnly);  // no cell bounds
   sim::SimOptions opt = s.robot.simOptions(sim::ContactModel::Hard);
   opt.contact.iterations = 10;
-  opt.contact.terrain = samplesOnly;
-  out["step_us_hard_terrain_bound_from_samples"] = timeMicros(
-      [&] { sim::step(model, opt, data, s.q, s.v, s.robot.defaultJointPos, qn, vn); }, seconds);
+  const sim::FixedOptions o = sim::toStepOptions(opt);
+  out["step_us_hard_terrain_bound_from_samples"] =
+      timeMicros([&] { calls.step(o, ground); }, seconds);
   out["bound_from_samples_over_cells_step_hard"] =
       out["step_us_hard_terrain_bound_from_samples"] / out["step_us_hard_terrain"];
 }
@@ -259,23 +301,29 @@ int runBench(bool json, double seconds, const std::string& roughFrom) {
   std::map<std::string, double> out;
   Scenario s = settledAnymal();
   const sim::Model& model = s.robot.model;
-  sim::Data data(model);
   sim::VecX qn(model.nq()), vn(model.nv());
 
   const auto terrain = flatHeightField(s.q);
-  benchPlaneAndTerrain(out, s, data, qn, vn, terrain, seconds);
+  benchPlaneAndTerrain(out, s, qn, vn, terrain, seconds);
   if (!model.legSpheres.empty()) benchLegSpheres(out, s, qn, vn, terrain, seconds);
-  benchCellBounds(out, s, data, qn, vn, *terrain, seconds);
+  benchCellBounds(out, s, qn, vn, *terrain, seconds);
   for (const char* cm : {"hard", "smoothed", "soft"}) {
     out[std::string("terrain_over_flat_step_") + cm] =
         out[std::string("step_us_") + cm + "_terrain"] / out[std::string("step_us_") + cm];
     out[std::string("terrain_over_flat_vjp_") + cm] =
         out[std::string("vjp_us_") + cm + "_terrain"] / out[std::string("vjp_us_") + cm];
   }
-  {
-    sim::step(model, sim::SimOptions{}, data, s.q, s.v, s.robot.defaultJointPos, qn, vn);
+  {  // the feet pressed in, in the contact problem of a smoothed step (every foot enters it)
+    const sim::FixedOptions o = sim::toStepOptions(sim::SimOptions{});
+    const auto d = std::make_unique<sim::StepData<D>>();
+    const auto fc = std::make_unique<sim::Contacts<D>>();
+    double u[D::NV];
+    sim::hardOrSmoothedStep<D>(*s.m, o, sim::toView(nullptr), s.q.data(), s.v.data(),
+                               s.robot.defaultJointPos.data(), qn.data(), vn.data(), *d, *fc, u,
+                               nullptr, nullptr);
     out["contacts_in_bench_state"] = 0;
-    for (int f = 0; f < model.nfeet(); ++f) out["contacts_in_bench_state"] += data.depth[f] >= 0;
+    for (int a = 0; a < fc->nc; ++a)
+      out["contacts_in_bench_state"] += fc->active[a] < model.nfeet() && fc->contact[a].depth >= 0;
   }
 
   benchBatchThroughput(out, s, seconds);

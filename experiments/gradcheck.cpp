@@ -1,15 +1,17 @@
 #include "experiments/gradcheck.h"
 
 #include <cmath>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <random>
 #include <stdexcept>
+#include <string>
 #include <utility>
 
-#include "sim/kinematics.h"
-#include "sim/rollout.h"
-#include "sim/step.h"
+#include "sim/moreau_step.h"
+#include "sim/pack.h"
+#include "sim/stage_rollout.h"
 #include "sim/terrain.h"
 
 namespace diffloco {
@@ -69,19 +71,23 @@ struct Scenario {
   VecX wq, wv;
 };
 
-// The feet's clearances above the surface under them, summed.
+// The feet's clearances above the surface under them, summed (the stages' kinematics; the feet
+// are the first spheres).
+template <class D>
 double footClearance(const sim::Model& model, const sim::HeightField* terrain, const VecX& q0) {
-  sim::Data d(model);
-  sim::forwardKinematics(model, d, q0);
+  const auto m = std::make_unique<sim::StepModel<D>>(sim::toStepModel<D>(model));
+  const auto d = std::make_unique<sim::StepData<D>>();
+  sim::forwardKinematics(*m, *d, q0.data());
   double clearance = 0;
-  for (const sim::Foot& ft : model.feet) {
-    const sim::Vec3 c = sim::worldPoint(d, ft.body, ft.offset);
-    clearance += c.z() - ft.radius - sim::groundHeight(terrain, c.x(), c.y());
+  for (int j = 0; j < model.nfeet(); ++j) {
+    const sim::V3 c = sim::sphereCentre(*m, *d, j);
+    clearance += c[2] - m->footRadius[j] - sim::groundHeight(terrain, c[0], c[1]);
   }
   return clearance;
 }
 
 // Scenario: standing pose, perturbed, moving down onto the ground.
+template <class D>
 Scenario makeScenario(const Robot& robot, const sim::SimOptions& opt, const GradcheckOptions& o) {
   const sim::Model& model = robot.model;
   const int H = o.horizon, nq = model.nq(), nv = model.nv(), nj = model.nj();
@@ -103,7 +109,7 @@ Scenario makeScenario(const Robot& robot, const sim::SimOptions& opt, const Grad
   v0[0] += o.slide * std::cos(pitch);
   v0[2] += o.slide * std::sin(pitch);
   if (opt.contact.terrain) {  // lift or lower the robot onto the surface under its feet
-    const double clearance = footClearance(model, opt.contact.terrain.get(), q0);
+    const double clearance = footClearance<D>(model, opt.contact.terrain.get(), q0);
     q0[2] += (o.state == "contact" ? -0.015 : 0.02) - clearance / model.nfeet();
   }
   MatX targets(nj, H);
@@ -115,6 +121,168 @@ Scenario makeScenario(const Robot& robot, const sim::SimOptions& opt, const Grad
   return {std::move(q0), std::move(v0), std::move(targets), std::move(wq), std::move(wv)};
 }
 
+// One step of the stages' forward (sim::fixedStep's code: sim::hardOrSmoothedStep, or the soft
+// model's sim::softSubstep at fixed sub-steps) with a fingerprint of the piecewise branches it took:
+// each joint's actuator regime (free, clipped below or above), the spheres in the contact problem
+// and each Gauss-Seidel update's branch (stick, separate, slide inside the cone, slide onto it),
+// and per sub-step the soft model's penalty regime at each contact. Two steps with the same
+// fingerprint are on the same smooth piece.
+template <class D>
+class FingerprintedStep {
+ public:
+  FingerprintedStep(const sim::Model& model, const sim::SimOptions& opt)
+      : m_(std::make_unique<sim::StepModel<D>>(sim::toStepModel<D>(model))),
+        o_(sim::toStepOptions(opt)),
+        ground_(sim::toView(opt.contact.terrain.get())) {
+    // The solver's branches are read from its tape.
+    if (o_.model != sim::FixedContact::Soft && o_.iterations > D::MAXGSITER)
+      throw std::invalid_argument("gradcheck: " + sim::notInStepVjp<D>(opt));
+  }
+
+  // (q, v) -> (qn, vn) with joint targets `target`, which must not alias; returns the fingerprint.
+  std::uint64_t operator()(const double* q, const double* v, const double* target, double* qn,
+                           double* vn) {
+    mode_ = 0;
+    Scratch& w = *w_;
+    if (o_.model == sim::FixedContact::Soft) {
+      const int n = o_.softSubsteps > 1 ? o_.softSubsteps : 1;
+      const double h = o_.dt / n;
+      double vPrev[D::NV];
+      for (int k = 0; k < D::NQ; ++k) qn[k] = q[k];
+      for (int k = 0; k < D::NV; ++k) vn[k] = v[k];
+      for (int s = 0; s < n; ++s) {
+        for (int k = 0; k < D::NV; ++k) vPrev[k] = vn[k];
+        mixActuators(qn, vPrev, target);
+        sim::softSubstep<D>(*m_, o_, ground_, h, qn, vPrev, target, qn, vn, w.d, w.fc, w.u,
+                            nullptr);
+        mixPenaltyRegimes(vPrev);
+      }
+    } else {
+      mixActuators(q, v, target);
+      sim::hardOrSmoothedStep<D>(*m_, o_, ground_, q, v, target, qn, vn, w.d, w.fc, w.u, nullptr,
+                                 &w.gs);
+      for (int a = 0; a < w.fc.nc; ++a) mix(16 + w.fc.active[a]);
+      mixSolverBranches();
+    }
+    return mode_;
+  }
+
+  // The spheres in the last (sub-)step's contact problem; the soft model's pressed in.
+  int contacts() const {
+    int n = 0;
+    for (int a = 0; a < w_->fc.nc; ++a)
+      n += o_.model != sim::FixedContact::Soft || w_->fc.contact[a].depth >= 0;
+    return n;
+  }
+
+ private:
+  struct Scratch {
+    sim::StepData<D> d;
+    sim::Contacts<D> fc;
+    sim::GsTape<D> gs;
+    double u[D::NV];
+  };
+
+  void mix(std::uint64_t value) { mode_ = (mode_ ^ value) * 0x100000001b3ull; }
+
+  // sim::actuatorTorque's regime per joint.
+  void mixActuators(const double* q, const double* v, const double* target) {
+    for (int j = 0; j < D::NJ; ++j) {
+      const double tau = sim::actuatorTorque(o_, m_->effort[j], target[j], q[7 + j], v[6 + j]);
+      const double free = o_.kp * (target[j] - q[7 + j]) - o_.kd * v[6 + j];
+      mix(free == tau ? 32 : 33 + (tau > free));
+    }
+  }
+
+  // sim::gaussSeidelUpdate's branch per update (0 stick, 1 separate, 2 inside the cone, 3 onto
+  // it), from the impulse and s the tape holds.
+  void mixSolverBranches() {
+    const sim::Contacts<D>& fc = w_->fc;
+    const sim::GsTape<D>& gs = w_->gs;
+    int update = 0;
+    for (int it = 0; it < o_.iterations; ++it)
+      for (int j = 0; j < fc.nc; ++j, ++update) {
+        if (gs.stick[update]) {
+          mix(0);
+          continue;
+        }
+        const sim::M3 G = sim::gBlock(fc, j, j);
+        const double a = G(1, 1), b = G(1, 2), dd = G(2, 2);
+        const double lmax = 0.5 * (a + dd) + std::sqrt(0.25 * (a - dd) * (a - dd) + b * b);
+        const double rn = 1.0 / G(0, 0), rt = 1.0 / lmax;
+        const sim::V3& p = gs.pOld[update];
+        const sim::V3& sv = gs.s[update];
+        const double z0 = p[0] - rn * sv[0], z1 = p[1] - rt * sv[1], z2 = p[2] - rt * sv[2];
+        mix(z0 <= 0 ? 1 : sim::norm2(z1, z2) <= o_.mu * z0 ? 2 : 3);
+      }
+  }
+
+  // The soft model's branches per contact at the sub-step's velocity v (sim::softForce's: 1 +
+  // approaching + 2 viscous, 0 apart).
+  void mixPenaltyRegimes(const double* v) {
+    const sim::Contacts<D>& fc = w_->fc;
+    for (int a = 0; a < fc.nc; ++a) {
+      const double depth = fc.contact[a].depth;
+      if (depth < 0) {
+        mix(0);
+        continue;
+      }
+      double vc[3];
+      for (int r = 0; r < 3; ++r) {
+        double s = 0;
+        for (int k = 0; k < D::NV; ++k) s += fc.Jc[3 * a + r][k] * v[k];
+        vc[r] = s;
+      }
+      const bool approaching = vc[0] < 0;
+      const double fn = o_.softKp * depth - (approaching ? o_.softKd * vc[0] : 0.0);
+      const bool viscous = o_.softKf * sim::norm2(vc[1], vc[2]) <= o_.mu * fn;
+      mix(1 + approaching + 2 * viscous);
+    }
+  }
+
+  std::unique_ptr<sim::StepModel<D>> m_;
+  sim::FixedOptions o_;
+  sim::HeightFieldView ground_;  // of the options' terrain, which the caller keeps
+  std::unique_ptr<Scratch> w_ = std::make_unique<Scratch>();
+  std::uint64_t mode_ = 0;
+};
+
+// sim::stageRollout with each step's fingerprint in Rollout::modes; firstContacts: the spheres in
+// the first step's contact problem (FingerprintedStep::contacts).
+template <class D>
+sim::Rollout fingerprintedRollout(const sim::Model& model, const sim::SimOptions& opt,
+                                  const VecX& q0, const VecX& v0, const MatX& targets,
+                                  int* firstContacts = nullptr) {
+  FingerprintedStep<D> step(model, opt);
+  const int H = static_cast<int>(targets.cols());
+  sim::Rollout r;
+  r.q.assign(H + 1, q0);
+  r.v.assign(H + 1, v0);
+  r.modes.assign(H, 0);
+  for (int t = 0; t < H; ++t) {
+    r.modes[t] = step(r.q[t].data(), r.v[t].data(), targets.col(t).data(), r.q[t + 1].data(),
+                      r.v[t + 1].data());
+    r.finite = r.q[t + 1].allFinite() && r.v[t + 1].allFinite() && r.finite;
+    if (t == 0 && firstContacts) *firstContacts = step.contacts();
+  }
+  return r;
+}
+
+// Whether two rollouts of one scenario agree to round-off (1e-9 relative to max(1, |x|): the same
+// code inlined into two callers may contract its products into fused multiply-adds differently),
+// or are both not finite.
+bool sameStates(const sim::Rollout& a, const sim::Rollout& b) {
+  if (a.finite != b.finite || a.q.size() != b.q.size()) return false;
+  if (!a.finite) return true;
+  auto close = [](const VecX& x, const VecX& y) {
+    return x.size() == y.size() &&
+           ((x - y).array().abs() <= 1e-9 * x.array().abs().max(1.0)).all();
+  };
+  for (size_t t = 0; t < a.q.size(); ++t)
+    if (!close(a.q[t], b.q[t]) || !close(a.v[t], b.v[t])) return false;
+  return true;
+}
+
 using Eval = std::function<sim::Rollout(double)>;
 
 struct Pending {
@@ -124,11 +292,11 @@ struct Pending {
 };
 
 // The finite-difference side of the check, one group of coordinates at a time, each kept with
-// its slice of the VJP.
+// its slice of the VJP, each evaluation a fingerprinted stage rollout.
+template <class D>
 struct FdCheck {
   const sim::Model& model;
   const sim::SimOptions& opt;
-  sim::Data& data;
   const VecX& q0;
   const VecX& v0;
   const MatX& targets;
@@ -140,7 +308,7 @@ struct FdCheck {
   std::vector<Pending> groups;
 
   // One central difference. A stencil that straddles a kink (a contact switch, a solver or
-  // penalty branch, an actuator clip: see Data::mode) measures no derivative; the step shrinks
+  // penalty branch, an actuator clip: see FingerprintedStep) measures no derivative; the step shrinks
   // tenfold up to three times to get off the kink, else the coordinate is excluded and counted.
   double central(const Eval& f, bool& switched, double scale) const {
     double eps = o.eps * scale;
@@ -169,7 +337,7 @@ struct FdCheck {
       return [this, offset, velocity, i](double e) {
         VecX q = q0, v = v0;
         (velocity ? v : q)[offset + i] += e;
-        return sim::rollout(model, opt, data, q, v, targets);
+        return fingerprintedRollout<D>(model, opt, q, v, targets);
       };
     };
   }
@@ -186,7 +354,7 @@ struct FdCheck {
             return [&, i](double e) {
               MatX t = targets;
               t.data()[i] += e;
-              return sim::rollout(model, opt, data, q0, v0, t);
+              return fingerprintedRollout<D>(model, opt, q0, v0, t);
             };
           });
   }
@@ -200,8 +368,7 @@ struct FdCheck {
         sim::Inertia& I = m.bodies[b].inertia;
         const double s = (I.m + e) / I.m;
         I.m *= s, I.h *= s, I.Io *= s;
-        sim::Data d(m);
-        return sim::rollout(m, opt, d, q0, v0, targets);
+        return fingerprintedRollout<D>(m, opt, q0, v0, targets);
       };
     }, 10.0);
     // Shape: the feet's offsets in their bodies' frames; and the bodies' inertia entries (m, h, and
@@ -212,8 +379,7 @@ struct FdCheck {
       return [&, i](double e) {
         sim::Model m = model;
         m.feet[i / 3].offset[i % 3] += e;
-        sim::Data d(m);
-        return sim::rollout(m, opt, d, q0, v0, targets);
+        return fingerprintedRollout<D>(m, opt, q0, v0, targets);
       };
     });
     static const int kPairs[6][2] = {{0, 0}, {1, 1}, {2, 2}, {0, 1}, {0, 2}, {1, 2}};
@@ -241,8 +407,7 @@ struct FdCheck {
           I.Io(r, c) += e;
           if (r != c) I.Io(c, r) += e;
         }
-        sim::Data d(m);
-        return sim::rollout(m, opt, d, q0, v0, targets);
+        return fingerprintedRollout<D>(m, opt, q0, v0, targets);
       };
     });
   }
@@ -253,7 +418,7 @@ struct FdCheck {
       return [&, set](double e) {
         sim::SimOptions p = opt;
         set(p, e);
-        return sim::rollout(model, p, data, q0, v0, targets);
+        return fingerprintedRollout<D>(model, p, q0, v0, targets);
       };
     }, std::max(1.0, std::abs(value)));
   }
@@ -279,16 +444,6 @@ struct FdCheck {
   }
 };
 
-// Contacts in the first step.
-int firstStepContacts(const sim::Model& model, const sim::SimOptions& opt, const Scenario& sc) {
-  sim::Data d(model);
-  VecX qn(model.nq()), vn(model.nv());
-  sim::step(model, opt, d, sc.q0, sc.v0, sc.targets.col(0), qn, vn);
-  int active = 0;
-  for (int a : d.active) active += opt.contact.model != sim::ContactModel::Soft || d.depth[a] >= 0;
-  return active;
-}
-
 // Each group's VJP against its finite differences, on the coordinates that were not excluded.
 void scoreGroups(const std::vector<Pending>& groups, GradcheckReport& report) {
   double scale = 0;
@@ -311,29 +466,50 @@ void scoreGroups(const std::vector<Pending>& groups, GradcheckReport& report) {
   }
 }
 
-}  // namespace
-
-GradcheckReport gradcheck(const Robot& robot, const sim::SimOptions& flatOpt,
-                          const GradcheckOptions& o) {
+// The check on the stages of size class D: the VJP of sim::stageRolloutVjp against central
+// differences of the stages' forward.
+template <class D>
+GradcheckReport gradcheckOn(const Robot& robot, const sim::SimOptions& flatOpt,
+                            const GradcheckOptions& o) {
   const sim::Model& model = robot.model;
   sim::SimOptions opt = flatOpt;
   opt.contact.terrain = makeTerrain(o.terrain);
-  const Scenario sc = makeScenario(robot, opt, o);
+  if (const std::string why = sim::notInStepVjp<D>(opt); !why.empty())
+    throw std::invalid_argument("gradcheck: the stages' VJP: " + why);
+  const Scenario sc = makeScenario<D>(robot, opt, o);
+  const int H = o.horizon;
 
-  sim::Data data(model);
-  const sim::Rollout nominal = sim::rollout(model, opt, data, sc.q0, sc.v0, sc.targets);
-  const sim::RolloutAdjoint adj =
-      sim::rolloutVjp(model, opt, data, nominal, sc.targets, sc.wq, sc.wv);
+  // The VJP along sim::stageRollout's trajectory; the stencils' fingerprints are compared with
+  // those of the fingerprinted forward along the same trajectory.
+  GradcheckReport report;
+  const sim::Rollout nominal =
+      fingerprintedRollout<D>(model, opt, sc.q0, sc.v0, sc.targets, &report.activeContacts);
+  const sim::Rollout r = sim::stageRollout<D>(model, opt, sc.q0, sc.v0, sc.targets);
+  if (!sameStates(nominal, r))
+    throw std::logic_error("gradcheck: the fingerprinted forward left sim::fixedStep's");
+  std::vector<VecX> gq(H + 1), gv(H + 1);  // the loss's weights on the final state alone
+  gq[H] = sc.wq;
+  gv[H] = sc.wv;
+  const sim::RolloutAdjoint adj = sim::stageRolloutVjp<D>(model, opt, r, sc.targets, gq, gv);
 
-  FdCheck fd{model, opt, data, sc.q0, sc.v0, sc.targets, sc.wq, sc.wv, nominal, o, o.horizon, {}};
+  FdCheck<D> fd{model, opt, sc.q0, sc.v0, sc.targets, sc.wq, sc.wv, nominal, o, H, {}};
   fd.addInputGroups(adj);
   fd.addBodyGroups(adj);
   fd.addOptionGroups(adj);
-
-  GradcheckReport report;
-  report.activeContacts = firstStepContacts(model, opt, sc);
   scoreGroups(fd.groups, report);
   return report;
+}
+
+}  // namespace
+
+GradcheckReport gradcheck(const Robot& robot, const sim::SimOptions& opt,
+                          const GradcheckOptions& o) {
+  if (sim::notInStepModel<sim::Quadruped>(robot.model).empty())
+    return gradcheckOn<sim::Quadruped>(robot, opt, o);
+  if (sim::notInStepModel<sim::SingleBody>(robot.model).empty())
+    return gradcheckOn<sim::SingleBody>(robot, opt, o);
+  throw std::invalid_argument("gradcheck: the stages have no size class for this robot: " +
+                              sim::notInStepModel<sim::Quadruped>(robot.model));
 }
 
 }  // namespace diffloco

@@ -1,8 +1,9 @@
-// Gradient check of the simulator's hand-written backward pass against central finite differences
-// in double precision, over a horizon of H steps: the gradient of a scalar loss of the final state
-// (fixed random weights on q_H and v_H) with respect to the initial state, every step's joint
-// targets and the parameters (body masses, mu, kappa, kp, kd; the soft model's kp, kd, kf), the
-// feet's offsets and the bodies' inertia entries (shape identification, ident/sysid.h).
+// Gradient check of the simulator's hand-written backward pass, the stages' (sim::stageRolloutVjp),
+// against central finite differences of their forward in double precision, over a horizon of H
+// steps: the gradient of a scalar loss of the final state (fixed random weights on q_H and v_H)
+// with respect to the initial state, every step's joint targets and the parameters (body masses,
+// mu, kappa, kp, kd; the soft model's kp, kd, kf), the feet's offsets and the bodies' inertia
+// entries (shape identification, ident/sysid.h).
 #pragma once
 
 #include <string>
@@ -46,7 +47,9 @@ const std::vector<std::string>& gradcheckTerrains();
 
 // The scenario is built from the robot's standing pose with seeded random perturbations; on a
 // height field the robot is lifted so that its feet are on average 15 mm in ("contact") or 2 cm
-// above ("distance") the surface under them. `opt`'s terrain is replaced by the named one.
+// above ("distance") the surface under them. `opt`'s terrain is replaced by the named one. The
+// robot must fit a size class of the stages (sim::Quadruped or sim::SingleBody) and the options
+// their VJP (sim::notInStepVjp); std::invalid_argument with the reason otherwise.
 GradcheckReport gradcheck(const Robot& robot, const sim::SimOptions& opt,
                           const GradcheckOptions& o);
 
