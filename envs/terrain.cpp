@@ -159,6 +159,11 @@ void validateTerrainConfig(const TerrainConfig& c) {
     total += t.proportion;
     check(t.cell > 0, key + ".cell", "must be positive");
     check(t.run > 0, key + ".run", "must be positive");
+    // A tread of fewer than two samples has no flat top on the grid: no foot stands on it.
+    if (t.name == "pyramid_stairs" || t.name == "pyramid_stairs_inverted")
+      check(t.run >= 2 * c.spacing, key + ".run",
+            "a tread of " + std::to_string(t.run) + " m is narrower than two grid cells (spacing " +
+                std::to_string(c.spacing) + " m): no foot stands on it");
     check(t.size.lo > 0 && t.size.hi >= t.size.lo && t.size.hi <= c.tileSize, key + ".size",
           "must be 0 < min <= max <= tile_size");
     check(t.count >= 0 && t.count <= 10000, key + ".count", "must be in [0, 10000]");

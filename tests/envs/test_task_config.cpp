@@ -350,6 +350,27 @@ TEST(TaskConfig, HeadingCommandKey) {
 
 // Sizes that drive loops are bounded: an absurd value is refused naming the key and the range
 // (before, a 1e-9 s step or 1e9 solver sweeps hung the first step).
+// Bad terrain keys name the file, the line and the key: a negative rise, a tread narrower than
+// two grid cells, a layout whose grid would not fit in memory.
+TEST(TaskConfig, BadTerrainKeysNameFileLineAndKey) {
+  const std::string head = std::string(kMinimal) +
+                           "terrain:\n  spacing: 0.05\n  tile_size: 8.0\n  rows: 10\n"
+                           "  columns: 20\n  types:\n";
+  std::string e = parseError(head + "    pyramid_stairs: {proportion: 1, rise: [-0.05, 0.2]}\n");
+  EXPECT_NE(e.find("test.yaml:"), std::string::npos) << e;
+  EXPECT_NE(e.find("rise"), std::string::npos) << e;
+  e = parseError(head + "    pyramid_stairs: {proportion: 1, rise: [0.05, 0.2], run: 0.08}\n");
+  EXPECT_NE(e.find("test.yaml:10: terrain.types.pyramid_stairs.run: a tread of 0.080000 m is "
+                   "narrower than two grid cells"),
+            std::string::npos)
+      << e;
+  e = parseError(std::string(kMinimal) +
+                 "terrain:\n  spacing: 0.001\n  tile_size: 8.0\n  rows: 10\n  columns: 20\n"
+                 "  types:\n    flat: {proportion: 1}\n");
+  EXPECT_NE(e.find("terrain.spacing: the grid would have"), std::string::npos) << e;
+  EXPECT_NE(e.find("fewer tiles or a coarser grid"), std::string::npos) << e;
+}
+
 TEST(TaskConfig, LoopSizesAreBounded) {
   const std::string sim = std::string(kMinimal) + "sim:\n";
   std::string e = parseError(sim + "  iterations: 1000000000\n");
