@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "gpu/batch_sim.h"
+#include "sim/data.h"
 #include "sim/terrain.h"
 
 namespace diffloco::envs {

@@ -20,7 +20,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/data.h"
+#include "sim/model.h"
 #include "sim/options.h"
 #include "sim/thread_pool.h"
 

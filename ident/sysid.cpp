@@ -528,18 +528,23 @@ namespace {
 // The stages (sim/stage_rollout.h) of the size class a model fits, or none.
 enum class Stages { Quadruped, SingleBody, None };
 
-// vjp: the rollouts are differentiated too, so the options must fit the stages' VJP (its tape's
-// sweeps and sub-steps, sim::notInStepVjp).
+// The stages are the one path for a model that fits a size class: options they do not have (the
+// soft model's adaptive integrator; with vjp, more sweeps or sub-steps than the VJP's tape holds,
+// sim::notInStepVjp) are a std::invalid_argument naming why. None (the Eigen rollout) for a model
+// that fits no size class, or with useStages false (FitOptions::fixedPath).
 Stages stagesFor(const sim::Model& model, const sim::SimOptions& opt, bool useStages, bool vjp) {
-  if (useStages && sim::notInStepOptions(opt).empty()) {
-    if (sim::notInStepModel<sim::Quadruped>(model).empty() &&
-        (!vjp || sim::notInStepVjp<sim::Quadruped>(opt).empty()))
-      return Stages::Quadruped;
-    if (sim::notInStepModel<sim::SingleBody>(model).empty() &&
-        (!vjp || sim::notInStepVjp<sim::SingleBody>(opt).empty()))
-      return Stages::SingleBody;
+  if (!useStages) return Stages::None;
+  auto check = [&](const std::string& why) {
+    if (!why.empty()) throw std::invalid_argument("sysid: the stages' rollout: " + why);
+  };
+  if (sim::notInStepModel<sim::Quadruped>(model).empty()) {
+    check(vjp ? sim::notInStepVjp<sim::Quadruped>(opt) : sim::notInStepOptions(opt));
+    return Stages::Quadruped;
   }
-  // The Eigen rollout: the stages have no size class for this model (or not these options).
+  if (sim::notInStepModel<sim::SingleBody>(model).empty()) {
+    check(vjp ? sim::notInStepVjp<sim::SingleBody>(opt) : sim::notInStepOptions(opt));
+    return Stages::SingleBody;
+  }
   return Stages::None;
 }
 

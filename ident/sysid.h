@@ -188,8 +188,10 @@ struct FitOptions {
   LossWeights weights;
   int threads = 1;
   // Predictions and their gradient on the stages (sim/stage_rollout.h, the code the GPU runs) of
-  // the size class the model fits (Quadruped: the robots; SingleBody: the cube), else on
-  // sim::rollout; false: sim::rollout always.
+  // the size class the model fits (Quadruped: the robots; SingleBody: the cube), the only path for
+  // such a model: options the stages do not have are a std::invalid_argument (sim::notInStepVjp).
+  // A model of neither class runs on sim::rollout. false: sim::rollout always (the reference
+  // tests/ident checks the stages against).
   bool fixedPath = true;
 };
 

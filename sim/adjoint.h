@@ -10,6 +10,7 @@
 
 #include "sim/data.h"
 #include "sim/options.h"
+#include "sim/param_grad.h"
 
 namespace diffloco::sim {
 
@@ -17,12 +18,6 @@ struct DynamicsVjpScratch;  // sim/workspace.h
 struct ContactVjpScratch;
 
 using Vec4 = Eigen::Vector4d;  // quaternion as (w, x, y, z), the layout of q[3:7]
-
-struct InertiaBar {
-  double m = 0;
-  Vec3 h = Vec3::Zero();
-  Mat3 Io = Mat3::Zero();
-};
 
 // Adjoints of the kinematic quantities of a configuration: per body the parent->body rotation E
 // (bodies >= 1), the world rotation R and position p, and the body inertia.

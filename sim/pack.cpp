@@ -179,6 +179,17 @@ HeightFieldView toView(const HeightField* hf) {
       hf->ny,      hf->heights.data(), bounds,      hf->interpolant == Interpolant::Monotone};
 }
 
+void ParamGrad::addInertia(const Model& model, const std::vector<InertiaBar>& bar) {
+  for (int i = 0; i < model.nbodies(); ++i) {
+    const Inertia& I = model.bodies[i].inertia;
+    const InertiaBar& Ib = bar[i];
+    if (I.m > 0) mass[i] += (Ib.m * I.m + Ib.h.dot(I.h) + Ib.Io.cwiseProduct(I.Io).sum()) / I.m;
+    inertia[i].m += Ib.m;
+    inertia[i].h += Ib.h;
+    inertia[i].Io += Ib.Io;
+  }
+}
+
 template <class D>
 ParamGrad toParamGrad(const Model& model, const ParamBar<D>& p) {
   ParamGrad g;

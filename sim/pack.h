@@ -10,8 +10,8 @@
 #include "sim/model.h"
 #include "sim/options.h"
 #include "sim/param_bar.h"
+#include "sim/param_grad.h"
 #include "sim/step_model.h"
-#include "sim/step_vjp.h"
 #include "sim/terrain.h"
 
 namespace diffloco::sim {

@@ -46,18 +46,4 @@ RolloutAdjoint rolloutVjp(const Model& model, const SimOptions& opt, Data& data,
   return out;
 }
 
-RolloutAdjoint startRolloutAdjoint(const Model& model, int H, const std::vector<VecX>& gq,
-                                   const std::vector<VecX>& gv) {
-  RolloutAdjoint out{VecX::Zero(model.nq()), VecX::Zero(model.nv()), MatX::Zero(model.nj(), H), {}};
-  out.params.setZero(model);
-  addDirectAdjoint(out, H, gq, gv);
-  return out;
-}
-
-void addDirectAdjoint(RolloutAdjoint& out, int t, const std::vector<VecX>& gq,
-                      const std::vector<VecX>& gv) {
-  if (t < static_cast<int>(gq.size()) && gq[t].size() > 0) out.q0 += gq[t];
-  if (t < static_cast<int>(gv.size()) && gv[t].size() > 0) out.v0 += gv[t];
-}
-
 }  // namespace diffloco::sim

@@ -5,27 +5,17 @@
 
 #include <vector>
 
+#include "sim/rollout_types.h"
 #include "sim/step_vjp.h"
 
 namespace diffloco::sim {
-
-struct Rollout {
-  std::vector<VecX> q, v;               // H + 1 states
-  std::vector<std::uint64_t> modes;  // per step: Data::mode, the smooth piece the step was on
-  bool finite = true;
-};
 
 // Runs H = targets.cols() steps from (q0, v0) with joint targets targets.col(t).
 Rollout rollout(const Model& model, const SimOptions& opt, Data& data, const VecX& q0,
                 const VecX& v0, const MatX& targets);
 
-// Adjoints of (q0, v0), of every step's targets (nj x H) and of the parameters, given the
-// adjoints of the final state.
-struct RolloutAdjoint {
-  VecX q0, v0;
-  MatX targets;
-  ParamGrad params;
-};
+// Adjoints of (q0, v0), of every step's targets (nj x H) and of the parameters (RolloutAdjoint,
+// sim/rollout_types.h), given the adjoints of the final state.
 RolloutAdjoint rolloutVjp(const Model& model, const SimOptions& opt, Data& data, const Rollout& r,
                           const MatX& targets, const VecX& gqFinal, const VecX& gvFinal);
 // The same for a loss on every state of the trajectory (multi-step prediction errors): gq[t], gv[t]
@@ -35,13 +25,5 @@ RolloutAdjoint rolloutVjp(const Model& model, const SimOptions& opt, Data& data,
 RolloutAdjoint rolloutVjp(const Model& model, const SimOptions& opt, Data& data, const Rollout& r,
                           const MatX& targets, const std::vector<VecX>& gq,
                           const std::vector<VecX>& gv);
-
-// The bookkeeping every rollout VJP shares: the adjoint it starts from (zero over H steps, the
-// final state's direct adjoints gq[H], gv[H] added), and state t's direct adjoints added to the
-// adjoint flowing back (an absent or empty entry counts as zero).
-RolloutAdjoint startRolloutAdjoint(const Model& model, int H, const std::vector<VecX>& gq,
-                                   const std::vector<VecX>& gv);
-void addDirectAdjoint(RolloutAdjoint& out, int t, const std::vector<VecX>& gq,
-                      const std::vector<VecX>& gv);
 
 }  // namespace diffloco::sim

@@ -8,6 +8,20 @@
 
 namespace diffloco::sim {
 
+RolloutAdjoint startRolloutAdjoint(const Model& model, int H, const std::vector<VecX>& gq,
+                                   const std::vector<VecX>& gv) {
+  RolloutAdjoint out{VecX::Zero(model.nq()), VecX::Zero(model.nv()), MatX::Zero(model.nj(), H), {}};
+  out.params.setZero(model);
+  addDirectAdjoint(out, H, gq, gv);
+  return out;
+}
+
+void addDirectAdjoint(RolloutAdjoint& out, int t, const std::vector<VecX>& gq,
+                      const std::vector<VecX>& gv) {
+  if (t < static_cast<int>(gq.size()) && gq[t].size() > 0) out.q0 += gq[t];
+  if (t < static_cast<int>(gv.size()) && gv[t].size() > 0) out.v0 += gv[t];
+}
+
 template <class D>
 Rollout stageRollout(const Model& model, const SimOptions& opt, const VecX& q0, const VecX& v0,
                      const MatX& targets) {

@@ -9,7 +9,9 @@
 
 #include <vector>
 
-#include "sim/rollout.h"
+#include "sim/model.h"
+#include "sim/options.h"
+#include "sim/rollout_types.h"
 #include "sim/step_model.h"
 
 namespace diffloco::sim {

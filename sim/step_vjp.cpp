@@ -14,16 +14,6 @@
 
 namespace diffloco::sim {
 
-void ParamGrad::addInertia(const Model& model, const std::vector<InertiaBar>& bar) {
-  for (int i = 0; i < model.nbodies(); ++i) {
-    const Inertia& I = model.bodies[i].inertia;
-    const InertiaBar& Ib = bar[i];
-    if (I.m > 0) mass[i] += (Ib.m * I.m + Ib.h.dot(I.h) + Ib.Io.cwiseProduct(I.Io).sum()) / I.m;
-    inertia[i].m += Ib.m;
-    inertia[i].h += Ib.h;
-    inertia[i].Io += Ib.Io;
-  }
-}
 namespace {
 
 // The step's scratch in the caller's workspace, made for the model's sizes on first use.

@@ -14,6 +14,7 @@
 #include "robots/robot.h"
 #include "sim/pack.h"
 #include "sim/soft_step_vjp.h"
+#include "sim/step_vjp.h"
 #include "tests/gpu/eigen_reference.h"
 
 using namespace diffloco;
