@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <string>
 #include <system_error>
+#include <utility>
 
 namespace diffloco::testing {
 
@@ -24,13 +25,16 @@ class ScratchDir {
       path_ = base / (prefix + "_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
       std::error_code ec;
       if (fs::create_directory(path_, ec)) return;
-      if (ec && !fs::exists(path_)) throw fs::filesystem_error("cannot create a test folder", path_, ec);
+      if (ec && !fs::exists(path_))
+        throw fs::filesystem_error("cannot create a test folder", path_, ec);
     }
   }
   ~ScratchDir() {
     std::error_code ec;  // a destructor must not throw: a folder that cannot go is left
-    std::filesystem::remove_all(path_, ec);
+    if (!path_.empty()) std::filesystem::remove_all(path_, ec);
   }
+  // Moved: the new object owns the folder, the old one owns nothing.
+  ScratchDir(ScratchDir&& other) noexcept : path_(std::move(other.path_)) { other.path_.clear(); }
   ScratchDir(const ScratchDir&) = delete;
   ScratchDir& operator=(const ScratchDir&) = delete;
 
