@@ -14,8 +14,8 @@
 #include "distributed/communicator.h"
 #include "envs/locomotion_env.h"
 #include "policies/actor_critic.h"
-#include "train/checkpoint.h"
 #include "tests/support/scratch_dir.h"
+#include "train/checkpoint.h"
 #include "train/config.h"
 
 using namespace diffloco;
