@@ -1,7 +1,6 @@
 // Strict parsing of task files: the shipped tasks load; mistakes are errors that name the file,
 // the line and the key.
 #include <gtest/gtest.h>
-#include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
 #include <filesystem>
@@ -9,6 +8,7 @@
 
 #include "envs/task_config.h"
 #include "robots/robot.h"
+#include "tests/support/scratch_dir.h"
 
 using namespace diffloco::envs;
 
@@ -120,9 +120,8 @@ TEST(TaskConfig, RobotDefaultsFillWhatTheTaskLeavesOut) {
 }
 
 TEST(TaskConfig, BadRobotDefaultsNameTheRobotFileAndLine) {
-  const std::string robot = (std::filesystem::temp_directory_path() /
-                             ("diffloco_defaults_" + std::to_string(::getpid()) + ".yaml"))
-                                .string();
+  const diffloco::testing::ScratchDir dir("diffloco_defaults");
+  const std::string robot = (dir / "robot.yaml").string();
   auto errorWith = [&](const std::string& defaults) {
     std::ofstream(robot) << "urdf: x.urdf\ntask_defaults:\n" << defaults;
     YAML::Node task = YAML::Load(std::string(kMinimal));
@@ -149,7 +148,6 @@ TEST(TaskConfig, BadRobotDefaultsNameTheRobotFileAndLine) {
   EXPECT_NE(e.find(robot + ":3: sim.iterations: 0 is out of range: must be in [1, 10000]"),
             std::string::npos)
       << e;
-  std::filesystem::remove(robot);
 }
 
 TEST(TaskConfig, MinimalTaskTakesDefaults) {
@@ -206,9 +204,8 @@ TEST(TaskConfig, UnknownKeysNameFileLineAndKey) {
 TEST(TaskConfig, KeysThatAreNotNamesNameFileAndLine) {
   const std::string e = parseError(std::string(kMinimal) + "? {a: 1}\n: 2\n");
   EXPECT_NE(e.find("test.yaml:4: expected a name as key"), std::string::npos) << e;
-  const std::string fitted = (std::filesystem::temp_directory_path() /
-                              ("diffloco_fitted_" + std::to_string(::getpid()) + ".yaml"))
-                                 .string();
+  const diffloco::testing::ScratchDir dir("diffloco_fitted");
+  const std::string fitted = (dir / "fitted.yaml").string();
   const auto fittedError = [&](const std::string& text) {
     std::ofstream(fitted) << text;
     YAML::Node task = YAML::Load("actuator: {file: " + fitted + "}\n");
@@ -223,7 +220,6 @@ TEST(TaskConfig, KeysThatAreNotNamesNameFileAndLine) {
   EXPECT_NE(error.find(fitted + ":2: expected a name as key"), std::string::npos) << error;
   error = fittedError("kp: 30\nkd: 1\nkp: 31\n");  // yaml-cpp would keep one of them silently
   EXPECT_NE(error.find(fitted + ":3: 'kp' given twice"), std::string::npos) << error;
-  std::filesystem::remove(fitted);
 }
 
 TEST(TaskConfig, TermMistakesAreErrors) {

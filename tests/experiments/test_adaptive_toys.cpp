@@ -11,6 +11,7 @@
 
 #include "experiments/toys/point_mass.h"
 #include "experiments/toys/robot_drop.h"
+#include "tests/support/scratch_dir.h"
 
 using namespace diffloco;
 
@@ -48,8 +49,8 @@ TEST(PointMassToy, AdaptiveTracksTheClosedFormFixedStepsDoNot) {
   EXPECT_GT(fixed5, 0.1);
   EXPECT_GT(wrongSign, 0);
 
-  const std::string dir = (std::filesystem::temp_directory_path() / "diffloco_test_point_mass").string();
-  std::filesystem::remove_all(dir);
+  const diffloco::testing::ScratchDir scratch("diffloco_test_point_mass");
+  const std::string dir = (scratch / "out").string();
   const std::string csv = toys::writePointMassCsv(s, dir);
   std::ifstream in(csv);
   std::string header;
@@ -66,7 +67,6 @@ TEST(PointMassToy, AdaptiveTracksTheClosedFormFixedStepsDoNot) {
     EXPECT_GT(std::filesystem::file_size(png), 10000u);
     EXPECT_FALSE(std::filesystem::exists(png + ".tmp"));
   }
-  std::filesystem::remove_all(dir);
 }
 
 // A short quadruped drop: the adaptive integrator's gradient is closer to the tight reference than

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "experiments/toys/billiard.h"
+#include "tests/support/scratch_dir.h"
 
 using namespace diffloco;
 using toys::BallState;
@@ -242,8 +243,8 @@ TEST(Billiard, SweepWritesCsv) {
   EXPECT_LT(s.hitMin, 0);
   EXPECT_GT(s.hitMax, 0);
   EXPECT_NEAR(s.hitMax, std::asin(2 * o.params.radius / o.params.distance), 0.02);
-  const auto dir = std::filesystem::temp_directory_path() / "diffloco_test_billiard";
-  std::filesystem::remove_all(dir);
+  const diffloco::testing::ScratchDir scratch("diffloco_test_billiard");
+  const auto dir = scratch / "out";
   const std::string csv = toys::writeBilliardCsv(s, dir.string());
   EXPECT_FALSE(std::filesystem::exists(csv + ".tmp"));
   std::ifstream in(csv);
@@ -262,5 +263,4 @@ TEST(Billiard, SweepWritesCsv) {
   while (std::getline(d, line)) ++rows;
   EXPECT_EQ(rows, o.descentSteps + 1);
   EXPECT_TRUE(std::filesystem::exists(dir / "billiard_paths.csv"));
-  std::filesystem::remove_all(dir);
 }

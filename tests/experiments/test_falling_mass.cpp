@@ -9,6 +9,7 @@
 #include <string>
 
 #include "experiments/toys/falling_mass.h"
+#include "tests/support/scratch_dir.h"
 
 using namespace diffloco;
 
@@ -176,8 +177,8 @@ TEST(FallingMass, SweepStochasticGradientIsBiased) {
         0.5 * (s.stochasticExactVz[i] + s.stochasticExactVz[i - 1]) * (s.h0[i] - s.h0[i - 1]);
   EXPECT_NEAR(integral, r.back().vz - r.front().vz, 0.05 * kG * kT);
 
-  const auto dir = std::filesystem::temp_directory_path() / "diffloco_test_falling_mass";
-  std::filesystem::remove_all(dir);
+  const diffloco::testing::ScratchDir scratch("diffloco_test_falling_mass");
+  const auto dir = scratch / "out";
   const std::string csv = toys::writeFallingMassCsv(s, dir.string());
   EXPECT_FALSE(std::filesystem::exists(csv + ".tmp"));
   std::ifstream in(csv);
@@ -188,5 +189,4 @@ TEST(FallingMass, SweepStochasticGradientIsBiased) {
   int rows = 0;
   while (std::getline(in, line)) ++rows;
   EXPECT_EQ(rows, o.points);
-  std::filesystem::remove_all(dir);
 }

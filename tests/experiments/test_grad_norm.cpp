@@ -12,6 +12,7 @@
 #include "envs/locomotion_env.h"
 #include "experiments/grad_norm.h"
 #include "policies/actor_critic.h"
+#include "tests/support/scratch_dir.h"
 
 using namespace diffloco;
 using torch::Tensor;
@@ -62,8 +63,8 @@ TEST(GradNorm, TinySweepIsFinite) {
       EXPECT_EQ(s.samples, 4);
     }
   }
-  const auto dir = std::filesystem::temp_directory_path() / "diffloco_test_grad_norm";
-  std::filesystem::remove_all(dir);
+  const diffloco::testing::ScratchDir scratch("diffloco_test_grad_norm");
+  const auto dir = scratch / "out";
   const std::string csv = experiments::writeGradNormCsv(r, dir.string());
   std::ifstream f(csv);
   std::string header;
@@ -74,7 +75,6 @@ TEST(GradNorm, TinySweepIsFinite) {
   int rows = 0;
   for (std::string line; std::getline(f, line);) ++rows;
   EXPECT_EQ(rows, 2);
-  std::filesystem::remove_all(dir);
 }
 
 // The toy's norm of one window against (a) autograd with the actions retained as non-leaf tensors

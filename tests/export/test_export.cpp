@@ -5,7 +5,6 @@
 // torch.jit.load) compares against.
 #include <gtest/gtest.h>
 #include <torch/torch.h>
-#include <unistd.h>  // getpid: one temp folder per test process (ctest -j)
 #include <yaml-cpp/yaml.h>
 
 #include <cstdlib>
@@ -21,6 +20,7 @@
 #include "robots/robot.h"
 #include "runs/run_dir.h"
 #include "sim/actuator.h"
+#include "tests/support/scratch_dir.h"
 #include "train/config.h"
 
 namespace diffloco::deploy {
@@ -29,17 +29,10 @@ namespace {
 namespace fs = std::filesystem;
 using torch::Tensor;
 
-fs::path scratch(const std::string& name) {
-  const fs::path d =
-      fs::temp_directory_path() / ("diffloco_test_export_" + std::to_string(::getpid())) / name;
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
-}
-
 // A run folder as `diffloco train` leaves it: config.yaml and policy.pt (an actor with random
-// weights and normaliser statistics from random observations).
+// weights and normaliser statistics from random observations), in a folder removed with the run.
 struct FakeRun {
+  testing::ScratchDir scratch{"diffloco_test_export"};
   fs::path dir;
   train::TrainConfig cfg;
   policies::Actor actor{nullptr};
@@ -48,7 +41,8 @@ struct FakeRun {
 FakeRun makeRun(const std::string& name, const std::string& config,
                 const std::vector<std::string>& sets) {
   FakeRun r;
-  r.dir = scratch(name);
+  r.dir = r.scratch / name;
+  fs::create_directories(r.dir);
   r.cfg = train::loadTrainConfig(configDir() + "/" + config, sets);
   envs::EnvOptions eo;
   eo.numEnvs = 4;
@@ -289,7 +283,9 @@ TEST(Export, MetadataIsComplete) {
 }
 
 TEST(Export, FittedActuatorFileIsWhatTheRunTrainsWithAndExports) {
-  const fs::path d = scratch("fitted");
+  const testing::ScratchDir scratch("diffloco_test_export");
+  const fs::path d = scratch / "fitted";
+  fs::create_directories(d);
   const ident::ActuatorFit fit = ident::fitActuator(ident::synthesizeJointLog(ident::DriveModel{}));
   const std::string yaml = (d / "actuator.yaml").string();
   ident::writeActuatorYaml(yaml, fit);
@@ -334,7 +330,9 @@ TEST(Export, PolicyFileAloneUsesItsTaskYaml) {
 }
 
 TEST(Export, ErrorsNameWhatIsMissing) {
-  const fs::path d = scratch("errors");
+  const testing::ScratchDir scratch("diffloco_test_export");
+  const fs::path d = scratch / "errors";
+  fs::create_directories(d);
   try {
     exportPolicy(d.string(), (d / "x.pt").string());
     ADD_FAILURE();

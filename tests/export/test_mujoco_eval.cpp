@@ -3,7 +3,6 @@
 // episode; a random policy gives finite per-episode results of the right sizes.
 #include <gtest/gtest.h>
 #include <torch/torch.h>
-#include <unistd.h>  // getpid: one temp folder per test process (ctest -j)
 
 #include <cmath>
 #include <filesystem>
@@ -14,6 +13,7 @@
 #include "export/mujoco_eval.h"
 #include "io/atomic_file.h"
 #include "runs/run_dir.h"
+#include "tests/support/scratch_dir.h"
 #include "train/config.h"
 
 namespace diffloco::mj {
@@ -22,11 +22,11 @@ namespace {
 namespace fs = std::filesystem;
 
 // Exports an actor for the ANYmal velocity task (or another config); zero weights give a zero
-// action.
+// action. The files stay until the test process ends, which removes them.
 std::string exportActor(const std::string& name, bool zero,
                         const std::string& config = "velocity_anymal_shac.yaml") {
-  const fs::path d = fs::temp_directory_path() /
-                     ("diffloco_test_mujoco_eval_" + std::to_string(::getpid())) / name;
+  static const testing::ScratchDir scratch("diffloco_test_mujoco_eval");
+  const fs::path d = scratch / name;
   fs::remove_all(d);
   fs::create_directories(d);
   const train::TrainConfig cfg = train::loadTrainConfig(configDir() + "/" + config);

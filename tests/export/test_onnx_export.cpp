@@ -5,12 +5,12 @@
 // their older metadata: model.onnx, model.pt, 1000 observations and the TorchScript actions.
 #include <gtest/gtest.h>
 #include <torch/script.h>
-#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <optional>
 #include <string>
 
 #include "envs/locomotion_env.h"
@@ -18,6 +18,7 @@
 #include "io/atomic_file.h"
 #include "robots/robot.h"
 #include "runs/run_dir.h"
+#include "tests/support/scratch_dir.h"
 #include "train/config.h"
 
 namespace diffloco::deploy {
@@ -70,10 +71,12 @@ void writeCase(const fs::path& dir, const std::string& name, const std::string& 
 }
 
 TEST(OnnxExport, WritesModelsForOnnxRuntime) {
+  // DIFFLOCO_ONNX_FIXTURE names a folder that ctest deploy_onnx_runtime reads afterwards and that
+  // stays; without it the files go with a ScratchDir.
   const char* env = std::getenv("DIFFLOCO_ONNX_FIXTURE");
-  const fs::path dir =
-      env ? fs::path(env)
-          : fs::temp_directory_path() / ("diffloco_test_onnx_" + std::to_string(::getpid()));
+  std::optional<testing::ScratchDir> scratch;
+  if (!env) scratch.emplace("diffloco_test_onnx");
+  const fs::path dir = env ? fs::path(env) : scratch->path();
   fs::create_directories(dir);
   // A run folder as diffloco train leaves it (SHAC walk: LayerNorm and tanh).
   const fs::path run = dir / "walk_run";
@@ -110,7 +113,6 @@ TEST(OnnxExport, WritesModelsForOnnxRuntime) {
   const fs::path pretrained = fs::path(configDir()).parent_path() / "pretrained";
   for (const char* name : {"walk_quadruped", "velocity_anymal"})
     writeCase(dir, name, (pretrained / (std::string(name) + ".pt")).string());
-  if (!env) fs::remove_all(dir);  // a fixture only ctest deploy_onnx_runtime reads
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include "robots/robot.h"
 #include "sim/data.h"
 #include "sim/kinematics.h"
+#include "tests/support/scratch_dir.h"
 
 using namespace diffloco;
 
@@ -72,7 +73,8 @@ TEST(RecordedStates, RecoversConfigurationsVelocitiesAndTargets) {
     q0.push_back(a);
     q1.push_back(b);
   }
-  const std::string prefix = (fs::temp_directory_path() / "diffloco_recorded_states").string();
+  const diffloco::testing::ScratchDir scratch("diffloco_recorded_states");
+  const std::string prefix = (scratch / "record").string();
   writeRecord(model, prefix, q0, q1);
   const gpu::RecordedStates rec = gpu::loadRecordedStates(model, prefix, dt);
   ASSERT_EQ(rec.worlds.n, 20);

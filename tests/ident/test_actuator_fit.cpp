@@ -1,7 +1,6 @@
 // ident/actuator_fit: the fit recovers a known drive from a synthetic log (delay, Coulomb
 // friction, noise) within 5%; bad logs fail naming the file and the line.
 #include <gtest/gtest.h>
-#include <unistd.h>  // getpid: one temp folder per test process (ctest -j)
 
 #include <cmath>
 #include <filesystem>
@@ -9,16 +8,16 @@
 #include <stdexcept>
 
 #include "ident/actuator_fit.h"
+#include "tests/support/scratch_dir.h"
 
 namespace diffloco::ident {
 namespace {
 
 namespace fs = std::filesystem;
 
+// A file in a folder that the test process removes when it ends.
 std::string tmpFile(const std::string& name, const std::string& content) {
-  const fs::path dir =
-      fs::temp_directory_path() / ("diffloco_test_actuator_fit_" + std::to_string(::getpid()));
-  fs::create_directories(dir);
+  static const testing::ScratchDir dir("diffloco_test_actuator_fit");
   const std::string p = (dir / name).string();
   std::ofstream(p) << content;
   return p;

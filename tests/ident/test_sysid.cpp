@@ -15,18 +15,12 @@
 #include "ident/sysid.h"
 #include "sim/pack.h"
 #include "sim/step.h"
+#include "tests/support/scratch_dir.h"
 
 using namespace diffloco;
 using sysid::DataError;
 
 namespace {
-
-std::string tempDir(const std::string& name) {
-  const auto d = std::filesystem::temp_directory_path() / ("diffloco_test_sysid_" + name);
-  std::filesystem::remove_all(d);
-  std::filesystem::create_directories(d);
-  return d.string();
-}
 
 std::string writeFile(const std::string& dir, const std::string& name, const std::string& text) {
   const std::string p = dir + "/" + name;
@@ -86,7 +80,8 @@ TEST(Sysid, CubeModel) {
 }
 
 TEST(Sysid, CsvRoundTripAndTrajIdColumn) {
-  const std::string dir = tempDir("csv");
+  const diffloco::testing::ScratchDir scratch("diffloco_test_sysid_csv");
+  const std::string dir = scratch.string();
   sysid::System sys = sysid::cubeSystem();
   sysid::GenerateOptions g;
   g.count = 2;
@@ -124,11 +119,11 @@ TEST(Sysid, CsvRoundTripAndTrajIdColumn) {
   EXPECT_EQ(cols.size(), 1u + 19 + 18 + 12);
   EXPECT_EQ(cols[8], "q_" + robot.model.joints[0].name);
   EXPECT_EQ(cols.back(), "target_" + robot.model.joints.back().name);
-  std::filesystem::remove_all(dir);
 }
 
 TEST(Sysid, CsvErrorsNameFileLineAndColumn) {
-  const std::string dir = tempDir("errors");
+  const diffloco::testing::ScratchDir scratch("diffloco_test_sysid_errors");
+  const std::string dir = scratch.string();
   const std::string f = dir + "/bad.csv";
   std::string e = readError(dir, "t,x,y,z,qw,qx,qy,qz,vx,vy,wx,wy,wz\n0,0,0,0,1,0,0,0,0,0,0,0,0\n");
   EXPECT_NE(e.find(f + ":1: missing column(s) vz"), std::string::npos) << e;
@@ -173,7 +168,6 @@ TEST(Sysid, CsvErrorsNameFileLineAndColumn) {
               std::string::npos)
         << err.what();
   }
-  std::filesystem::remove_all(dir);
 }
 
 TEST(Sysid, ParameterNames) {
@@ -363,7 +357,8 @@ TEST(Sysid, RecoversCubeSideAndFrictionFromTosses) {
 // A loss that becomes non-finite names the recorded row (file:line) and the row its prediction
 // started from: here x = 1e200 on line 5 (finite, so the reader takes it) squares to infinity.
 TEST(Sysid, NonFiniteLossNamesTheFileAndRow) {
-  const std::string dir = tempDir("nonfinite");
+  const diffloco::testing::ScratchDir scratch("diffloco_test_sysid_nonfinite");
+  const std::string dir = scratch.string();
   std::string text = kHeader;
   for (int k = 0; k < 6; ++k) {
     char row[128];
@@ -404,13 +399,13 @@ TEST(Sysid, NonFiniteLossNamesTheFileAndRow) {
                       writeFile(dir, "ok.csv", std::string(kHeader) + kRow0 + kRow1), sys.model),
                   {"mu"}, o)
                   .nonFinite.empty());
-  std::filesystem::remove_all(dir);
 }
 
 // A bad line of a parameter file or a bad value is quoted by its first 80 characters: a line of
 // 100 000 brackets gives a message of one short line.
 TEST(Sysid, LongBadInputIsQuotedShort) {
-  const std::string dir = tempDir("long");
+  const diffloco::testing::ScratchDir scratch("diffloco_test_sysid_long");
+  const std::string dir = scratch.string();
   const std::string brackets(100000, '[');
   try {
     sysid::readParams(writeFile(dir, "truth.txt", "side 0.1\n" + brackets + "\n"));
@@ -434,5 +429,4 @@ TEST(Sysid, LongBadInputIsQuotedShort) {
   } catch (const std::invalid_argument& err) {
     EXPECT_LT(std::string(err.what()).size(), 200u);
   }
-  std::filesystem::remove_all(dir);
 }

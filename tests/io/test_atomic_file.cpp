@@ -2,7 +2,6 @@
 // touched, failures name the path and leave no temporary file.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -10,6 +9,7 @@
 #include <stdexcept>
 
 #include "io/atomic_file.h"
+#include "tests/support/scratch_dir.h"
 
 namespace fs = std::filesystem;
 using diffloco::io::writeAtomically;
@@ -18,13 +18,8 @@ using diffloco::io::writeFileAtomic;
 namespace {
 
 struct Scratch {
-  fs::path dir;
-  Scratch() {
-    dir = fs::temp_directory_path() / ("diffloco_io_" + std::to_string(::getpid()));
-    fs::remove_all(dir);
-    fs::create_directories(dir);
-  }
-  ~Scratch() { fs::remove_all(dir); }
+  diffloco::testing::ScratchDir scratch{"diffloco_io"};
+  fs::path dir = scratch.path();
   std::string path(const std::string& name) const { return (dir / name).string(); }
   int files() const {
     int n = 0;

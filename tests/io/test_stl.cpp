@@ -1,7 +1,6 @@
 // io/stl.cpp: the vertices of a binary and an ASCII STL of the same octahedron agree with the
 // ones written; files that are neither, bad vertices and empty meshes are errors naming the file.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <cmath>
 #include <cstdint>
@@ -10,6 +9,7 @@
 #include <fstream>
 
 #include "io/stl.h"
+#include "tests/support/scratch_dir.h"
 
 namespace fs = std::filesystem;
 using namespace diffloco;
@@ -27,9 +27,7 @@ std::vector<Tri> octahedron(float a) {
   return t;
 }
 
-fs::path tempFile(const std::string& name) {
-  return fs::temp_directory_path() / ("diffloco_stl_" + std::to_string(::getpid()) + name);
-}
+using diffloco::testing::ScratchDir;
 
 void writeBinary(const fs::path& p, const std::vector<Tri>& tris, int countDelta = 0) {
   std::ofstream f(p, std::ios::binary);
@@ -70,7 +68,8 @@ std::string errorOf(const fs::path& p) {
 
 TEST(Stl, BinaryAndAsciiGiveTheVerticesWritten) {
   const auto tris = octahedron(0.04f);
-  const fs::path bin = tempFile("b.stl"), txt = tempFile("a.stl");
+  const ScratchDir dir("diffloco_stl");
+  const fs::path bin = dir / "b.stl", txt = dir / "a.stl";
   writeBinary(bin, tris);
   writeAscii(txt, tris);
   const auto b = io::readStlVertices(bin.string()), a = io::readStlVertices(txt.string());
@@ -81,12 +80,11 @@ TEST(Stl, BinaryAndAsciiGiveTheVerticesWritten) {
       EXPECT_EQ(b[k][c], tris[k / 3][k % 3][c]);
       EXPECT_NEAR(a[k][c], tris[k / 3][k % 3][c], 1e-7);
     }
-  fs::remove(bin);
-  fs::remove(txt);
 }
 
 TEST(Stl, BadFilesAreErrorsNamingTheFile) {
-  const fs::path p = tempFile("bad.stl");
+  const ScratchDir dir("diffloco_stl");
+  const fs::path p = dir / "bad.stl";
   writeBinary(p, octahedron(1), 1);  // the count says one triangle more than there is
   EXPECT_NE(errorOf(p).find(p.string() + ": not an STL mesh"), std::string::npos) << errorOf(p);
   writeBinary(p, {});

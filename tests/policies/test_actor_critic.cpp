@@ -9,6 +9,7 @@
 #include <filesystem>
 
 #include "policies/actor_critic.h"
+#include "tests/support/scratch_dir.h"
 
 using namespace diffloco::policies;
 using torch::Tensor;
@@ -140,7 +141,8 @@ TEST(ActorCritic, PolicyFileRoundTrip) {
     torch::NoGradGuard g;
     actor->logStd().fill_(-0.7);
   }
-  const std::string path = (std::filesystem::temp_directory_path() / "diffloco_policy_test.pt").string();
+  const diffloco::testing::ScratchDir dir("diffloco_policy_test");
+  const std::string path = (dir / "policy.pt").string();
   savePolicy(path, actor, {{"task", "walk"}, {"joints", "a,b"}});
   EXPECT_FALSE(std::filesystem::exists(path + ".tmp"));
   LoadedPolicy p = loadPolicy(path);
@@ -171,7 +173,8 @@ TEST(ActorCritic, CopyModuleRejectsAnotherArchitecture) {
 // tensors against the architecture the file declares; errors name the file and what is wrong.
 TEST(ActorCritic, DamagedPolicyFilesAreErrorsNamingTheFile) {
   namespace fs = std::filesystem;
-  const std::string path = (fs::temp_directory_path() / "diffloco_damaged_policy.pt").string();
+  const diffloco::testing::ScratchDir dir("diffloco_damaged_policy");
+  const std::string path = (dir / "policy.pt").string();
   PolicyConfig c;
   c.actorHidden = {8};
   Actor actor(5, 2, c), other(5, 3, c);
@@ -228,7 +231,6 @@ TEST(ActorCritic, DamagedPolicyFilesAreErrorsNamingTheFile) {
   }
   write("num_actions", c10::IValue(int64_t{3}), other);
   expectError("non-finite");
-  fs::remove(path);
 }
 
 // Found by fuzz_policy_file (tests/fuzz/regressions/): an edited archive whose code names an

@@ -3,7 +3,6 @@
 // fitted centre and radius, the YAML robot init proposes with the URDF it writes, standing as
 // the sphere-footed file does. Missing and non-STL meshes are errors naming the link.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <cmath>
 #include <cstdint>
@@ -15,6 +14,7 @@
 #include "io/read_file.h"
 #include "robots/mesh_feet.h"
 #include "robots/robot_tools.h"
+#include "tests/support/scratch_dir.h"
 
 namespace fs = std::filesystem;
 using namespace diffloco;
@@ -58,7 +58,8 @@ std::string meshFooted(const std::string& mesh) {
 }
 
 struct Fixture {
-  fs::path dir = fs::temp_directory_path() / ("diffloco_mesh_feet_" + std::to_string(::getpid()));
+  diffloco::testing::ScratchDir scratch{"diffloco_mesh_feet"};
+  fs::path dir = scratch.path();
   fs::path urdf = dir / "mini_like_description" / "urdf" / "mini.urdf";
   explicit Fixture(const std::string& mesh) {
     fs::create_directories(urdf.parent_path());
@@ -69,7 +70,6 @@ struct Fixture {
                     sim::Vec3(0, 0, 0.01));
     std::ofstream(urdf) << meshFooted(mesh);
   }
-  ~Fixture() { fs::remove_all(dir); }
 };
 
 std::string errorOf(const std::string& urdf) {

@@ -1,7 +1,6 @@
 // robots/robot.h: the shipped robots load; a bad robot file is an error naming it (and, for a
 // problem of its URDF, the URDF's own file and line after it).
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -12,6 +11,7 @@
 #include "robots/robot_report.h"
 #include "sim/urdf.h"
 #include "tests/config/hostile_yaml.h"
+#include "tests/support/scratch_dir.h"
 
 namespace fs = std::filesystem;
 using diffloco::loadRobot;
@@ -19,9 +19,8 @@ using diffloco::loadRobot;
 namespace {
 
 struct Scratch {
-  fs::path dir = fs::temp_directory_path() / ("diffloco_robot_" + std::to_string(::getpid()));
-  Scratch() { fs::create_directories(dir); }
-  ~Scratch() { fs::remove_all(dir); }
+  diffloco::testing::ScratchDir scratch{"diffloco_robot"};
+  fs::path dir = scratch.path();
   std::string write(const std::string& name, const std::string& text) const {
     std::ofstream(dir / name) << text;
     return (dir / name).string();

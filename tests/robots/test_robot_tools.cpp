@@ -2,7 +2,6 @@
 // independently for the shipped robots; the shipped robots stand; a proposed YAML for a
 // vendor-style URDF loads and stands; the report names what `robot check` promises.
 #include <gtest/gtest.h>
-#include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
 #include <cmath>
@@ -10,6 +9,7 @@
 #include <fstream>
 
 #include "robots/robot_tools.h"
+#include "tests/support/scratch_dir.h"
 
 namespace fs = std::filesystem;
 using namespace diffloco;
@@ -32,8 +32,8 @@ TEST(RobotTools, ShippedRobotsStand) {
 // Gains from the command line (robot init --kp/--kd) are the proposed drive and the settle
 // simulation's; the YAML says where they came from.
 TEST(RobotTools, ProposedDriveTakesGivenGains) {
-  const fs::path dir = fs::temp_directory_path() / ("diffloco_gains_" + std::to_string(::getpid()));
-  fs::create_directories(dir);
+  const diffloco::testing::ScratchDir scratch("diffloco_gains");
+  const fs::path dir = scratch.path();
   const std::string yaml = (dir / "mini.yaml").string();
   StandOptions gains;
   gains.kp = 40, gains.kd = 1;
@@ -48,12 +48,11 @@ TEST(RobotTools, ProposedDriveTakesGivenGains) {
       proposeRobotYaml(std::string(DIFFLOCO_TEST_DATA) + "/mini_like.urdf", yaml);
   EXPECT_NE(byMass.find("kp 8 N m/rad per kg of the robot's mass, kd kp / 20"), std::string::npos)
       << byMass;
-  fs::remove_all(dir);
 }
 
 TEST(RobotTools, ProposedYamlLoadsAndStands) {
-  const fs::path dir = fs::temp_directory_path() / ("diffloco_init_" + std::to_string(::getpid()));
-  fs::create_directories(dir);
+  const diffloco::testing::ScratchDir scratch("diffloco_init");
+  const fs::path dir = scratch.path();
   const std::string yaml = (dir / "mini.yaml").string();
   std::vector<std::string> log;
   std::ofstream(yaml) << proposeRobotYaml(std::string(DIFFLOCO_TEST_DATA) + "/mini_like.urdf", yaml,
@@ -87,5 +86,4 @@ TEST(RobotTools, ProposedYamlLoadsAndStands) {
   for (const char* what :
        {"mass 8.26", "STANDS", "warning: ", "link 'imu'", "standing height", "front_left_abduct"})
     EXPECT_NE(report.find(what), std::string::npos) << what << "\n" << report;
-  fs::remove_all(dir);
 }

@@ -2,7 +2,6 @@
 // the expected warnings and notes, follows its YAML's joint order and feet, agrees with MuJoCo on
 // the mass matrix and bias forces, and stands in hard contact with PD holding its default pose.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -15,6 +14,7 @@
 #include "sim/data.h"
 #include "sim/kinematics.h"
 #include "sim/rnea.h"
+#include "tests/support/scratch_dir.h"
 #ifdef DIFFLOCO_WITH_MUJOCO
 #include "mujoco/joint_order.h"
 #include "mujoco/mujoco_model.h"
@@ -43,9 +43,8 @@ std::string errorOf(const std::string& path) {
 }
 
 struct Scratch {
-  fs::path dir = fs::temp_directory_path() / ("diffloco_vendor_" + std::to_string(::getpid()));
-  Scratch() { fs::create_directories(dir); }
-  ~Scratch() { fs::remove_all(dir); }
+  diffloco::testing::ScratchDir scratch{"diffloco_vendor"};
+  fs::path dir = scratch.path();
   // A copy of a data YAML with `edit` applied (its URDF path made absolute).
   std::string yaml(const std::string& name, const std::string& from, const std::string& to) const {
     std::ifstream in(kData + "/" + name);

@@ -9,18 +9,14 @@
 
 #include "io/atomic_file.h"
 #include "runs/run_dir.h"
+#include "tests/support/scratch_dir.h"
 
 using namespace diffloco::runs;
 namespace fs = std::filesystem;
 namespace io = diffloco::io;
 
 namespace {
-fs::path freshDir(const std::string& name) {
-  const fs::path d = fs::temp_directory_path() / name;
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
-}
+using diffloco::testing::ScratchDir;
 std::string slurp(const fs::path& p) {
   std::ifstream in(p);
   return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -28,7 +24,8 @@ std::string slurp(const fs::path& p) {
 }  // namespace
 
 TEST(RunDir, UniqueTimeStampedFolders) {
-  const fs::path parent = freshDir("diffloco_rundir_test");
+  const ScratchDir scratch("diffloco_rundir_test");
+  const fs::path parent = scratch.path();
   const std::string a = createRunDir(parent.string(), "walk");
   const std::string b = createRunDir(parent.string(), "walk");
   EXPECT_NE(a, b);
@@ -39,11 +36,11 @@ TEST(RunDir, UniqueTimeStampedFolders) {
   EXPECT_EQ(name.substr(19), "_walk");
   EXPECT_EQ(name[4], '-');
   EXPECT_EQ(name[10], '_');
-  fs::remove_all(parent);
 }
 
 TEST(RunDir, CheckpointListingIgnoresInterruptedWrites) {
-  const fs::path d = freshDir("diffloco_ckpt_test");
+  const ScratchDir scratch("diffloco_ckpt_test");
+  const fs::path d = scratch.path();
   io::writeFileAtomic((d / "model_10.pt").string(), "ten");
   io::writeFileAtomic((d / "model_9.pt").string(), "nine");
   io::writeFileAtomic((d / "model_200.pt").string(), "two hundred");
@@ -61,12 +58,12 @@ TEST(RunDir, CheckpointListingIgnoresInterruptedWrites) {
                                    [](const std::string&) { throw std::runtime_error("disk full"); }),
                std::exception);
   EXPECT_EQ(slurp(d / "model_10.pt"), "ten");
-  fs::remove_all(d);
 }
 
 // A resume removes what killed writers of earlier processes left, nothing else.
 TEST(RunDir, ResumeRemovesStaleTemporariesOnly) {
-  const fs::path d = freshDir("diffloco_stale_tmp_test");
+  const ScratchDir scratch("diffloco_stale_tmp_test");
+  const fs::path d = scratch.path();
   std::ofstream(d / "model_300.pt.1.0.tmp") << "killed while writing (pid 1)";
   std::ofstream(d / "config.yaml.99999999.3.tmp") << "killed while writing";
   const std::string ours = io::temporaryPathFor((d / "model_301.pt").string());
@@ -80,11 +77,11 @@ TEST(RunDir, ResumeRemovesStaleTemporariesOnly) {
   EXPECT_TRUE(fs::exists(ours));
   EXPECT_TRUE(fs::exists(d / "notes.tmp"));
   EXPECT_EQ(slurp(d / "model_299.pt"), "whole");
-  fs::remove_all(d);
 }
 
 TEST(RunDir, MetricsCsvResumeKeepsRowsUpToTheCheckpoint) {
-  const fs::path d = freshDir("diffloco_csv_test");
+  const ScratchDir scratch("diffloco_csv_test");
+  const fs::path d = scratch.path();
   {
     MetricsCsv csv(d.string(), {"iteration", "a", "b"});
     for (int i = 1; i <= 5; ++i) csv.row({{"iteration", i}, {"a", i * 0.5}});
@@ -109,7 +106,6 @@ TEST(RunDir, MetricsCsvResumeKeepsRowsUpToTheCheckpoint) {
     EXPECT_NE(std::string(e.what()).find("bad.csv:3: 'abc' is not a number"), std::string::npos)
         << e.what();
   }
-  fs::remove_all(d);
 }
 
 // The checkout's commit (40 hex digits, " (dirty)" with uncommitted changes to tracked files),

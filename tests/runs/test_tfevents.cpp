@@ -9,6 +9,7 @@
 #include <fstream>
 
 #include "runs/tfevents.h"
+#include "tests/support/scratch_dir.h"
 
 using namespace diffloco::runs;
 namespace fs = std::filesystem;
@@ -21,9 +22,8 @@ TEST(TfEvents, Crc32cCheckValue) {
 }
 
 TEST(TfEvents, WrittenFileReadsBack) {
-  const fs::path dir = fs::temp_directory_path() / "diffloco_tfevents_test";
-  fs::remove_all(dir);
-  fs::create_directories(dir);
+  const diffloco::testing::ScratchDir scratch("diffloco_tfevents_test");
+  const fs::path dir = scratch.path();
   std::string path;
   {
     EventWriter w(dir.string());
@@ -59,7 +59,6 @@ TEST(TfEvents, WrittenFileReadsBack) {
     io.write(&b, 1);
   }
   EXPECT_THROW(readEventFile(path), std::runtime_error);
-  fs::remove_all(dir);
 }
 
 #ifndef DIFFLOCO_TENSORBOARD_PYTHON
@@ -76,9 +75,8 @@ TEST(TfEvents, TensorBoardReadsOurFile) {
     GTEST_SKIP() << python << " has no tensorboard (bash .ci/install-deps installs it)";
 #endif
   }
-  const fs::path dir = fs::temp_directory_path() / "diffloco_tfevents_tensorboard";
-  fs::remove_all(dir);
-  fs::create_directories(dir);
+  const diffloco::testing::ScratchDir scratch("diffloco_tfevents_tensorboard");
+  const fs::path dir = scratch.path();
   EventWriter w(dir.string());
   w.scalars(7, {{"a/b", 3.0}, {"c", -0.5}});
   w.scalars(300000, {{"a/b", 1e6}});
@@ -93,5 +91,4 @@ TEST(TfEvents, TensorBoardReadsOurFile) {
       "assert got == [(7, 'a/b', 3.0), (7, 'c', -0.5), (300000, 'a/b', 1e6)], got\" '" +
       w.path() + "'";
   EXPECT_EQ(std::system(cmd.c_str()), 0);
-  fs::remove_all(dir);
 }

@@ -3,7 +3,6 @@
 // -> stand up -> policy -> damping) with its limit checks.
 #include <gtest/gtest.h>
 #include <torch/torch.h>
-#include <unistd.h>  // getpid: one temp folder per test process (ctest -j)
 
 #include <filesystem>
 
@@ -12,6 +11,7 @@
 #include "io/atomic_file.h"
 #include "runs/run_dir.h"
 #include "runtime/controller.h"
+#include "tests/support/scratch_dir.h"
 #include "train/config.h"
 
 namespace diffloco::deploy {
@@ -25,15 +25,16 @@ struct Exported {
   train::TrainConfig cfg;
 };
 
-// Exports an actor with random weights for a config (once per config and process); with
-// historySteps > 0 the task's observations end with action_history of that many steps.
+// Exports an actor with random weights for a config (once per config and process, into a folder
+// the process removes when it ends); with historySteps > 0 the task's observations end with
+// action_history of that many steps.
 const Exported& exported(const std::string& config, int historySteps = 0) {
+  static const testing::ScratchDir scratch("diffloco_test_controller");
   static std::map<std::string, Exported> cache;
   const std::string key = config + (historySteps ? "_history" + std::to_string(historySteps) : "");
   auto it = cache.find(key);
   if (it != cache.end()) return it->second;
-  const fs::path d =
-      fs::temp_directory_path() / ("diffloco_test_controller_" + std::to_string(::getpid())) / key;
+  const fs::path d = scratch / key;
   fs::remove_all(d);
   fs::create_directories(d);
   Exported e;

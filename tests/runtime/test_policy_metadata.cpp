@@ -4,7 +4,6 @@
 // an error naming the file, line, key and what was expected.
 #include <gtest/gtest.h>
 #include <torch/torch.h>
-#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -15,6 +14,7 @@
 #include "robots/robot.h"
 #include "runs/run_dir.h"
 #include "runtime/policy_metadata.h"
+#include "tests/support/scratch_dir.h"
 #include "train/config.h"
 
 namespace diffloco::deploy {
@@ -28,11 +28,10 @@ std::string readText(const fs::path& p) {
 }
 
 // Exports an untrained actor of a shipped training config (a run folder as diffloco train leaves
-// it) and returns the metadata written.
+// it, in a ScratchDir removed on return) and returns the metadata written.
 PolicyMetadata exportedMetadata(const std::string& config) {
-  const fs::path dir =
-      fs::temp_directory_path() / ("diffloco_test_metadata_" + std::to_string(::getpid())) / config;
-  fs::remove_all(dir);
+  const testing::ScratchDir scratch("diffloco_test_metadata");
+  const fs::path dir = scratch / config;
   fs::create_directories(dir);
   const train::TrainConfig cfg = train::loadTrainConfig(configDir() + "/" + config);
   envs::EnvOptions eo;

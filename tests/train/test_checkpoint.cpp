@@ -4,7 +4,6 @@
 // uninterrupted one bit for bit: test_trainer.cpp; fuzzed: tests/fuzz/fuzz_checkpoint.cpp.)
 #include <gtest/gtest.h>
 #include <torch/torch.h>
-#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -15,6 +14,7 @@
 #include "distributed/communicator.h"
 #include "envs/locomotion_env.h"
 #include "policies/actor_critic.h"
+#include "tests/support/scratch_dir.h"
 #include "train/checkpoint.h"
 #include "train/config.h"
 
@@ -47,10 +47,10 @@ struct Learner {
   }
 };
 
+// A path in a folder that the test process removes when it ends.
 std::string tempPath(const std::string& name) {
-  return (fs::temp_directory_path() /
-          ("diffloco_checkpoint_" + std::to_string(::getpid()) + "_" + name))
-      .string();
+  static const diffloco::testing::ScratchDir dir("diffloco_checkpoint");
+  return (dir / name).string();
 }
 
 // The message `load` throws ("" if none).
@@ -84,7 +84,6 @@ TEST(Checkpoint, LoadsIntoAFreshLearnerOfTheSameProblem) {
   const auto ea = a.env->stateDict(), eb = b.env->stateDict();
   ASSERT_EQ(ea.size(), eb.size());
   for (const auto& [key, value] : ea) EXPECT_TRUE(torch::equal(value, eb.at(key))) << key;
-  fs::remove(path);
 }
 
 TEST(Checkpoint, BadFilesAreErrorsNamingThem) {
@@ -113,5 +112,4 @@ TEST(Checkpoint, BadFilesAreErrorsNamingThem) {
   expectNamed(load(b, policy), policy, "not a diffloco checkpoint");
   // Written for other networks: the stored tensors do not fit.
   expectNamed(load(wider, good), good, "a damaged checkpoint");
-  for (const auto& p : {good, truncated, policy}) fs::remove(p);
 }

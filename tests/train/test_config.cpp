@@ -16,6 +16,7 @@
 #include "robots/robot.h"
 #include "tests/config/hostile_yaml.h"
 #include "tests/fuzz/fuzz_input.h"
+#include "tests/support/scratch_dir.h"
 #include "train/config.h"
 
 using namespace diffloco::train;
@@ -450,8 +451,8 @@ TEST(Config, KeysThatAreNotNamesNameTheLine) {
 // fuzz target reads it: success, or an error naming the file or the --set argument it is about.
 TEST(Config, FuzzRegressionsAreErrorsNamingTheFile) {
   namespace fs = std::filesystem;
-  const fs::path dir = fs::path(testing::TempDir()) / "diffloco_fuzz_regressions";
-  fs::create_directories(dir);
+  const diffloco::testing::ScratchDir scratch("diffloco_fuzz_regressions");
+  const fs::path dir = scratch.path();
   int inputs = 0;
   for (const auto& entry : fs::directory_iterator(DIFFLOCO_FUZZ_REGRESSIONS)) {
     const std::string name = entry.path().filename().string();
@@ -483,7 +484,8 @@ TEST(Config, FuzzRegressionsAreErrorsNamingTheFile) {
 TEST(Config, TaskThatIsAFolderIsNotFound) {
   EXPECT_CONTAINS(configError(replace(kBase, "task: walk", std::string("task: \"w\\0x\""))),
                   "cfg.yaml:4: task:");
-  const std::string dir = testing::TempDir() + "/diffloco_task_dir.yaml";
+  const diffloco::testing::ScratchDir scratch("diffloco_task_dir");
+  const std::string dir = (scratch / "task.yaml").string();
   std::filesystem::create_directories(dir);
   EXPECT_CONTAINS(configError(replace(kBase, "task: walk", "task: " + dir)), "cfg.yaml:4: task:");
 }

@@ -13,6 +13,7 @@
 #include "policies/actor_critic.h"
 #include "runs/run_dir.h"
 #include "runs/tfevents.h"
+#include "tests/support/scratch_dir.h"
 #include "train/config.h"
 #include "train/trainer.h"
 
@@ -67,12 +68,9 @@ run:
 )";
 
 struct Scratch {
-  fs::path dir;
-  explicit Scratch(const std::string& name) : dir(fs::temp_directory_path() / name) {
-    fs::remove_all(dir);
-    fs::create_directories(dir);
-  }
-  ~Scratch() { fs::remove_all(dir); }
+  diffloco::testing::ScratchDir scratch;
+  fs::path dir = scratch.path();
+  explicit Scratch(const std::string& name) : scratch(name) {}
   std::string config(const std::string& text) const {
     const fs::path p = dir / "config.yaml";
     std::ofstream(p) << text;

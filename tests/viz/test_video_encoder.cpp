@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "tests/support/scratch_dir.h"
 #include "viz/video_encoder.h"
 
 namespace diffloco::viz {
@@ -10,9 +11,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// A path in a folder that the test process removes when it ends.
 std::string tempPath(const std::string& name) {
-  const fs::path dir = fs::temp_directory_path() / "diffloco_test_video";
-  fs::create_directories(dir);
+  static const diffloco::testing::ScratchDir dir("diffloco_test_video");
   return (dir / name).string();
 }
 
