@@ -5,9 +5,12 @@
 // rigid-body stages give at a state: the mass matrix, bias forces, points, Jacobians and energy.
 #pragma once
 
+#include <cmath>
 #include <memory>
+#include <random>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include "sim/pack.h"
 #include "sim/soft_step_vjp.h"
@@ -200,6 +203,24 @@ sim::FixedSphereContact sphereContact(const sim::StepModel<D>& m, const sim::Hei
                                       const Eigen::Ref<const VecX>& q, int j, bool closest = false) {
   const Kinematics<D> k(m, q);
   return sim::sphereContact(ground, sim::sphereCentre(m, k.d, j), m.footRadius[j], closest);
+}
+
+// The grounds of the leg-sphere selection tests: 61 x 61 samples 5 cm apart from (-1.5, -1.5),
+// 12 cm stairs up to x = 0 and +-4 cm bumps drawn from `rng` beyond, as it is (the depth bound
+// from the samples) and finalized (from its cell bounds).
+inline std::pair<std::shared_ptr<sim::HeightField>, std::shared_ptr<sim::HeightField>>
+stairsThenBumps(std::mt19937& rng) {
+  auto hf = std::make_shared<sim::HeightField>();
+  hf->nx = hf->ny = 61;
+  hf->spacing = 0.05;
+  hf->originX = hf->originY = -1.5;
+  std::uniform_real_distribution<double> bump(-0.04, 0.04);
+  for (int iy = 0; iy < hf->ny; ++iy)
+    for (int ix = 0; ix < hf->nx; ++ix)
+      hf->heights.push_back(ix < 30 ? 0.12 * std::floor(ix / 6.0) : bump(rng));
+  auto finalized = std::make_shared<sim::HeightField>(*hf);
+  finalized->finalize();
+  return {hf, finalized};
 }
 
 }  // namespace diffloco::test

@@ -83,18 +83,9 @@ TEST(Contact, LegSpheresPassedOverAreThoseTheExactGeometryLeavesOut) {
   const Robot robot = loadRobot("anymal");
   const Model& m = robot.model;
   ASSERT_GT(m.nspheres(), m.nfeet());
-  auto hf = std::make_shared<HeightField>();
-  hf->nx = hf->ny = 61;
-  hf->spacing = 0.05;
-  hf->originX = hf->originY = -1.5;
   std::mt19937 rng(11);
-  std::uniform_real_distribution<double> bump(-0.04, 0.04), u(-1, 1);
-  for (int iy = 0; iy < hf->ny; ++iy)
-    for (int ix = 0; ix < hf->nx; ++ix)
-      hf->heights.push_back(ix < 30 ? 0.12 * std::floor(ix / 6.0) : bump(rng));
-  // The bound from the samples and from the finalized field's cell bounds.
-  auto finalized = std::make_shared<HeightField>(*hf);
-  finalized->finalize();
+  const auto [hf, finalized] = test::stairsThenBumps(rng);  // the samples' bound, the cells'
+  std::uniform_real_distribution<double> u(-1, 1);
   const std::shared_ptr<const HeightField> fields[] = {hf, finalized};
   const StepModel<Quadruped> fm = toStepModel<Quadruped>(m);
   const HeightFieldView exactGround = toView(hf.get());  // no cell bounds
