@@ -1,4 +1,4 @@
-"""diffloco.make_env: the rsl_rl-shaped env against the C++ env (bit for bit), its gradient
+"""diffloco.make_env: the rsl_rl-shaped env against the C++ env (to rounding), its gradient
 against central finite differences, errors that name the file, and memory over 10 000 steps."""
 import os
 import re
@@ -10,7 +10,11 @@ import torch
 import diffloco
 
 
-def test_rollout_equals_the_cpp_rollout_bit_for_bit(tmp_path):
+# To rounding, not bit for bit: built with -march=native, a stage template's out-of-line copy
+# contracts multiply-adds as its translation unit inlined it, and which copy a link keeps depends
+# on what that program pulls in (the module links the tools, the reference the env alone); the
+# two differ by 1e-12 over these 120 steps, a changed formula by far more.
+def test_rollout_equals_the_cpp_rollout(tmp_path):
     task, n, seed, steps = "velocity_rough", 4, 7, 120
     env = diffloco.make_env(task, num_envs=n, seed=seed, dtype=torch.float64)
     gen = torch.Generator().manual_seed(0)
@@ -26,8 +30,11 @@ def test_rollout_equals_the_cpp_rollout_bit_for_bit(tmp_path):
         for k in range(steps):
             obs, rew, dones, extras = env.step(actions[k])
             row = ref[k * per_step:(k + 1) * per_step]
-            assert torch.equal(obs.flatten(), row[:n * env.num_obs]), f"observations, step {k}"
-            assert torch.equal(rew, row[n * env.num_obs:n * env.num_obs + n]), f"rewards, step {k}"
+            close = dict(rtol=1e-10, atol=1e-10)
+            assert torch.allclose(obs.flatten(), row[:n * env.num_obs], **close), \
+                f"observations, step {k}"
+            assert torch.allclose(rew, row[n * env.num_obs:n * env.num_obs + n], **close), \
+                f"rewards, step {k}"
             assert torch.equal(dones.double(), row[n * env.num_obs + n:]), f"dones, step {k}"
             resets += int(dones.sum())
     assert resets > 0, "random actions should make some env fall within 120 steps"
