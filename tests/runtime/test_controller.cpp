@@ -57,7 +57,7 @@ const Exported& exported(const std::string& config, int historySteps = 0) {
   policies::savePolicy((d / "policy.pt").string(), actor);
   e.path = (d / "exported.pt").string();
   exportPolicy(d.string(), e.path);
-  return cache[config] = e;
+  return cache[key] = e;
 }
 
 std::vector<std::string> reversedJoints(const Exported& e) {
