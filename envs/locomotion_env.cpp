@@ -355,8 +355,7 @@ void LocomotionEnv::updateTerrainLevels(const std::vector<std::int64_t>& ids, bo
       const double walked = std::hypot(dx, dy);
       const double far = tc.curriculum.promote * terrain_.tileSize;
       const bool promoted = tc.curriculum.promoteThrough == "face"
-                                ? std::max(dx, dy) > far &&
-                                      std::min(dx, dy) <= std::tan(M_PI / 8) * std::max(dx, dy)
+                                ? std::max(dx, dy) > far && throughTileFace(dx, dy)
                                 : walked > far;
       const std::string& against = tc.curriculum.demoteAgainst;
       const bool alongPath = against == "commanded_path", fallsOnly = against == "fall";

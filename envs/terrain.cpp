@@ -171,6 +171,11 @@ void validateTerrainConfig(const TerrainConfig& c) {
   check(total > 0, "types", "the proportions sum to 0");
 }
 
+bool throughTileFace(double dx, double dy) {
+  const double a = std::abs(dx), b = std::abs(dy);
+  return std::min(a, b) <= std::tan(M_PI / 8) * std::max(a, b);
+}
+
 Terrain generateTerrain(const TerrainConfig& c) {
   validateTerrainConfig(c);
   const int tileN = samplesPer(c.tileSize, c.spacing);

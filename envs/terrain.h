@@ -115,6 +115,12 @@ struct Terrain {
   std::vector<int> columnsOf(const std::string& type) const;
 };
 
+// Whether a point (dx, dy) from a tile's centre lies through a face of the tile rather than near
+// a corner: its bearing within 22.5 degrees of x or y. On a pyramid the rings' convex corners let
+// the legs step up one at a time; a robot meeting a staircase meets its face. The curriculum's
+// promote_through: face and the evaluations' climbed_face both ask this.
+bool throughTileFace(double dx, double dy);
+
 // Largest grid generateTerrain builds (samples): 64 M doubles = 512 MB.
 constexpr long long kMaxTerrainSamples = 64LL << 20;
 

@@ -9,6 +9,7 @@
 #include <random>
 #include <stdexcept>
 
+#include "envs/terrain.h"
 #include "io/atomic_file.h"
 #include "mujoco/joint_order.h"
 #include "mujoco/mujoco_compat.h"
@@ -268,9 +269,8 @@ class Episodes {
       const double dx = std::abs(mj_->d->qpos[0] - spawn_[0]);
       const double dy = std::abs(mj_->d->qpos[1] - spawn_[1]);
       sums.reach = std::max({sums.reach, dx, dy});
-      // As train::evaluatePolicy: a bearing within 22.5 degrees of x or y is a face.
       if (sums.face < 0 && o_.climbDistance > 0 && sums.reach >= o_.climbDistance)
-        sums.face = std::min(dx, dy) <= std::tan(M_PI / 8) * std::max(dx, dy) ? 1 : 0;
+        sums.face = envs::throughTileFace(dx, dy) ? 1 : 0;
       for (int i = 0; i < nj_; ++i) {
         const auto& joint = model_.joints[i];
         sums.limitExcess = std::max(

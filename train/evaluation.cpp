@@ -60,7 +60,7 @@ void measureReach(const envs::LocomotionEnv& env, double climb, std::vector<doub
     const double dx = std::abs(qp[i * nq] - cx), dy = std::abs(qp[i * nq + 1] - cy);
     reach[i] = std::max({reach[i], dx, dy});
     if (face[i] < 0 && reach[i] >= climb)
-      face[i] = std::min(dx, dy) <= std::tan(M_PI / 8) * std::max(dx, dy) ? 1 : 0;
+      face[i] = envs::throughTileFace(dx, dy) ? 1 : 0;
   }
 }
 
