@@ -20,7 +20,7 @@
 #include "io/excerpt.h"
 #include "sim/pack.h"
 #include "sim/quaternion.h"
-#include "sim/rollout.h"
+#include "sim/rollout_types.h"
 #include "sim/stage_rollout.h"
 #include "sim/thread_pool.h"
 #include "sim/urdf.h"
@@ -525,56 +525,44 @@ std::vector<std::pair<std::string, double>> readParams(const std::string& path) 
 
 namespace {
 
-// The stages (sim/stage_rollout.h) of the size class a model fits, or none.
-enum class Stages { Quadruped, SingleBody, None };
+// The size class (sim/stage_rollout.h) a model fits: the robots are Quadruped, the cube
+// SingleBody. Options the stages do not have (the soft model's adaptive integrator; with vjp,
+// more sweeps or sub-steps than the VJP's tape holds, sim::notInStepVjp) and a model of neither
+// class are a std::invalid_argument naming why.
+enum class Stages { Quadruped, SingleBody };
 
-// The stages are the one path for a model that fits a size class: options they do not have (the
-// soft model's adaptive integrator; with vjp, more sweeps or sub-steps than the VJP's tape holds,
-// sim::notInStepVjp) are a std::invalid_argument naming why. None (the Eigen rollout) for a model
-// that fits no size class, or with useStages false (FitOptions::fixedPath).
-Stages stagesFor(const sim::Model& model, const sim::SimOptions& opt, bool useStages, bool vjp) {
-  if (!useStages) return Stages::None;
+Stages stagesFor(const sim::Model& model, const sim::SimOptions& opt, bool vjp) {
   auto check = [&](const std::string& why) {
     if (!why.empty()) throw std::invalid_argument("sysid: the stages' rollout: " + why);
   };
-  if (sim::notInStepModel<sim::Quadruped>(model).empty()) {
+  const std::string quadruped = sim::notInStepModel<sim::Quadruped>(model);
+  if (quadruped.empty()) {
     check(vjp ? sim::notInStepVjp<sim::Quadruped>(opt) : sim::notInStepOptions(opt));
     return Stages::Quadruped;
   }
-  if (sim::notInStepModel<sim::SingleBody>(model).empty()) {
+  const std::string singleBody = sim::notInStepModel<sim::SingleBody>(model);
+  if (singleBody.empty()) {
     check(vjp ? sim::notInStepVjp<sim::SingleBody>(opt) : sim::notInStepOptions(opt));
     return Stages::SingleBody;
   }
-  return Stages::None;
+  throw std::invalid_argument("sysid: the model fits no size class of the stages: Quadruped: " +
+                              quadruped + "; SingleBody: " + singleBody);
 }
 
-// sim::rollout on `stages` (None: sim::rollout itself).
 sim::Rollout predict(Stages stages, const sim::Model& model, const sim::SimOptions& opt,
-                     sim::Data& data, const VecX& q0, const VecX& v0, const MatX& targets) {
-  switch (stages) {
-    case Stages::Quadruped:
-      return sim::stageRollout<sim::Quadruped>(model, opt, q0, v0, targets);
-    case Stages::SingleBody:
-      return sim::stageRollout<sim::SingleBody>(model, opt, q0, v0, targets);
-    case Stages::None:
-      break;
-  }
-  return sim::rollout(model, opt, data, q0, v0, targets);
+                     const VecX& q0, const VecX& v0, const MatX& targets) {
+  if (stages == Stages::Quadruped)
+    return sim::stageRollout<sim::Quadruped>(model, opt, q0, v0, targets);
+  return sim::stageRollout<sim::SingleBody>(model, opt, q0, v0, targets);
 }
 
-// sim::rolloutVjp on `stages`, the ones r was predicted on (None: sim::rolloutVjp itself).
+// The adjoint of predict on the stages r was predicted on.
 sim::RolloutAdjoint predictVjp(Stages stages, const sim::Model& model, const sim::SimOptions& opt,
-                               sim::Data& data, const sim::Rollout& r, const MatX& targets,
+                               const sim::Rollout& r, const MatX& targets,
                                const std::vector<VecX>& gq, const std::vector<VecX>& gv) {
-  switch (stages) {
-    case Stages::Quadruped:
-      return sim::stageRolloutVjp<sim::Quadruped>(model, opt, r, targets, gq, gv);
-    case Stages::SingleBody:
-      return sim::stageRolloutVjp<sim::SingleBody>(model, opt, r, targets, gq, gv);
-    case Stages::None:
-      break;
-  }
-  return sim::rolloutVjp(model, opt, data, r, targets, gq, gv);
+  if (stages == Stages::Quadruped)
+    return sim::stageRolloutVjp<sim::Quadruped>(model, opt, r, targets, gq, gv);
+  return sim::stageRolloutVjp<sim::SingleBody>(model, opt, r, targets, gq, gv);
 }
 
 }  // namespace
@@ -593,8 +581,7 @@ std::vector<Trajectory> generate(const System& sys, const GenerateOptions& o) {
   std::uniform_real_distribution<double> U(0.0, 1.0);
   std::normal_distribution<double> N(0.0, 1.0);
   auto uni = [&](double a, double b) { return a + (b - a) * U(rng); };
-  sim::Data data(model);
-  const Stages stages = stagesFor(model, opt, true, false);
+  const Stages stages = stagesFor(model, opt, false);
   std::vector<Trajectory> out;
   for (int k = 0; k < o.count; ++k) {
     VecX q = sys.standing, v = VecX::Zero(nv);
@@ -632,7 +619,7 @@ std::vector<Trajectory> generate(const System& sys, const GenerateOptions& o) {
           targets(j, s) +=
               amp[2 * j + h] * std::sin(2 * M_PI * freq[2 * j + h] * t + phase[2 * j + h]);
     }
-    const sim::Rollout r = predict(stages, model, opt, data, q, v, targets.leftCols(steps));
+    const sim::Rollout r = predict(stages, model, opt, q, v, targets.leftCols(steps));
     for (int s = 0; s <= steps; ++s) {
       if (!r.q[s].allFinite() || !r.v[s].allFinite())
         throw std::runtime_error("generate: " + tr.source +
@@ -761,10 +748,9 @@ Evaluation evaluate(const System& sys, const std::vector<Trajectory>& data,
   const int nq = model.nq(), nv = model.nv(), nj = model.nj(), H = o.horizon;
   const bool grad = !names.empty();
 
-  const Stages stages = stagesFor(model, opt, o.fixedPath, grad);
+  const Stages stages = stagesFor(model, opt, grad);
   const int threads = std::max(1, o.threads);
   struct Acc {
-    std::unique_ptr<sim::Data> data;
     double loss = 0;
     sim::ParamGrad g;
   };
@@ -776,17 +762,14 @@ Evaluation evaluate(const System& sys, const std::vector<Trajectory>& data,
   };
   std::vector<Bad> bad(threads);
   std::vector<Acc> acc(threads);
-  for (auto& a : acc) {
-    a.data = std::make_unique<sim::Data>(model);
-    a.g.setZero(model);
-  }
+  for (auto& a : acc) a.g.setZero(model);
   auto work = [&](int i, int worker) {
     Acc& A = acc[worker];
     const Trajectory& tr = data[segs[i].traj];
     const int t0 = segs[i].start;
     MatX targets(nj, H);
     for (int j = 0; j < H; ++j) targets.col(j) = tr.targets[t0 + j];
-    const sim::Rollout r = predict(stages, model, opt, *A.data, tr.q[t0], tr.v[t0], targets);
+    const sim::Rollout r = predict(stages, model, opt, tr.q[t0], tr.v[t0], targets);
     std::vector<VecX> gq(H + 1), gv(H + 1);
     for (int j = 1; j <= H; ++j) {
       if (grad) {
@@ -799,7 +782,7 @@ Evaluation evaluate(const System& sys, const std::vector<Trajectory>& data,
       A.loss += L;
     }
     if (!grad) return;
-    const sim::RolloutAdjoint adj = predictVjp(stages, model, opt, *A.data, r, targets, gq, gv);
+    const sim::RolloutAdjoint adj = predictVjp(stages, model, opt, r, targets, gq, gv);
     if (i < bad[worker].segment)
       for (const auto& n : names)
         if (!std::isfinite(chainRule(sys, model, adj.params, n))) {

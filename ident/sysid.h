@@ -1,7 +1,8 @@
 // System identification (`diffloco sysid`): simulator parameters fitted to recorded trajectories
 // by gradient descent through multi-step predictions, with the gradient from the hand-written VJP
-// (sim::rolloutVjp). DiffMJX (papers/hard-contacts-soft-gradients.md, Sec. 5.1 and Appendix C.2)
-// fits a tossed cube's side length this way; we do the same on a free cube with corner contacts
+// (sim::stageRolloutVjp) on the size class the model fits (sim/stage_rollout.h: Quadruped for the
+// robots, SingleBody for the cube; a model of neither is an error). DiffMJX
+// (papers/hard-contacts-soft-gradients.md, Sec. 5.1 and Appendix C.2) fits a tossed cube's side length this way; we do the same on a free cube with corner contacts
 // and on the robots (masses, friction, PD gains, the soft model's penalty coefficients).
 //
 // Loss. Every recorded state s_t of a trajectory (every `stride`-th) starts a segment: the
@@ -187,12 +188,6 @@ struct FitOptions {
   double beta1 = 0.5, beta2 = 0.9, epsilon = 1e-14;
   LossWeights weights;
   int threads = 1;
-  // Predictions and their gradient on the stages (sim/stage_rollout.h, the code the GPU runs) of
-  // the size class the model fits (Quadruped: the robots; SingleBody: the cube), the only path for
-  // such a model: options the stages do not have are a std::invalid_argument (sim::notInStepVjp).
-  // A model of neither class runs on sim::rollout. false: sim::rollout always (the reference
-  // tests/ident checks the stages against).
-  bool fixedPath = true;
 };
 
 struct Evaluation {

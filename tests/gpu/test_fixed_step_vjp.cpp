@@ -1,7 +1,9 @@
-// sim/moreau_step_vjp.h and sim/soft_step_vjp.h compiled for the CPU: the VJP of the fixed-size
-// hard, smoothed and soft steps against sim::stepVjp on random worlds in and out of contact, on the
-// plane and on height fields (both interpolants, vertical and closest-point contact), and against
-// central differences of the fixed forward step itself. Needs no GPU.
+// sim/moreau_step_vjp.h and sim/soft_step_vjp.h compiled for the CPU over sets of worlds (what
+// gpu_check runs on a GPU): the VJP of the hard, smoothed and soft steps and the parameters'
+// adjoints against central differences of the forward step, on random worlds in and out of
+// contact, on the plane and on height fields (both interpolants, vertical and closest-point
+// contact); straight_through and a straight-through terrain hand the VJP the smoothed model and
+// the smoothed ground. Needs no GPU.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -14,8 +16,6 @@
 #include "robots/robot.h"
 #include "sim/pack.h"
 #include "sim/soft_step_vjp.h"
-#include "sim/step_vjp.h"
-#include "tests/gpu/eigen_reference.h"
 
 using namespace diffloco;
 using namespace diffloco::gpu;
@@ -52,15 +52,10 @@ sim::SimOptions options(const Robot& r, sim::ContactModel cm, const sim::HeightF
   return o;
 }
 
-double largest(const std::vector<double>& x) {
-  double m = 0;
-  for (double e : x) m = std::max(m, std::abs(e));
-  return m;
-}
-
 // The central-difference checks' cases: the plane, a bumpy height field, the same bumps on the
 // monotone surface with the closest-point contact, and stairs with the closest-point contact, each
-// in the hard, smoothed and soft models, from the same random worlds and output seeds.
+// in the hard, smoothed and soft models, from the same random worlds and output seeds; on the
+// plane also the smoothed model with a 1 cm cutoff (far spheres left out of the problem).
 struct FdCase {
   const char* groundName;
   sim::ContactModel model;
@@ -97,6 +92,12 @@ void forEachFdCase(const Anymal& a, int worlds, Check check) {
       o.contact.terrainContact = g.contact;
       check(FdCase{g.name, cm, sim::toStepOptions(o), sim::toView(g.field.get()), start, seeds});
     }
+    if (!g.field) {
+      sim::SimOptions o = options(a.robot, sim::ContactModel::Smoothed, nullptr);
+      o.contact.cutoff = 0.01;
+      check(FdCase{"plane, cutoff 1 cm", sim::ContactModel::Smoothed, sim::toStepOptions(o),
+                   sim::toView(nullptr), start, seeds});
+    }
   }
 }
 
@@ -118,89 +119,6 @@ double seeded(const WorldSet& seeds, int w, const double* qn, const double* vn) 
 }
 
 }  // namespace
-
-TEST(FixedStepVjp, MatchesSimStepVjpOnPlaneAndHeightField) {
-  const Anymal a;
-  const FixedModel fm = sim::toStepModel<sim::Quadruped>(a.robot.model);
-  const sim::HeightField bumps = bumpyField(0.04, 11);
-  const int n = 1000;
-  for (const sim::HeightField* ground : {static_cast<const sim::HeightField*>(nullptr), &bumps}) {
-    const WorldSet start = randomWorlds(a.qStand, ground, n, ground ? 7 : 6);
-    const WorldSet seeds = randomSeeds(n, ground ? 9 : 8);
-    const HeightFieldView view = sim::toView(ground);
-    const ContactCoverage cov = contactCoverage(fm, view, start);
-    EXPECT_GT(cov.none, n / 40);  // worlds out of contact, partly in, fully in
-    EXPECT_GT(cov.some, n / 20);
-    EXPECT_GT(cov.all, n / 20);
-    EXPECT_GT(cov.legs, n / 10);  // knees and shanks on the ground
-    for (auto cm :
-         {sim::ContactModel::Hard, sim::ContactModel::Smoothed, sim::ContactModel::Soft}) {
-      const sim::SimOptions o = options(a.robot, cm, ground);
-      WorldSet dyn, fix;
-      EXPECT_EQ(vjpEigen(a.robot.model, o, start, seeds, dyn), 0);
-      EXPECT_EQ(vjpFixed(fm, sim::toStepOptions(o), view, start, seeds, fix), 0);
-      const Difference d = compareWithTargets(fix, dyn);
-      std::printf("VJP %s, %s: max rel %.3g, max abs %.3g, largest adjoint %.3g\n",
-                  sim::toString(cm), ground ? "height field" : "plane", d.rel, d.abs,
-                  std::max({largest(dyn.q), largest(dyn.v), largest(dyn.target)}));
-      EXPECT_LE(d.rel, 1e-10) << sim::toString(cm)
-                              << (ground ? " on the height field" : " on the plane") << ": world "
-                              << d.world << ", max abs " << d.abs;
-      EXPECT_GT(largest(dyn.target), 1e-3);  // the adjoints are not trivially zero
-    }
-  }
-}
-
-// The closest-point contact and the monotone surface, on bumps and on stairs.
-TEST(FixedStepVjp, MatchesSimStepVjpWithClosestContactAndMonotoneSurface) {
-  const Anymal a;
-  const FixedModel fm = sim::toStepModel<sim::Quadruped>(a.robot.model);
-  const int n = 300;
-  for (const TerrainOption& t : terrainOptions({bumpyField(0.04, 16), stairsField(0.08, 0.3)})) {
-    const WorldSet start = randomWorlds(a.qStand, t.field.get(), n, 17);
-    const WorldSet seeds = randomSeeds(n, 18);
-    const HeightFieldView view = sim::toView(t.field.get());
-    for (auto cm :
-         {sim::ContactModel::Hard, sim::ContactModel::Smoothed, sim::ContactModel::Soft}) {
-      sim::SimOptions o = options(a.robot, cm, nullptr);
-      o.contact.terrain = t.field;
-      o.contact.terrainContact = t.contact;
-      const FixedOptions fo = sim::toStepOptions(o);
-      WorldSet dyn, fix;
-      EXPECT_EQ(vjpEigen(a.robot.model, o, start, seeds, dyn), 0);
-      EXPECT_EQ(vjpFixed(fm, fo, view, start, seeds, fix), 0);
-      const Difference d = compareWithTargets(fix, dyn);
-      std::printf("VJP %s, %s: max rel %.3g, max abs %.3g\n", sim::toString(cm), t.name.c_str(),
-                  d.rel, d.abs);
-      // The soft model's sub-steps differentiate the closest point through the inverse of its
-      // Hessian, which amplifies rounding: moving these worlds' inputs by 1e-15 (relative) moves
-      // sim::stepVjp's soft adjoints by up to 4e-11 with the closest point and 2e-12 with the
-      // vertical contact, and the two codes round differently.
-      const bool amplifies =
-          cm == sim::ContactModel::Soft && t.contact == sim::TerrainContact::Closest;
-      EXPECT_LE(d.rel, amplifies ? 1e-9 : 1e-10)
-          << sim::toString(cm) << ", " << t.name << ": world " << d.world;
-      EXPECT_GT(largest(dyn.target), 1e-3);
-    }
-  }
-}
-
-// The smoothed model with a finite cutoff: a varying contact count through the VJP.
-TEST(FixedStepVjp, SmoothedWithCutoffMatches) {
-  const Anymal a;
-  const FixedModel fm = sim::toStepModel<sim::Quadruped>(a.robot.model);
-  const int n = 300;
-  const WorldSet start = randomWorlds(a.qStand, nullptr, n, 12);
-  const WorldSet seeds = randomSeeds(n, 13);
-  sim::SimOptions o = options(a.robot, sim::ContactModel::Smoothed, nullptr);
-  o.contact.cutoff = 0.01;
-  WorldSet dyn, fix;
-  EXPECT_EQ(vjpEigen(a.robot.model, o, start, seeds, dyn), 0);
-  EXPECT_EQ(vjpFixed(fm, sim::toStepOptions(o), sim::toView(nullptr), start, seeds, fix), 0);
-  const Difference d = compareWithTargets(fix, dyn);
-  std::printf("VJP smoothed, cutoff 1 cm: max rel %.3g\n", d.rel);
-  EXPECT_LE(d.rel, 1e-10) << "world " << d.world;
-}
 
 // An independent check of the fixed VJP: the directional derivative of <seed, step(x)> by central
 // differences of fixedStep, against <VJP(seed), direction>, on a few worlds per model and ground.
@@ -243,10 +161,11 @@ TEST(FixedStepVjp, AgreesWithCentralDifferences) {
   });
 }
 
-// straight_through (its VJP is the smoothed model's at the state) and a straight-through terrain
-// (the VJP of the step on a smoothed copy of the ground): what sim::toStepOptionsBackward and
-// sim::backwardView hand the fixed VJP, against sim::stepVjp with the same options.
-TEST(FixedStepVjp, StraightThroughAndBackwardTerrainMatch) {
+// straight_through is the hard step forward and the smoothed model's VJP backward, and a
+// straight-through terrain (contact.backwardTerrain) hands the VJP the smoothed ground: what
+// sim::toStepOptionsBackward and sim::backwardView give the fixed VJP, against the VJP called
+// with the smoothed model and the smoothed ground directly.
+TEST(FixedStepVjp, StraightThroughIsTheHardStepWithTheSmoothedVjp) {
   const Anymal a;
   const FixedModel fm = sim::toStepModel<sim::Quadruped>(a.robot.model);
   const sim::HeightField bumps = bumpyField(0.04, 11);
@@ -254,52 +173,39 @@ TEST(FixedStepVjp, StraightThroughAndBackwardTerrainMatch) {
   const int n = 300;
   const WorldSet start = randomWorlds(a.qStand, &bumps, n, 31);
   const WorldSet seeds = randomSeeds(n, 32);
+  const sim::SimOptions st = options(a.robot, sim::ContactModel::StraightThrough, &bumps);
+  EXPECT_EQ(sim::toStepOptions(st).model, FixedContact::Hard);
+  EXPECT_EQ(sim::toStepOptionsBackward(st).model, FixedContact::Smoothed);
+  const HeightFieldView onBumps = sim::toView(&bumps), onSmooth = sim::toView(smooth.get());
+  WorldSet forward, hard;
+  EXPECT_EQ(stepFixed(fm, sim::toStepOptions(st), onBumps, start, forward), 0);
+  EXPECT_EQ(stepFixed(fm, sim::toStepOptions(options(a.robot, sim::ContactModel::Hard, &bumps)),
+                      onBumps, start, hard), 0);
+  EXPECT_EQ(compare(forward, hard).abs, 0);
   for (auto cm : {sim::ContactModel::StraightThrough, sim::ContactModel::Hard,
                   sim::ContactModel::Smoothed, sim::ContactModel::Soft}) {
-    WorldSet onTerrain;
-    for (bool backward : {false, true}) {
-      sim::SimOptions o = options(a.robot, cm, &bumps);
-      if (backward) o.contact.backwardTerrain = smooth;
-      WorldSet dyn, fix;
-      EXPECT_EQ(vjpEigen(a.robot.model, o, start, seeds, dyn), 0);
-      EXPECT_EQ(
-          vjpFixed(fm, sim::toStepOptionsBackward(o), sim::backwardView(o), start, seeds, fix), 0);
-      const Difference d = compareWithTargets(fix, dyn);
-      std::printf("VJP %s%s: max rel %.3g\n", sim::toString(cm),
-                  backward ? ", backward terrain" : "", d.rel);
-      EXPECT_LE(d.rel, 1e-10) << sim::toString(cm) << (backward ? ", backward terrain" : "")
-                              << ": world " << d.world;
-      if (backward)  // the smoothed ground changes the adjoints
-        EXPECT_GT(compareWithTargets(fix, onTerrain).abs, 1e-3) << sim::toString(cm);
-      else
-        onTerrain = fix;
+    sim::SimOptions o = options(a.robot, cm, &bumps);
+    const FixedOptions backward = sim::toStepOptionsBackward(o);
+    WorldSet onTerrain, direct;
+    EXPECT_EQ(vjpFixed(fm, backward, sim::backwardView(o), start, seeds, onTerrain), 0);
+    if (cm == sim::ContactModel::StraightThrough) {
+      const FixedOptions smoothed =
+          sim::toStepOptions(options(a.robot, sim::ContactModel::Smoothed, &bumps));
+      EXPECT_EQ(vjpFixed(fm, smoothed, onBumps, start, seeds, direct), 0);
+      EXPECT_EQ(compareWithTargets(onTerrain, direct).abs, 0);
     }
+    o.contact.backwardTerrain = smooth;
+    WorldSet onSmoothed, smoothDirect;
+    EXPECT_EQ(vjpFixed(fm, sim::toStepOptionsBackward(o), sim::backwardView(o), start, seeds,
+                       onSmoothed), 0);
+    EXPECT_EQ(vjpFixed(fm, backward, onSmooth, start, seeds, smoothDirect), 0);
+    EXPECT_EQ(compareWithTargets(onSmoothed, smoothDirect).abs, 0) << sim::toString(cm);
+    // the smoothed ground changes the adjoints
+    EXPECT_GT(compareWithTargets(onSmoothed, onTerrain).abs, 1e-3) << sim::toString(cm);
   }
-  // straight_through's forward is the hard step.
-  sim::SimOptions o = options(a.robot, sim::ContactModel::StraightThrough, &bumps);
-  WorldSet dyn, fix;
-  EXPECT_EQ(stepEigen(a.robot.model, o, start, dyn), 0);
-  EXPECT_EQ(stepFixed(fm, sim::toStepOptions(o), sim::toView(&bumps), start, fix), 0);
-  EXPECT_LE(compare(fix, dyn).rel, 1e-10);
-  EXPECT_EQ(sim::toStepOptions(o).model, FixedContact::Hard);
-  EXPECT_EQ(sim::toStepOptionsBackward(o).model, FixedContact::Smoothed);
 }
 
 namespace {
-
-// Every parameter adjoint of a sim::ParamGrad as one list: the scalars, each sphere's offset, each
-// body's contracted mass and its (m, h, Io).
-std::vector<double> flatten(const sim::ParamGrad& g) {
-  std::vector<double> x = {g.mu, g.kappa, g.kp, g.kd, g.softKp, g.softKd, g.softKf};
-  for (const sim::Vec3& o : g.footOffset) x.insert(x.end(), o.data(), o.data() + 3);
-  for (int i = 0; i < g.mass.size(); ++i) x.push_back(g.mass[i]);
-  for (const sim::InertiaBar& b : g.inertia) {
-    x.push_back(b.m);
-    x.insert(x.end(), b.h.data(), b.h.data() + 3);
-    x.insert(x.end(), b.Io.data(), b.Io.data() + 9);
-  }
-  return x;
-}
 
 // The fixed VJP of world w with its parameters' adjoints (the backward model's options fo).
 bool fixedParamVjp(const FixedModel& fm, const FixedOptions& fo, const HeightFieldView& view,
@@ -325,75 +231,6 @@ bool fixedParamVjp(const FixedModel& fm, const FixedOptions& fo, const HeightFie
 
 }  // namespace
 
-// The parameters' adjoints (sim/param_bar.h) against sim::stepVjp's ParamGrad, world by
-// world: friction, kappa, the PD gains, the soft coefficients, the spheres' offsets, the bodies'
-// masses and inertias, in every contact model on the plane and the height field.
-TEST(FixedStepVjp, ParameterAdjointsMatchSimStepVjp) {
-  const Anymal a;
-  const sim::Model& model = a.robot.model;
-  const FixedModel fm = sim::toStepModel<sim::Quadruped>(model);
-  const sim::HeightField bumps = bumpyField(0.04, 11);
-  const auto smooth = std::make_shared<sim::HeightField>(sim::smoothHeightField(bumps, 0.05));
-  const int n = 200;
-  for (const sim::HeightField* ground : {static_cast<const sim::HeightField*>(nullptr), &bumps}) {
-    const WorldSet start = randomWorlds(a.qStand, ground, n, ground ? 41 : 40);
-    const WorldSet seeds = randomSeeds(n, 42);
-    for (auto cm : {sim::ContactModel::Hard, sim::ContactModel::Smoothed, sim::ContactModel::Soft,
-                    sim::ContactModel::StraightThrough}) {
-      sim::SimOptions o = options(a.robot, cm, ground);
-      if (ground && cm == sim::ContactModel::StraightThrough) o.contact.backwardTerrain = smooth;
-      const FixedOptions fo = sim::toStepOptionsBackward(o);
-      const HeightFieldView view = sim::backwardView(o);
-      double worst = 0, largestSim = 0;
-      std::vector<double> largestEach;
-      int failed = 0;
-      for (int w = 0; w < n; ++w) {
-        FixedParamBar p;
-        if (!fixedParamVjp(fm, fo, view, start, seeds, w, p)) {
-          ++failed;
-          continue;
-        }
-        sim::Data data(model);
-        sim::StepAdjoint adj(model);
-        const Eigen::Map<const sim::VecX> q(&start.q[w * NQ], NQ), v(&start.v[w * NV], NV),
-            t(&start.target[w * NJ], NJ), gq(&seeds.q[w * NQ], NQ), gv(&seeds.v[w * NV], NV);
-        sim::stepVjp(model, o, data, q, v, t, gq, gv, adj);
-        const std::vector<double> fix = flatten(sim::toParamGrad(model, p)),
-                                  dyn = flatten(adj.params);
-        ASSERT_EQ(fix.size(), dyn.size());
-        largestEach.resize(dyn.size(), 0.0);
-        for (size_t k = 0; k < dyn.size(); ++k) {
-          const double rel = std::abs(fix[k] - dyn[k]) / (1 + std::abs(dyn[k]));
-          EXPECT_LE(rel, 1e-10) << sim::toString(cm) << (ground ? " height field" : " plane")
-                                << ", world " << w << ", entry " << k << ": fixed " << fix[k]
-                                << ", sim " << dyn[k];
-          worst = std::max(worst, rel);
-          largestSim = std::max(largestSim, std::abs(dyn[k]));
-          largestEach[k] = std::max(largestEach[k], std::abs(dyn[k]));
-        }
-      }
-      std::printf("parameter adjoints %s, %s: max rel %.3g, largest %.3g\n", sim::toString(cm),
-                  ground ? "height field" : "plane", worst, largestSim);
-      EXPECT_EQ(failed, 0);
-      // not trivially zero: friction, the gains, every sphere offset's body and every body's mass
-      const bool soft = cm == sim::ContactModel::Soft;
-      EXPECT_GT(largestEach[0], 1e-6) << "mu";
-      EXPECT_GT(largestEach[2], 1e-6) << "kp";
-      EXPECT_GT(largestEach[3], 1e-9) << "kd";
-      if (cm == sim::ContactModel::Smoothed || cm == sim::ContactModel::StraightThrough) {
-        EXPECT_GT(largestEach[1], 1e-9) << "kappa";
-      }
-      if (soft) {
-        EXPECT_GT(largestEach[4], 1e-9) << "soft_kp";
-      }
-      const size_t offsets = 7, masses = offsets + 3 * model.nspheres();
-      for (int i = 0; i < model.nbodies(); ++i)
-        EXPECT_GT(largestEach[masses + i], 1e-9) << "mass of body " << i;
-      EXPECT_GT(largestEach[offsets + 2], 1e-9) << "first foot's offset z";
-    }
-  }
-}
-
 // The parameters' adjoints against central differences of the fixed step itself: the derivative
 // of <seed, step> along a direction in every parameter at once (friction, kappa, the gains, the
 // soft coefficients, each sphere's offset, each body's mass, first moment and a symmetric change
@@ -407,7 +244,7 @@ TEST(FixedStepVjp, ParameterAdjointsAgreeWithCentralDifferences) {
     const FixedOptions& fo = c.options;
     std::mt19937 rng(24);
     std::uniform_real_distribution<double> u(-1, 1);
-    double worst = 0;
+    double worst = 0, largest = 0;
     for (int w = 0; w < n; ++w) {
       FixedParamBar p;
       ASSERT_TRUE(fixedParamVjp(fm, fo, c.view, c.start, c.seeds, w, p));
@@ -454,8 +291,10 @@ TEST(FixedStepVjp, ParameterAdjointsAgreeWithCentralDifferences) {
         for (int k = 0; k < 9; ++k) ad += p.inertia[i].Io.e[k] * dir.inertia[i].Io.e[k];
       }
       expectAgrees(c, w, fd, ad, worst);
+      largest = std::max(largest, std::abs(ad));
     }
-    std::printf("parameter FD check %s, %s: %d worlds, max rel %.3g\n", sim::toString(c.model),
-                c.groundName, n, worst);
+    std::printf("parameter FD check %s, %s: %d worlds, max rel %.3g, largest %.3g\n",
+                sim::toString(c.model), c.groundName, n, worst, largest);
+    EXPECT_GT(largest, 1e-3) << "not trivially zero";
   });
 }

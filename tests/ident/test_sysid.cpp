@@ -14,7 +14,7 @@
 
 #include "ident/sysid.h"
 #include "sim/pack.h"
-#include "sim/step.h"
+#include "sim/stage_step.h"
 #include "tests/support/scratch_dir.h"
 
 using namespace diffloco;
@@ -68,11 +68,11 @@ TEST(Sysid, CubeModel) {
   sim::SimOptions opt;
   opt.dt = 0.005;
   opt.contact.model = sim::ContactModel::Hard;
-  sim::Data d(model);
+  sim::StageStepper stepper(model, opt);
   sim::VecX q = sim::neutralConfiguration(model), v = sim::VecX::Zero(6), qn(7), vn(6);
   q[2] = s / 2 + 1e-3;
   for (int i = 0; i < 200; ++i) {
-    sim::step(model, opt, d, q, v, sim::VecX::Zero(0), qn, vn);
+    ASSERT_TRUE(stepper.step(q, v, sim::VecX::Zero(0), qn, vn));
     q = qn, v = vn;
   }
   EXPECT_NEAR(q[2], s / 2, 1e-3);
@@ -242,74 +242,22 @@ TEST(Sysid, LossGradientMatchesFiniteDifferences) {
   }
 }
 
-namespace {
-
-// The stages' predictions and gradient (sim/stage_rollout.h, the default where a model fits a size
-// class) against sim::rollout's: the same loss and gradient of `names` (plus kappa in the smoothed
-// model, the soft coefficients in the soft one), in every contact model.
-void expectStagesMatchTheDynamicStep(sysid::System sys, const std::vector<sysid::Trajectory>& data,
-                                     const std::vector<std::string>& common) {
-  sysid::FitOptions o;
-  o.horizon = 5;
-  o.stride = 4;
-  for (auto cm : {sim::ContactModel::Hard, sim::ContactModel::Smoothed, sim::ContactModel::Soft,
-                  sim::ContactModel::StraightThrough}) {
-    sys.opt.contact.model = cm;
-    sys.opt.contact.softSubsteps = 5;
-    std::vector<std::string> names = common;
-    if (cm == sim::ContactModel::Smoothed) names.push_back("kappa");
-    if (cm == sim::ContactModel::Soft) names.insert(names.end(), {"soft_kp", "soft_kd", "soft_kf"});
-    o.fixedPath = true;
-    const auto fixed = sysid::evaluate(sys, data, names, o);
-    o.fixedPath = false;
-    const auto dynamic = sysid::evaluate(sys, data, names, o);
-    EXPECT_GT(dynamic.loss, 0) << sim::toString(cm);
-    EXPECT_NEAR(fixed.loss, dynamic.loss, 1e-10 * dynamic.loss) << sim::toString(cm);
-    // The two are different code: their round-off differs somewhere, which a flag that left both
-    // on sim::rollout would not show.
-    bool differs = fixed.loss != dynamic.loss;
-    for (size_t i = 0; i < names.size(); ++i) differs = differs || fixed.grad[i] != dynamic.grad[i];
-    EXPECT_TRUE(differs) << sim::toString(cm) << ": the stages were not taken";
-    for (size_t i = 0; i < names.size(); ++i) {
-      std::printf("%-8s %-16s %-10s stages %+.10e  dynamic %+.10e\n", sys.name.c_str(),
-                  sim::toString(cm), names[i].c_str(), fixed.grad[i], dynamic.grad[i]);
-      EXPECT_NEAR(fixed.grad[i], dynamic.grad[i], 1e-8 * std::abs(dynamic.grad[i]) + 1e-300)
-          << sim::toString(cm) << " " << names[i];
-      EXPECT_NE(dynamic.grad[i], 0) << sim::toString(cm) << " " << names[i];
-    }
-  }
-}
-
-}  // namespace
-
-// ANYmal on the Quadruped stages.
-TEST(Sysid, FixedPathMatchesTheDynamicOne) {
-  sysid::System sys = sysid::robotSystem(loadRobot("anymal"));
-  ASSERT_EQ(sim::notInStepModel<sim::Quadruped>(sys.model), "");
+// A model of neither size class (here ANYmal with a foot less) is an error naming why, not a
+// slower second simulator.
+TEST(Sysid, AModelOfNoSizeClassIsAnError) {
+  Robot robot = loadRobot("anymal");
+  robot.model.feet.pop_back();
+  const sysid::System sys = sysid::robotSystem(robot);
   sysid::GenerateOptions g;
   g.count = 1;
-  g.duration = 0.3;
-  const auto data = sysid::generate(sys, g);
-  sys.set("kp", 60);
-  sys.set("kd", 1.0);
-  expectStagesMatchTheDynamicStep(
-      sys, data,
-      {"kp", "kd", "mu", "mass:" + sys.model.bodies[0].name, "mass:" + sys.model.bodies[3].name});
-}
-
-// The cube on the SingleBody stages, its side (corner offsets and inertia) among the parameters.
-// Not its mass: under impulses the motion of a free body does not depend on it (ident/sysid.h).
-TEST(Sysid, CubeStagesMatchTheDynamicStep) {
-  sysid::System sys = sysid::cubeSystem();
-  ASSERT_EQ(sim::notInStepModel<sim::SingleBody>(sys.model), "");
-  sysid::GenerateOptions g;
-  g.count = 2;
-  g.duration = 0.4;
-  g.seed = 5;
-  const auto data = sysid::generate(sys, g);
-  sys.set("side", 0.11);
-  sys.set("mu", 0.4);
-  expectStagesMatchTheDynamicStep(sys, data, {"side", "mu"});
+  g.duration = 0.05;
+  try {
+    sysid::generate(sys, g);
+    FAIL() << "generate accepted a model of no size class";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("fits no size class"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("Quadruped"), std::string::npos) << e.what();
+  }
 }
 
 // The orientation residual does not see the quaternion's sign.

@@ -2,8 +2,7 @@
 // identification's cube (8 corner spheres) and a ball (one sphere), tumbling down onto the plane
 // and onto a bumpy slope (vertical and closest-point contact), in the hard, smoothed and soft
 // models. Along each of the stages' drops: their VJP (called as gpu::BatchSim calls it) against
-// central differences of their own forward step; and, as a cross-check of the two
-// implementations, their step and VJP against sim::step and sim::stepVjp from the same states.
+// central differences of their own forward step.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -18,8 +17,6 @@
 #include "ident/sysid.h"
 #include "sim/pack.h"
 #include "sim/soft_step_vjp.h"
-#include "sim/step.h"
-#include "sim/step_vjp.h"
 #include "sim/terrain.h"
 #include "tests/sim/stages.h"
 
@@ -118,13 +115,6 @@ Trajectory drop(const sim::Model& model, const sim::SimOptions& o) {
   return t;
 }
 
-// Largest |a - b| / (1 + |b|) over n entries (b: the reference), as gpu::compare measures.
-double relGap(const double* a, const double* b, int n) {
-  double worst = 0;
-  for (int k = 0; k < n; ++k) worst = std::max(worst, std::abs(a[k] - b[k]) / (1 + std::abs(b[k])));
-  return worst;
-}
-
 // Spheres touching the ground (depth >= 0) at configuration q, through the stages' own geometry.
 int spheresTouching(const BodyModel& m, sim::FixedOptions o, const sim::HeightFieldView& view,
                     const double* q) {
@@ -190,32 +180,6 @@ TEST(SingleBodyStep, TumblingDropsFallThenTouch) {
         // approach, so a contact lasts a few steps between flights).
         EXPECT_LT(touching, kSteps) << describe(b, g, cm);
         EXPECT_GE(touching, 10) << describe(b, g, cm);
-      }
-  }
-}
-
-// The cross-check of the two implementations: each step of sim::step starts from the stages'
-// state, so that the comparison measures one step's rounding along the whole drop (two
-// free-running copies would part where a contact switches on a rounding difference).
-TEST(SingleBodyStep, MatchesSimStepAlongTumblingDrops) {
-  for (const Body& b : bodies()) {
-    for (const Ground& g : grounds())
-      for (auto cm :
-           {sim::ContactModel::Hard, sim::ContactModel::Smoothed, sim::ContactModel::Soft}) {
-        const sim::SimOptions o = options(cm, g);
-        const Trajectory ref = drop(b.model, o);
-        sim::Data data(b.model);
-        sim::VecX qn(NQ), vn(NV);
-        double worst = 0;
-        for (int k = 0; k < kSteps; ++k) {
-          ASSERT_TRUE(
-              sim::step(b.model, o, data, ref.q[k], ref.v[k], sim::VecX::Zero(0), qn, vn))
-              << describe(b, g, cm) << ", step " << k;
-          worst = std::max({worst, relGap(ref.q[k + 1].data(), qn.data(), NQ),
-                            relGap(ref.v[k + 1].data(), vn.data(), NV)});
-        }
-        std::printf("%s: max rel %.3g\n", describe(b, g, cm).c_str(), worst);
-        EXPECT_LE(worst, 1e-10) << describe(b, g, cm);
       }
   }
 }
@@ -313,27 +277,6 @@ VjpChecks checkVjpAlongDrop(const BodyModel& m, const sim::SimOptions& o, const 
   return r;
 }
 
-// At every 8th state of the drop, the largest gap of the stages' VJP to sim::stepVjp's.
-double simVjpGapAlongDrop(const Body& b, const BodyModel& m, const sim::SimOptions& o,
-                          const Trajectory& ref) {
-  const sim::FixedOptions fo = sim::toStepOptionsBackward(o);
-  const sim::HeightFieldView view = sim::backwardView(o);
-  std::mt19937 rng(5);
-  sim::Data data(b.model);
-  double worst = 0;
-  for (int k = 0; k < kSteps; k += 8) {
-    const Seeds seeds = randomSeeds(rng);
-    sim::StateAdjoint<D> adj;
-    EXPECT_TRUE(stageVjp(m, fo, view, ref.q[k].data(), ref.v[k].data(), seeds.q, seeds.v, adj))
-        << "state " << k;
-    sim::StepAdjoint simAdj(b.model);
-    const Eigen::Map<const sim::VecX> gq(seeds.q, NQ), gv(seeds.v, NV);
-    sim::stepVjp(b.model, o, data, ref.q[k], ref.v[k], sim::VecX::Zero(0), gq, gv, simAdj);
-    worst = std::max({worst, relGap(adj.q, simAdj.q.data(), NQ), relGap(adj.v, simAdj.v.data(), NV)});
-  }
-  return worst;
-}
-
 }  // namespace
 
 TEST(SingleBodyStepVjp, MatchesCentralDifferences) {
@@ -349,26 +292,6 @@ TEST(SingleBodyStepVjp, MatchesCentralDifferences) {
                     describe(b, g, cm).c_str(), r.worstFd, r.fdCompared, r.fdStraddling);
         EXPECT_LE(r.fdStraddling, 3);
         EXPECT_GT(r.largestAdjoint, 1e-3);  // not trivially zero
-      }
-  }
-}
-
-// The cross-check of the two implementations' VJPs at the stages' states.
-TEST(SingleBodyStepVjp, MatchesSimStepVjp) {
-  for (const Body& b : bodies()) {
-    const BodyModel m = sim::toStepModel<D>(b.model);
-    for (const Ground& g : grounds())
-      for (auto cm :
-           {sim::ContactModel::Hard, sim::ContactModel::Smoothed, sim::ContactModel::Soft}) {
-        SCOPED_TRACE(describe(b, g, cm));
-        const sim::SimOptions o = options(cm, g);
-        const double worst = simVjpGapAlongDrop(b, m, o, drop(b.model, o));
-        std::printf("VJP %s: sim::stepVjp max rel %.3g\n", describe(b, g, cm).c_str(), worst);
-        // The soft model's sub-steps differentiate the closest point through the inverse of its
-        // Hessian, which amplifies rounding (as for the quadruped, tests/gpu).
-        const bool amplifies =
-            cm == sim::ContactModel::Soft && g.contact == sim::TerrainContact::Closest;
-        EXPECT_LE(worst, amplifies ? 1e-9 : 1e-10);
       }
   }
 }

@@ -14,6 +14,7 @@
 #   spawn point with joints + U(-0.1, 0.1) rad), so that only the engine differs.
 #   OURS_SET (environment): more task overrides for our simulator, e.g.
 #   "sim.terrain_contact=closest" (each word one `--set`).
+#   OURS_CONTACT (environment, default hard): our simulator's contact model, e.g. soft.
 #   OURS_TASK (environment): ours evaluates on this task (name or .yaml) instead of the policy's,
 #   e.g. velocity_rough: a policy of another layout on legged_gym's (MuJoCo keeps the file's).
 #   COMMAND (environment): "VX VY WZ", every episode of both engines holds this command (e.g.
@@ -51,7 +52,7 @@ for t in $types; do
     at=()
     if [ "$level" != -1 ]; then printf '"level": %s, ' "$level"; at=(--level "$level"); fi
     printf '"result": '
-    "$bin" eval "$policy" --contact hard --terrain "$t" ${at[@]+"${at[@]}"} --episodes "$episodes" \
+    "$bin" eval "$policy" --contact "${OURS_CONTACT:-hard}" --terrain "$t" ${at[@]+"${at[@]}"} --episodes "$episodes" \
       --envs "${ENVS:-250}" --seed 1 --threads "${THREADS:-2}" \
       ${protocol[@]+"${protocol[@]}"} ${command[@]+"${command[@]}"} --json | tr -d '\n'
     printf '}\n'
