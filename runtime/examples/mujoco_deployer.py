@@ -135,6 +135,9 @@ def build_model(meta, args):
         geom.contype, geom.conaffinity, geom.condim = 1, 0, 3
         geom.friction = [mu, 0.005, 0.0001]
     add_ground(spec, args, mu)
+    if args.solref:
+        for geom in spec.geoms:
+            geom.solref = args.solref
     opt = spec.option
     opt.gravity = robot["gravity"]
     opt.timestep = args.dt or meta["timing"]["sim_dt"]
@@ -143,6 +146,7 @@ def build_model(meta, args):
     opt.solver = SOLVERS[args.solver]
     opt.iterations = args.iterations
     opt.noslip_iterations = args.noslip
+    opt.impratio = args.impratio
     return spec.compile()
 
 
@@ -262,7 +266,7 @@ def engine_options(m):
             "solver": mujoco.mjtSolver(o.solver).name[len("mjSOL_"):].lower(),
             "iterations": int(o.iterations), "ls_iterations": int(o.ls_iterations),
             "tolerance": o.tolerance, "noslip_iterations": int(o.noslip_iterations),
-            "impratio": o.impratio}
+            "impratio": o.impratio, "solref": [float(x) for x in m.geom_solref[0]]}
 
 
 def pd_torque(meta, target, q, qd):
@@ -508,6 +512,12 @@ def parse_args(argv=None):
     p.add_argument("--noslip", type=int,
                    help="noslip iterations (default: the file's evaluation.mujoco_noslip_iterations"
                         ", else 0)")
+    p.add_argument("--impratio", type=float, default=1.0,
+                   help="elliptic cone: frictional-to-normal constraint impedance (default 1, "
+                        "MuJoCo's)")
+    p.add_argument("--solref", type=float, nargs=2, metavar=("TIMECONST", "DAMPRATIO"),
+                   help="every contact's solref (default MuJoCo's 0.02 1; the time constant is "
+                        "kept >= 2 timesteps)")
     g = p.add_argument_group("ground and conditions")
     g.add_argument("--ground", choices=["plane", "bumps", "step", "stairs", "pyramid"],
                    default="plane",

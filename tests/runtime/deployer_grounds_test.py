@@ -8,7 +8,8 @@ on the shipped rough-terrain policy's ONNX file.
   amplitude and not flat; the robot spawns on the highest ground under its footprint.
 - --latency k: the joints' target is the default pose for the first k decisions and then the
   decision of k control steps before.
-- MuJoCo options not given are the file's recommendation (evaluation.mujoco_*).
+- MuJoCo options not given are the file's recommendation (evaluation.mujoco_*); --solref and
+  --impratio reach every contact.
 usage: deployer_grounds_test.py REPO   (a Python with mujoco, onnx, onnxruntime, numpy)
 """
 import os
@@ -54,6 +55,12 @@ assert (args.cone, args.noslip, args.integrator, args.solver, args.iterations) =
 assert m.opt.cone == mujoco.mjtCone.mjCONE_ELLIPTIC and m.opt.noslip_iterations == 10
 args, m, d = model("--cone", "pyramidal", "--noslip", "0")
 assert m.opt.cone == mujoco.mjtCone.mjCONE_PYRAMIDAL and m.opt.noslip_iterations == 0
+# MuJoCo's contact defaults unless --solref and --impratio say otherwise, on every geom (robot
+# and ground alike, so that a pair's mixed solref is the one given).
+assert m.opt.impratio == 1.0 and np.allclose(m.geom_solref, [0.02, 1.0])
+args, m, d = model("--solref", "0.004", "0.8", "--impratio", "10", "--ground", "stairs")
+assert m.opt.impratio == 10.0 and np.allclose(m.geom_solref, [0.004, 0.8]), m.geom_solref
+assert dp.engine_options(m)["solref"] == [0.004, 0.8]
 
 # The plane and a single step 1 m ahead, up and down.
 args, m, d = model()
