@@ -121,12 +121,11 @@ Scenario makeScenario(const Robot& robot, const sim::SimOptions& opt, const Grad
   return {std::move(q0), std::move(v0), std::move(targets), std::move(wq), std::move(wv)};
 }
 
-// One step of the stages' forward (sim::fixedStep's code: sim::hardOrSmoothedStep, or the soft
-// model's sim::softSubstep at fixed sub-steps) with a fingerprint of the piecewise branches it took:
-// each joint's actuator regime (free, clipped below or above), the spheres in the contact problem
-// and each Gauss-Seidel update's branch (stick, separate, slide inside the cone, slide onto it),
-// and per sub-step the soft model's penalty regime at each contact. Two steps with the same
-// fingerprint are on the same smooth piece.
+// One step of the stages' forward (sim::fixedStep, observed) with a fingerprint of the piecewise
+// branches it took: each joint's actuator regime (free, clipped below or above), the spheres in
+// the contact problem and each Gauss-Seidel update's branch (stick, separate, slide inside the
+// cone, slide onto it), and per sub-step the soft model's penalty regime at each contact. Two
+// steps with the same fingerprint are on the same smooth piece.
 template <class D>
 class FingerprintedStep {
  public:
@@ -143,28 +142,23 @@ class FingerprintedStep {
   std::uint64_t operator()(const double* q, const double* v, const double* target, double* qn,
                            double* vn) {
     mode_ = 0;
+    target_ = target;
     Scratch& w = *w_;
-    if (o_.model == sim::FixedContact::Soft) {
-      const int n = o_.softSubsteps > 1 ? o_.softSubsteps : 1;
-      const double h = o_.dt / n;
-      double vPrev[D::NV];
-      for (int k = 0; k < D::NQ; ++k) qn[k] = q[k];
-      for (int k = 0; k < D::NV; ++k) vn[k] = v[k];
-      for (int s = 0; s < n; ++s) {
-        for (int k = 0; k < D::NV; ++k) vPrev[k] = vn[k];
-        mixActuators(qn, vPrev, target);
-        sim::softSubstep<D>(*m_, o_, ground_, h, qn, vPrev, target, qn, vn, w.d, w.fc, w.u,
-                            nullptr);
-        mixPenaltyRegimes(vPrev);
-      }
-    } else {
-      mixActuators(q, v, target);
-      sim::hardOrSmoothedStep<D>(*m_, o_, ground_, q, v, target, qn, vn, w.d, w.fc, w.u, nullptr,
-                                 &w.gs);
-      for (int a = 0; a < w.fc.nc; ++a) mix(16 + w.fc.active[a]);
-      mixSolverBranches();
-    }
+    sim::fixedStep<D>(*m_, o_, ground_, q, v, target, qn, vn, w.d, w.fc, &w.gs, *this);
     return mode_;
+  }
+
+  // sim::fixedStep's observer: each (sub-)step's actuator regimes from the state it starts from,
+  // then the soft model's penalty regimes at its contacts, or the hard and smoothed step's
+  // spheres in the problem and solver branches.
+  void beforeSubstep(const double* q, const double* v) { mixActuators(q, v, target_); }
+  void afterSubstep(const sim::Contacts<D>& fc, const sim::GsTape<D>*, const double* v, double) {
+    if (o_.model == sim::FixedContact::Soft) {
+      mixPenaltyRegimes(v);
+      return;
+    }
+    for (int a = 0; a < fc.nc; ++a) mix(16 + fc.active[a]);
+    mixSolverBranches();
   }
 
   // The spheres in the last (sub-)step's contact problem; the soft model's pressed in.
@@ -180,7 +174,6 @@ class FingerprintedStep {
     sim::StepData<D> d;
     sim::Contacts<D> fc;
     sim::GsTape<D> gs;
-    double u[D::NV];
   };
 
   void mix(std::uint64_t value) { mode_ = (mode_ ^ value) * 0x100000001b3ull; }
@@ -244,6 +237,7 @@ class FingerprintedStep {
   sim::FixedOptions o_;
   sim::HeightFieldView ground_;  // of the options' terrain, which the caller keeps
   std::unique_ptr<Scratch> w_ = std::make_unique<Scratch>();
+  const double* target_ = nullptr;  // the step's, for the actuator regimes
   std::uint64_t mode_ = 0;
 };
 

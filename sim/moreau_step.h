@@ -129,14 +129,25 @@ DL_HD void softSubstep(const StepModel<D>& m, const FixedOptions& o, const Heigh
   integrate<D>(q, work, qOut);
 }
 
+// What a step reports as it goes, for callers that read more than the new state (StageStepper:
+// each sphere's impulse; gradcheck: the branches taken). Each (sub-)step of length h calls
+// beforeSubstep with the state it starts from, then afterSubstep with its contact problem (and,
+// for the hard and smoothed step, the solver's tape when the caller passed one). The default
+// observes nothing and compiles away.
+struct NoStepObserver {
+  DL_HD void beforeSubstep(const double* q, const double* v) {}
+  template <class D>
+  DL_HD void afterSubstep(const Contacts<D>& fc, const GsTape<D>* gs, const double* v, double h) {}
+};
+
 // Advances (q, v) by o.dt with joint targets qTarget into (qNext, vNext), which must not alias
-// q and v. Returns false when the new state is not finite.
-template <class D>
+// q and v, in the caller's d and fc (gs, if given, records the Gauss-Seidel sweeps of the hard
+// and smoothed step). Returns false when the new state is not finite.
+template <class D, class Observer>
 DL_HD bool fixedStep(const StepModel<D>& m, const FixedOptions& o, const HeightFieldView& hf,
                      const double* q, const double* v, const double* qTarget, double* qNext,
-                     double* vNext) {
-  StepData<D> d;
-  Contacts<D> fc;
+                     double* vNext, StepData<D>& d, Contacts<D>& fc, GsTape<D>* gs,
+                     Observer& observer) {
   double u[D::NV];
   if (o.model == FixedContact::Soft) {
     const int n = o.softSubsteps > 1 ? o.softSubsteps : 1;
@@ -146,12 +157,27 @@ DL_HD bool fixedStep(const StepModel<D>& m, const FixedOptions& o, const HeightF
     for (int k = 0; k < D::NV; ++k) vNext[k] = v[k];
     for (int s = 0; s < n; ++s) {
       for (int k = 0; k < D::NV; ++k) vPrev[k] = vNext[k];
+      observer.beforeSubstep(qNext, vPrev);
       softSubstep<D>(m, o, hf, h, qNext, vPrev, qTarget, qNext, vNext, d, fc, u, nullptr);
+      observer.afterSubstep(fc, static_cast<const GsTape<D>*>(nullptr), vPrev, h);
     }
   } else {
-    hardOrSmoothedStep<D>(m, o, hf, q, v, qTarget, qNext, vNext, d, fc, u, nullptr, nullptr);
+    observer.beforeSubstep(q, v);
+    hardOrSmoothedStep<D>(m, o, hf, q, v, qTarget, qNext, vNext, d, fc, u, nullptr, gs);
+    observer.afterSubstep(fc, static_cast<const GsTape<D>*>(gs), v, o.dt);
   }
   return allFinite(qNext, D::NQ) && allFinite(vNext, D::NV);
+}
+
+// The same with its own scratch, observing nothing.
+template <class D>
+DL_HD bool fixedStep(const StepModel<D>& m, const FixedOptions& o, const HeightFieldView& hf,
+                     const double* q, const double* v, const double* qTarget, double* qNext,
+                     double* vNext) {
+  StepData<D> d;
+  Contacts<D> fc;
+  NoStepObserver none;
+  return fixedStep<D>(m, o, hf, q, v, qTarget, qNext, vNext, d, fc, nullptr, none);
 }
 
 }  // namespace diffloco::sim

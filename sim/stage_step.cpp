@@ -28,46 +28,43 @@ class Sized final : public StageStepper::Impl {
         d_(std::make_unique<StepData<D>>()),
         fc_(std::make_unique<Contacts<D>>()) {}
 
-  // fixedStep's calls, reading the contact problem each (sub-)step leaves in fc_.
   bool step(const double* q, const double* v, const double* qTarget, double* qNext, double* vNext,
             double* impulse) override {
     for (int k = 0; k < 3 * m_.nspheres; ++k) impulse[k] = 0;
-    double u[D::NV];
-    if (o_.model == FixedContact::Soft) {
-      const int n = o_.softSubsteps > 1 ? o_.softSubsteps : 1;
-      const double h = o_.dt / n;
-      double vPrev[D::NV];
-      for (int k = 0; k < D::NQ; ++k) qNext[k] = q[k];
-      for (int k = 0; k < D::NV; ++k) vNext[k] = v[k];
-      for (int s = 0; s < n; ++s) {
-        for (int k = 0; k < D::NV; ++k) vPrev[k] = vNext[k];
-        softSubstep<D>(m_, o_, ground_, h, qNext, vPrev, qTarget, qNext, vNext, *d_, *fc_, u,
-                       nullptr);
-        // The penalty forces the sub-step applied (softContactForce): at its contacts, from the
-        // velocity it started with.
-        for (int a = 0; a < fc_->nc; ++a) {
-          const double depth = fc_->contact[a].depth;
-          if (depth < 0) continue;
-          V3 vc;
-          for (int r = 0; r < 3; ++r) {
-            double c = 0;
-            for (int k = 0; k < D::NV; ++k) c += fc_->Jc[3 * a + r][k] * vPrev[k];
-            vc[r] = c;
-          }
-          const V3 f = softForce(o_, depth, vc);
-          for (int r = 0; r < 3; ++r) impulse[3 * fc_->active[a] + r] += h * f[r];
-        }
-      }
-    } else {
-      hardOrSmoothedStep<D>(m_, o_, ground_, q, v, qTarget, qNext, vNext, *d_, *fc_, u, nullptr,
-                            nullptr);
-      for (int a = 0; a < fc_->nc; ++a)
-        for (int r = 0; r < 3; ++r) impulse[3 * fc_->active[a] + r] = fc_->impulse[3 * a + r];
-    }
-    return allFinite(qNext, D::NQ) && allFinite(vNext, D::NV);
+    ImpulseObserver observer{o_, impulse};
+    return fixedStep<D>(m_, o_, ground_, q, v, qTarget, qNext, vNext, *d_, *fc_, nullptr,
+                        observer);
   }
 
  private:
+  // Each sphere's contact impulse: the hard and smoothed step's from the solver; the soft
+  // model's, the penalty forces each sub-step applied (softContactForce: at its contacts, from
+  // the velocity it started with) times its length.
+  struct ImpulseObserver {
+    const FixedOptions& o;
+    double* impulse;
+    void beforeSubstep(const double*, const double*) {}
+    void afterSubstep(const Contacts<D>& fc, const GsTape<D>*, const double* v, double h) {
+      if (o.model != FixedContact::Soft) {
+        for (int a = 0; a < fc.nc; ++a)
+          for (int r = 0; r < 3; ++r) impulse[3 * fc.active[a] + r] = fc.impulse[3 * a + r];
+        return;
+      }
+      for (int a = 0; a < fc.nc; ++a) {
+        const double depth = fc.contact[a].depth;
+        if (depth < 0) continue;
+        V3 vc;
+        for (int r = 0; r < 3; ++r) {
+          double c = 0;
+          for (int k = 0; k < D::NV; ++k) c += fc.Jc[3 * a + r][k] * v[k];
+          vc[r] = c;
+        }
+        const V3 f = softForce(o, depth, vc);
+        for (int r = 0; r < 3; ++r) impulse[3 * fc.active[a] + r] += h * f[r];
+      }
+    }
+  };
+
   const StepModel<D> m_;
   const FixedOptions o_;
   const std::shared_ptr<const HeightField> terrain_;  // the view's heights

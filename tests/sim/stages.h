@@ -69,10 +69,9 @@ class Stages {
     qn.resize(D::NQ);
     vn.resize(D::NV);
     auto d = std::make_unique<sim::StepData<D>>();
-    double u[D::NV];
-    sim::hardOrSmoothedStep<D>(m, forward, ground, q.data(), v.data(), target.data(), qn.data(),
-                               vn.data(), *d, fc, u, nullptr, nullptr);
-    return qn.allFinite() && vn.allFinite();
+    sim::NoStepObserver none;
+    return sim::fixedStep<D>(m, forward, ground, q.data(), v.data(), target.data(), qn.data(),
+                             vn.data(), *d, fc, nullptr, none);
   }
 
   // The adjoints of (q, v, target) and of the parameters given those of the step's outputs (gq,
