@@ -21,6 +21,9 @@ ours=(
   "contact=smoothed|smoothed|"
   "contact=soft|soft|"
   "friction=0.5|hard|randomization.friction=[0.5,0.5]"
+  "terrain.spacing=0.02|hard|terrain.spacing=0.02"
+  "terrain.interpolant=catmull_rom|hard|terrain.interpolant=catmull_rom"
+  "sim.terrain_contact=vertical|hard|sim.terrain_contact=vertical"
 )
 for o in "${ours[@]}"; do
   IFS='|' read -r label contact sets <<<"$o"
