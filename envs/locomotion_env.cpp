@@ -732,7 +732,7 @@ Tensor LocomotionEnv::simulate(const Tensor& qTarget, TermContext& c, std::int64
     if (failed.defined()) nFailed = failed.sum().item<std::int64_t>();
     return failed;
   }
-  gpu::BatchSim& b = link_->batch();
+  batch::BatchSim& b = link_->batch();
   asTensor(b.qTarget).copy_(qTarget);
   std::vector<std::uint8_t> any;
   for (int s = 0; s < decimation_; ++s) {
@@ -798,7 +798,7 @@ void LocomotionEnv::setDifferentiable(bool on) {
     q_ = q_.clone();
     v_ = v_.clone();
   } else {
-    gpu::BatchSim& b = link_->batch();
+    batch::BatchSim& b = link_->batch();
     copyToMatrix(q_.detach(), b.q);
     copyToMatrix(v_.detach(), b.v);
     q_ = asTensor(b.q);

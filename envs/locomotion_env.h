@@ -37,8 +37,8 @@ struct EnvOptions {
   std::int64_t firstEnv = 0;
   bool printSummary = true;  // log the term tables at construction (spdlog, info)
   // The functions that step the simulator: the fixed-size ones that the GPU runs, or sim::step
-  // and sim::stepVjp (gpu/batch_sim.h; the benchmark's A/B).
-  gpu::BatchPath simPath = gpu::BatchPath::Fixed;
+  // and sim::stepVjp (batch/batch_sim.h; the benchmark's A/B).
+  batch::BatchPath simPath = batch::BatchPath::Fixed;
 };
 
 class LocomotionEnv : public VecEnv {

@@ -56,7 +56,7 @@ class SimStepFunction : public torch::autograd::Function<SimStepFunction> {
   // saving costs no copy while the graph holds them anyway.
   static variable_list forward(AutogradContext* ctx, const Tensor& q, const Tensor& v,
                                const Tensor& qTarget, SimLink* link) {
-    gpu::BatchSim& b = link->batch();
+    batch::BatchSim& b = link->batch();
     copyToMatrix(q, b.q);
     copyToMatrix(v, b.v);
     copyToMatrix(qTarget, b.qTarget);
@@ -75,7 +75,7 @@ class SimStepFunction : public torch::autograd::Function<SimStepFunction> {
 
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
     SimLink* link = linkOf(ctx);
-    gpu::BatchSim& b = link->batch();
+    batch::BatchSim& b = link->batch();
     const auto saved = ctx->get_saved_variables();
     const int n = b.worlds(), nq = b.model().nq(), nv = b.model().nv(), nj = b.model().nj();
     sim::MatX q(nq, n), v(nv, n), qt(nj, n), gqNext = sim::MatX::Zero(nq, n),
@@ -276,8 +276,8 @@ void copyToMatrix(const torch::Tensor& t, sim::MatX& m) {
 }
 
 SimLink::SimLink(const sim::Model& model, const sim::SimOptions& options, int worlds, int threads,
-                 gpu::BatchPath path)
-    : batch_(std::make_unique<gpu::BatchSim>(model, options, worlds, threads, path)) {
+                 batch::BatchPath path)
+    : batch_(std::make_unique<batch::BatchSim>(model, options, worlds, threads, path)) {
   for (int t = 0; t < batch_->pool().size(); ++t)
     kinData_.push_back(std::make_unique<sim::Data>(model));
   friction_ = torch::full({worlds}, options.contact.mu, kDouble);

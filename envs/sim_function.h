@@ -7,7 +7,7 @@
 // the simulator's column-per-world nq x N matrix, so conversions are plain copies.
 //
 // Memory kept for the backward pass of one simStep: its inputs q, v, qTarget by reference (the
-// backward recomputes the forward, gpu::BatchSim::stepVjp), i.e. (nq + nv + nj) doubles = 392
+// backward recomputes the forward, batch::BatchSim::stepVjp), i.e. (nq + nv + nj) doubles = 392
 // bytes per world for the 12-joint robots, plus one byte per world (the failure flag). Sub-steps
 // of one env step share their qTarget tensor, so an env step of d sub-steps keeps d * 296 + 96
 // bytes per world.
@@ -20,7 +20,7 @@
 #include <utility>
 #include <vector>
 
-#include "gpu/batch_sim.h"
+#include "batch/batch_sim.h"
 #include "sim/data.h"
 #include "sim/terrain.h"
 
@@ -32,9 +32,9 @@ namespace diffloco::envs {
 class SimLink {
  public:
   SimLink(const sim::Model& model, const sim::SimOptions& options, int worlds, int threads,
-          gpu::BatchPath path = gpu::BatchPath::Fixed);
+          batch::BatchPath path = batch::BatchPath::Fixed);
 
-  gpu::BatchSim& batch() { return *batch_; }
+  batch::BatchSim& batch() { return *batch_; }
   const sim::Model& model() const { return batch_->model(); }
   int worlds() const { return batch_->worlds(); }
 
@@ -62,7 +62,7 @@ class SimLink {
   std::vector<std::unique_ptr<sim::Data>>& kinematicsData() { return kinData_; }
 
  private:
-  std::unique_ptr<gpu::BatchSim> batch_;
+  std::unique_ptr<batch::BatchSim> batch_;
   std::vector<std::unique_ptr<sim::Data>> kinData_;  // one per pool worker, for footPositions
   torch::Tensor friction_, addedMass_, motorStrength_;
   std::atomic<std::int64_t> vjpFailures_{0};

@@ -59,7 +59,7 @@ struct RandomizationConfig {
   Range pushIntervalS;  // time to the next push, sampled per env
   double pushVelocity = 0;
   bool observationNoise = false;  // master switch for the per-term noise
-  bool motorStrength = false;     // PD gains scaled by U(lo, hi) per env (gpu::BatchSim)
+  bool motorStrength = false;     // PD gains scaled by U(lo, hi) per env (batch::BatchSim)
   Range motorStrengthRange;
   // The joint targets applied lag the policy's actions by k control steps, k drawn per env from
   // {lo, ..., hi} (a robot's sensing-to-actuation latency).

@@ -17,7 +17,7 @@
 
 #include "experiments/bench_envs.h"
 #include "experiments/bench_training.h"
-#include "gpu/batch_sim.h"
+#include "batch/batch_sim.h"
 #include "io/json.h"
 #include "robots/robot.h"
 #include "sim/pack.h"
@@ -163,7 +163,7 @@ void benchBatchStages(std::map<std::string, double>& out, const Scenario& s,
       opt.contact.iterations = 10;
       if (onTerrain) opt.contact.terrain = terrain;
       const std::string tag = std::string(sim::toString(cm)) + (onTerrain ? "_terrain" : "");
-      gpu::BatchSim batch(model, opt, n, 2);
+      batch::BatchSim batch(model, opt, n, 2);
       const sim::MatX q = s.q.replicate(1, n), v = s.v.replicate(1, n),
                       target = s.robot.defaultJointPos.replicate(1, n);
       const sim::MatX gq = sim::MatX::Ones(model.nq(), n), gv = sim::MatX::Ones(model.nv(), n);
@@ -255,7 +255,7 @@ void benchBatchThroughput(std::map<std::string, double>& out, const Scenario& s,
   const sim::Model& model = s.robot.model;
   for (int threads : {1, 2}) {
     const sim::SimOptions opt = s.robot.simOptions();
-    gpu::BatchSim batch(model, opt, 2048, threads);
+    batch::BatchSim batch(model, opt, 2048, threads);
     for (int w = 0; w < batch.worlds(); ++w) {
       batch.q.col(w) = s.q;
       batch.v.col(w) = s.v;

@@ -50,7 +50,7 @@ void benchTraining(std::map<std::string, double>& out, double seconds,
     const train::TrainConfig cfg = train::loadTrainConfig(file);
     envs::setTorchThreads(cfg.run.torchThreads);  // as the trainer sets them
     const bool rough = std::string(task) == "velocity_rough";
-    auto start = [&](gpu::BatchPath path) {
+    auto start = [&](batch::BatchPath path) {
       envs::EnvOptions eo;
       eo.numEnvs = cfg.shac.numEnvs;
       eo.threads = cfg.run.simThreads;
@@ -82,12 +82,12 @@ void benchTraining(std::map<std::string, double>& out, double seconds,
       r.backward.push_back(s.scalars.at("Perf/actor_backward_time"));
       r.critic.push_back(s.scalars.at("Perf/critic_time"));
     };
-    Run fixed = start(gpu::BatchPath::Fixed);
+    Run fixed = start(batch::BatchPath::Fixed);
     // The rough task also on a CUDA device where there is one (the worlds copied there and back
     // every step), its iterations alternated with the CPU's: the two runs start alike and drift
     // apart as any two builds do.
-    const bool onDevice = rough && gpu::cudaUnavailable().empty();
-    Run device = onDevice ? start(gpu::BatchPath::Cuda) : Run{};
+    const bool onDevice = rough && batch::cudaUnavailable().empty();
+    Run device = onDevice ? start(batch::BatchPath::Cuda) : Run{};
     // A count, not a time: every build times the same iterations (the robots' contacts, and so an
     // iteration's cost, change from one iteration to the next).
     const int iterations = std::max(3, static_cast<int>(std::lround(10 * seconds)));

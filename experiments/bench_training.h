@@ -15,8 +15,8 @@ namespace diffloco::experiments {
 //                                              actor backward, critic fit on its second thread)
 //   shac_iteration_<task>_rollout_s, _actor_backward_s, _critic_s   its parts (medians)
 // after two warm-up iterations, over max(3, 10 x `seconds`) iterations (a count, so that every
-// build times the same iterations). Where a CUDA device is (gpu::cudaUnavailable() empty), the
-// rough config also runs on it (EnvOptions::simPath = gpu::BatchPath::Cuda), its iterations
+// build times the same iterations). Where a CUDA device is (batch::cudaUnavailable() empty), the
+// rough config also runs on it (EnvOptions::simPath = batch::BatchPath::Cuda), its iterations
 // alternated with the CPU's: shac_iteration_s_velocity_rough_cuda, _rollout_s_cuda,
 // _actor_backward_s_cuda, shac_iteration_velocity_rough_cuda_over_fixed.
 // roughFrom: a checkpoint of the rough config whose networks (train::warmStart) its runs start

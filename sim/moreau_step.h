@@ -1,6 +1,11 @@
-// One simulation step on fixed-size data, the same scheme as sim::step (sim/step.h describes it):
-// Moreau's midpoint stepping with the hard or smoothed Gauss-Seidel contact, or the soft penalty
-// model at softSubsteps fixed sub-steps. Host and device code; no heap, no exceptions.
+// One simulation step: Moreau's midpoint time stepping (Algorithm 2 of the locomotion paper;
+// docs/simulator.md derives it), host and device code on fixed-size data, no heap, no exceptions.
+//   q_mid = q (+) dt/2 v;  b = RNEA(q_mid, v) + damping v - tau(q, v);  H = CRBA(q_mid) + armature
+//   u = v - dt H^-1 b;  c = Jc u,  G = Jc H^-1 Jc^T;  p = GaussSeidel(G, c)  (hard or smoothed)
+//   v' = u + H^-1 Jc^T p;  q' = q (+) dt/2 (v + v')
+// The paper's eq. 10 prints c = Jc (v + dt H^-1 h); with h = b the impulse-free contact velocity is
+// Jc (v - dt H^-1 b). The soft model replaces the solver by penalty forces (eq. 17-18) and takes
+// softSubsteps sub-steps of the same scheme.
 #pragma once
 
 #include "sim/contact_stage.h"

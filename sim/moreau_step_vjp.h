@@ -1,8 +1,8 @@
 // The VJP (reverse-mode adjoint) of the hard and smoothed fixed-size step: fixedStepRecord runs
 // the forward step (the same code as fixedStep) and keeps what the backward reads in a fixed-size
-// per-world tape; fixedStepVjp maps the adjoints of (q', v') to those of (q, v, qTarget) with
-// the formulas and order of sim::stepVjp (sim/step_vjp.cpp explains them), and the parameters'
-// adjoints (sim/param_bar.h) when given a ParamBar. The stages are templates on
+// per-world tape; fixedStepVjp maps the adjoints of (q', v') to those of (q, v, qTarget), stage by
+// stage in reverse (docs/simulator.md, "Gradients"), and the parameters' adjoints
+// (sim/param_bar.h) when given a ParamBar. The stages are templates on
 // kParams, so that the VJP without them (the training's, the GPU's) does none of their work and
 // keeps no branch for them. Host and device code; no heap, no exceptions.
 #pragma once
@@ -15,7 +15,7 @@
 namespace diffloco::sim {
 
 // One world's tape of a hard or smoothed step (sized for MAXACTIVE contacts and MAXGSITER sweeps:
-// tapeBytes in gpu/cuda_batch.h).
+// tapeBytes in batch/cuda_batch.h).
 template <class D>
 struct StepTape {
   StepData<D> d;        // kinematics at q_mid, H's factor
@@ -88,8 +88,7 @@ DL_HD void actuatorTorqueVjp(const FixedOptions& o, double effortLimit, double q
 
 // Reverse of stepDynamics(q, v, qTarget, h) run in d and dyn, given the adjoint ubar of u, lambda
 // = H^-1 ubar, and the adjoints already gathered on H (Hbar, NV x NV, consumed) and on the
-// kinematics at q_mid (bar, consumed). Adds to out, and with kParams to p (sim's dynamicsVjp in
-// sim/step_vjp.cpp).
+// kinematics at q_mid (bar, consumed). Adds to out, and with kParams to p.
 template <bool kParams = false, class D>
 DL_HD_OUTLINE void stepDynamicsVjp(const StepModel<D>& m, const FixedOptions& o,
                                    const StepData<D>& d, const DynamicsTape<D>& dyn,
@@ -265,7 +264,7 @@ DL_HD_OUTLINE void stepVjpImpl(const StepModel<D>& m, const FixedOptions& o,
 }
 
 // Given the adjoints gq (NQ), gv (NV) of (q', v') of the step fixedStepRecord taped at
-// (q, v, qTarget), adds the adjoints of (q, v, qTarget) to out (sim::stepVjp, hard and smoothed).
+// (q, v, qTarget), adds the adjoints of (q, v, qTarget) to out (the hard and smoothed models).
 // hf only says whether the ground is a height field (the tape holds what was sampled).
 template <class D>
 DL_HD void fixedStepVjp(const StepModel<D>& m, const FixedOptions& o, const HeightFieldView& hf,

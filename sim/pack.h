@@ -37,7 +37,7 @@ template <class D>
 std::string notInStepVjp(const SimOptions& opt);
 // The options of the step's forward: straight_through runs the hard model.
 FixedOptions toStepOptions(const SimOptions& opt);
-// The options the step's VJP differentiates (sim::stepVjp): straight_through's is the smoothed
+// The options the step's VJP differentiates: straight_through's is the smoothed
 // model's at the same state; every other model's is its own.
 FixedOptions toStepOptionsBackward(const SimOptions& opt);
 
@@ -48,8 +48,8 @@ HeightFieldView backwardView(const SimOptions& opt);
 // outlive the view.
 HeightFieldView toView(const HeightField* hf);
 
-// The parameters' adjoints of a stages' VJP as sim::stepVjp gives them for the model they were
-// formed on (its spheres and bodies; the masses contracted as ParamGrad::addInertia does).
+// The parameters' adjoints of a stages' VJP as a sim::ParamGrad of the model they were formed on
+// (its spheres and bodies; the masses contracted as ParamGrad::addInertia does).
 // Instantiated for Quadruped and SingleBody.
 template <class D>
 ParamGrad toParamGrad(const Model& model, const ParamBar<D>& p);

@@ -1,14 +1,14 @@
 // The rigid-body stages of the fixed-size step: forward kinematics, bias forces (RNEA at zero
 // acceleration), the joint-space inertia (CRBA, armature included), its tree-sparse factor
-// H = L^T D L and solves with it. The same recursions as sim/kinematics.cpp, sim/rnea.cpp,
-// sim/crba.cpp and sim/cholesky.cpp, on fixed-size arrays (no heap, no exceptions).
+// H = L^T D L (Featherstone's LTDL on the dof tree) and solves with it, on fixed-size arrays (no
+// heap, no exceptions).
 #pragma once
 
 #include "sim/step_model.h"
 
 namespace diffloco::sim {
 
-// Per-world scratch of one step (sim::Data's forward part).
+// Per-world scratch of one step's dynamics.
 template <class D>
 struct StepData {
   M3 E[D::NB];  // parent -> body rotation of X[i] (X[i].r is the model's treeR)
@@ -19,8 +19,8 @@ struct StepData {
   double tau[D::NV];  // bias forces minus joint torques
 };
 
-// What the VJP reads of RNEA and CRBA besides StepData (sim::Data's vel, acc, f, Ic): written by
-// biasForces and crba when given one.
+// What the VJP reads of RNEA and CRBA besides StepData (velocities, accelerations, forces, composite
+// inertias): written by biasForces and crba when given one.
 template <class D>
 struct DynamicsTape {
   SMotion vel[D::NB], acc[D::NB];

@@ -1,6 +1,5 @@
-// The algebra the host-and-device stages compute with: 3-vectors, 3x3 matrices and the spatial
-// algebra of sim/spatial.h on plain arrays. The formulas and their order follow sim/spatial.h and
-// Eigen's fixed-size kernels, so that these stages agree with sim::step to rounding.
+// The algebra the host-and-device stages compute with: 3-vectors, 3x3 matrices and Featherstone's
+// spatial algebra (6-D motions and forces, body transforms, spatial inertias) on plain arrays.
 #pragma once
 
 #include <cmath>

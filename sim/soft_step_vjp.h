@@ -1,8 +1,7 @@
 // The VJP of the soft model's fixed-size step (fixed sub-steps): the forward keeps only each
 // sub-step's starting state, and the reverse sweep recomputes one sub-step at a time with its tape
-// before running that sub-step's adjoint, so the tape stays one sub-step long (sim::stepVjp keeps
-// every sub-step's Data instead; the arithmetic is the same, sim/step_vjp.cpp's softVjp). Host
-// and device code; no heap, no exceptions.
+// before running that sub-step's adjoint, so the tape stays one sub-step long. Host and device
+// code; no heap, no exceptions.
 #pragma once
 
 #include "sim/moreau_step_vjp.h"

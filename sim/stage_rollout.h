@@ -1,9 +1,8 @@
-// sim::rollout and sim::rolloutVjp on the stages (sim/moreau_step.h, sim/moreau_step_vjp.h,
-// sim/soft_step_vjp.h) of size class D, with the parameters' adjoints: the same contract and
-// results (to round-off) for a model and options that fit D (notInStepModel<D> and
-// notInStepOptions in sim/pack.h are ""), so that multi-step gradients (system identification)
-// run the code the GPU runs. A non-finite step leaves Rollout::finite false, as sim::rollout
-// does. Rollout::modes is not recorded (left empty): the stages do not form Data::mode.
+// An H-step rollout on the stages (sim/moreau_step.h, sim/moreau_step_vjp.h, sim/soft_step_vjp.h)
+// of size class D and its VJP with the parameters' adjoints, from the host objects, for a model
+// and options that fit D (notInStepModel<D> and notInStepOptions in sim/pack.h are ""): the
+// multi-step gradients of system identification and gradcheck run the code the GPU runs. A
+// non-finite step leaves Rollout::finite false. Rollout::modes is not recorded (left empty).
 // Instantiated for Quadruped and SingleBody.
 #pragma once
 

@@ -2,7 +2,7 @@
 // step a single robot by itself (`diffloco sim`, the robot tools' standing test). The size class
 // is picked from the model: Quadruped when notInStepModel<Quadruped> (sim/pack.h) is "", else
 // SingleBody when that fits. The model and options are packed once; every step is fixedStep's and
-// also keeps each sphere's contact impulse over the step, as sim::Data::footImpulse holds it.
+// also keeps each sphere's contact impulse over the step.
 #pragma once
 
 #include <memory>

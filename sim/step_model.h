@@ -35,7 +35,7 @@ struct Dims {
 };
 
 // The 12-joint quadrupeds: 13 bodies, 4 feet, up to 24 leg spheres (ANYmal: 6 per shank). A
-// struct rather than an alias, so that it can be declared ahead (gpu/batch_sim.h) and reads as its
+// struct rather than an alias, so that it can be declared ahead (batch/batch_sim.h) and reads as its
 // name in symbols.
 struct Quadruped : Dims<13, 4, 24, 20, 32> {};
 

@@ -44,7 +44,7 @@ struct RunConfig {
   int torchThreads = 1;
   int simThreads = 2;  // simulator worker threads
   // Where the simulator steps and differentiates the worlds: the sim_threads pool, or the first
-  // CUDA device, one thread per world (gpu::BatchPath::Cuda, the same functions; the env's terms
+  // CUDA device, one thread per world (batch::BatchPath::Cuda, the same functions; the env's terms
   // and the networks stay on the CPU).
   enum class SimDevice { Cpu, Cuda };
   SimDevice simDevice = SimDevice::Cpu;

@@ -19,7 +19,7 @@
 #include "algorithms/shac.h"
 #include "distributed/communicator.h"
 #include "envs/locomotion_env.h"
-#include "gpu/batch_sim.h"
+#include "batch/batch_sim.h"
 #include "io/atomic_file.h"
 #include "io/read_file.h"
 #include "runs/run_dir.h"
@@ -202,7 +202,7 @@ struct RunSetup {
 // run.sim_device: cuda where it cannot run is an error before a run folder is made.
 void checkSimDevice(const TrainConfig& cfg, const std::string& source) {
   if (cfg.run.simDevice != RunConfig::SimDevice::Cuda) return;
-  if (const std::string why = gpu::cudaUnavailable(); !why.empty())
+  if (const std::string why = batch::cudaUnavailable(); !why.empty())
     throw std::runtime_error(source + ": run.sim_device: cuda: " + why);
 }
 
@@ -287,7 +287,7 @@ envs::EnvOptions envOptions(const TrainConfig& cfg, const distributed::Communica
   eo.seed = algorithms::deriveSeed(cfg.seed, 2);
   eo.firstEnv = static_cast<std::int64_t>(comm.rank()) * cfg.numEnvs();
   eo.printSummary = comm.isMain();
-  if (cfg.run.simDevice == RunConfig::SimDevice::Cuda) eo.simPath = gpu::BatchPath::Cuda;
+  if (cfg.run.simDevice == RunConfig::SimDevice::Cuda) eo.simPath = batch::BatchPath::Cuda;
   return eo;
 }
 

@@ -16,7 +16,7 @@ import re
 import sys
 import tempfile
 
-LAYERS = ["io", "config", "runtime", "sim", "gpu", "robots", "mujoco", "ident", "envs", "policies", "distributed",
+LAYERS = ["io", "config", "runtime", "sim", "batch", "robots", "mujoco", "ident", "envs", "policies", "distributed",
           "algorithms", "runs", "viz", "train", "export", "experiments", "cli", "python"]
 # Top-level folders that are not layers: they may include any layer.
 NOT_LAYERS = {"tests", "tools", "examples", "docs", "configs", "pretrained"}

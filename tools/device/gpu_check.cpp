@@ -1,6 +1,6 @@
 // gpu_check: the stages' step and VJP on a CUDA device against the same functions built for the
 // host (sim::fixedStep, sim::fixedStepVjp), then their speed on the GPU and the CPU, and the
-// environments' batch runner on the device (gpu::BatchSim's BatchPath::Cuda, per-world
+// environments' batch runner on the device (batch::BatchSim's BatchPath::Cuda, per-world
 // randomisation, the copies to the device and back) against its CPU path. Writes JSON (docs/gpu.md
 // shows runs). Without a GPU it runs the CPU parts, says that there is no device and exits 0.
 // --skip-forward-timing leaves out the forward step's CPU and GPU timing sections.
@@ -11,7 +11,7 @@
 //
 // The robot is ANYmal with its feet and its knee and shank spheres (sim::Model::legSpheres);
 // --feet-only takes the leg spheres away, to measure what they cost. The random worlds include a
-// quarter that kneel (gpu/parity.h) unless --no-kneeling. A world whose step fails (not finite)
+// quarter that kneel (batch/world_set.h) unless --no-kneeling. A world whose step fails (not finite)
 // is counted (failed_fixed, failed_gpu); the CPU and GPU must fail on the same worlds.
 // --states PREFIX (repeatable) runs instead on the states of a recorded rollout and its height
 // field (tools/record/rollout_states.py; --frame-dt: the record's frame interval, default 0.02 s).
@@ -28,10 +28,10 @@
 #include <thread>
 #include <vector>
 
-#include "gpu/batch_sim.h"
-#include "gpu/cuda_batch.h"
-#include "gpu/parity.h"
-#include "gpu/recorded_states.h"
+#include "batch/batch_sim.h"
+#include "batch/cuda_batch.h"
+#include "batch/world_set.h"
+#include "batch/recorded_states.h"
 #include "io/atomic_file.h"
 #include "io/json.h"
 #include "robots/robot.h"
@@ -39,7 +39,7 @@
 #include "sim/soft_step_vjp.h"
 
 using namespace diffloco;
-using namespace diffloco::gpu;
+using namespace diffloco::batch;
 using sim::FixedData;
 using sim::FixedSoftTape;
 using sim::FixedTape;
@@ -328,7 +328,7 @@ WorldSet replicate(const WorldSet& w, int n) {
   return r;
 }
 
-// --states: the recorded states of a policy's rollout (gpu/recorded_states.h) on its height field,
+// --states: the recorded states of a policy's rollout (batch/recorded_states.h) on its height field,
 // per contact model: the spheres in the contact problem at the recorded configurations, the step's
 // parity (GPU vs CPU) and the GPU's forward and fused forward + VJP
 // at the given sizes.
@@ -641,7 +641,7 @@ void gpuTimingSection(Json& js, const Setup& s, const Flags& f) {
       timeOne({cm, false}, 16384, 128, cap);
 }
 
-// 4. The environments' batch runner (gpu::BatchSim) on the device (BatchPath::Cuda) against its
+// 4. The environments' batch runner (batch::BatchSim) on the device (BatchPath::Cuda) against its
 // CPU fixed path, with per-world friction, motor strength and added base mass (the tasks'
 // randomisation), on the height field: one step and its VJP of `worlds` random worlds per case;
 // then, in the rough task's model (smoothed, straight-through terrain), the wall time of a batch
@@ -659,7 +659,7 @@ double maxRel(const sim::MatX& a, const sim::MatX& b, int* over) {
   return worst;
 }
 
-void randomiseWorlds(gpu::BatchSim& b, unsigned seed) {
+void randomiseWorlds(batch::BatchSim& b, unsigned seed) {
   std::mt19937 rng(seed);
   std::uniform_real_distribution<double> mu(0.3, 1.5), strength(0.8, 1.2), mass(-2, 5);
   for (int w = 0; w < b.worlds(); ++w) {
@@ -670,7 +670,7 @@ void randomiseWorlds(gpu::BatchSim& b, unsigned seed) {
   }
 }
 
-void loadWorlds(gpu::BatchSim& b, const WorldSet& ws) {
+void loadWorlds(batch::BatchSim& b, const WorldSet& ws) {
   b.q = Eigen::Map<const sim::MatX>(ws.q.data(), NQ, ws.n);
   b.v = Eigen::Map<const sim::MatX>(ws.v.data(), NV, ws.n);
   b.qTarget = Eigen::Map<const sim::MatX>(ws.target.data(), NJ, ws.n);
@@ -678,7 +678,7 @@ void loadWorlds(gpu::BatchSim& b, const WorldSet& ws) {
 
 void batchSection(Json& js, bool& allOk, const Setup& s, const Flags& f) {
   Json& section = js["batch_sim"];
-  const std::string why = gpu::cudaUnavailable();
+  const std::string why = batch::cudaUnavailable();
   if (!why.empty()) {
     section = {{"skipped", why}};
     return;
@@ -691,10 +691,10 @@ void batchSection(Json& js, bool& allOk, const Setup& s, const Flags& f) {
     const sim::SimOptions o = s.options(c);
     const WorldSet start = randomWorlds(s.qStand, o.contact.terrain.get(), f.worlds, 500, f.kneeling);
     const WorldSet seeds = randomSeeds(f.worlds, 501);
-    gpu::BatchSim cpu(s.robot.model, o, f.worlds, threads, gpu::BatchPath::Fixed);
-    gpu::BatchSim dev(s.robot.model, o, f.worlds, threads, gpu::BatchPath::Cuda);
+    batch::BatchSim cpu(s.robot.model, o, f.worlds, threads, batch::BatchPath::Fixed);
+    batch::BatchSim dev(s.robot.model, o, f.worlds, threads, batch::BatchPath::Cuda);
     int failed[2];
-    gpu::BatchSim* both[2] = {&cpu, &dev};
+    batch::BatchSim* both[2] = {&cpu, &dev};
     for (int k = 0; k < 2; ++k) {
       loadWorlds(*both[k], start);
       randomiseWorlds(*both[k], 502);
@@ -745,8 +745,8 @@ void batchSection(Json& js, bool& allOk, const Setup& s, const Flags& f) {
     const sim::MatX sq = Eigen::Map<const sim::MatX>(seeds.q.data(), NQ, n);
     const sim::MatX sv = Eigen::Map<const sim::MatX>(seeds.v.data(), NV, n);
     Json row = {{"case", rough.name()}, {"worlds", n}};
-    for (auto path : {gpu::BatchPath::Fixed, gpu::BatchPath::Cuda}) {
-      gpu::BatchSim b(s.robot.model, o, n, threads, path);
+    for (auto path : {batch::BatchPath::Fixed, batch::BatchPath::Cuda}) {
+      batch::BatchSim b(s.robot.model, o, n, threads, path);
       randomiseWorlds(b, 602);
       std::vector<double> step, vjp;
       sim::MatX aq, av, at;
@@ -762,7 +762,7 @@ void batchSection(Json& js, bool& allOk, const Setup& s, const Flags& f) {
       }
       std::sort(step.begin() + 1, step.end());
       std::sort(vjp.begin() + 1, vjp.end());
-      const std::string tag = path == gpu::BatchPath::Cuda ? "cuda" : "cpu";
+      const std::string tag = path == batch::BatchPath::Cuda ? "cuda" : "cpu";
       row[tag + "_step_ms"] = step[3] * 1e3;
       row[tag + "_vjp_ms"] = vjp[3] * 1e3;
       row[tag + "_step_world_steps_per_s"] = n / step[3];

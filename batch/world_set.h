@@ -1,4 +1,4 @@
-// Host-side helpers shared by the CPU tests (tests/gpu) and gpu_check: random worlds in and out of
+// Host-side helpers shared by the CPU tests (tests/batch) and gpu_check: random worlds in and out of
 // contact, a bumpy height field, the stages' step and VJP over a set of worlds, and the difference
 // measure between two results.
 #pragma once
@@ -7,13 +7,13 @@
 #include <string>
 #include <vector>
 
-#include "gpu/sim_names.h"
+#include "batch/sim_names.h"
 #include "sim/model.h"
 #include "sim/options.h"
 #include "sim/rigid_body.h"
 #include "sim/terrain.h"
 
-namespace diffloco::gpu {
+namespace diffloco::batch {
 
 // n worlds, world-major: q[w * NQ + k], v[w * NV + k], target[w * NJ + j].
 struct WorldSet {
@@ -91,4 +91,4 @@ struct ContactCoverage {
 ContactCoverage contactCoverage(const FixedModel& model, const HeightFieldView& hf,
                                 const WorldSet& worlds);
 
-}  // namespace diffloco::gpu
+}  // namespace diffloco::batch

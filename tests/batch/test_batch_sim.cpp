@@ -1,4 +1,4 @@
-// gpu/batch_sim.h: BatchSim gives every world exactly the state that sim::fixedStep gives it
+// batch/batch_sim.h: BatchSim gives every world exactly the state that sim::fixedStep gives it
 // alone, whatever the number of threads and whichever worker's scratch it lands on; a world that
 // goes non-finite is flagged, keeps its state and does not disturb the others; a world with every
 // sphere in contact is stepped and differentiated by the stages; a model or options the stages do
@@ -11,8 +11,8 @@
 #include <limits>
 #include <random>
 
-#include "gpu/batch_sim.h"
-#include "gpu/parity.h"
+#include "batch/batch_sim.h"
+#include "batch/world_set.h"
 #include "robots/robot.h"
 #include "sim/moreau_step.h"
 #include "sim/pack.h"
@@ -20,8 +20,8 @@
 
 using namespace diffloco;
 using namespace diffloco::sim;
-using gpu::BatchPath;
-using gpu::BatchSim;
+using batch::BatchPath;
+using batch::BatchSim;
 
 namespace {
 
@@ -76,8 +76,8 @@ Robot anymal() {
 // The reference: every world alone, one after the other, through sim::fixedStep.
 void stepAlone(const Model& m, const SimOptions& o, Worlds& w) {
   VecX qn(m.nq()), vn(m.nv());
-  const gpu::FixedModel fm = sim::toStepModel<sim::Quadruped>(m);
-  const gpu::FixedOptions fo = sim::toStepOptions(o);
+  const batch::FixedModel fm = sim::toStepModel<sim::Quadruped>(m);
+  const batch::FixedOptions fo = sim::toStepOptions(o);
   for (int k = 0; k < w.q.cols(); ++k) {
     const VecX q = w.q.col(k), v = w.v.col(k), target = w.qTarget.col(k);
     ASSERT_TRUE(sim::fixedStep(fm, fo, sim::toView(o.contact.terrain.get()), q.data(), v.data(),
@@ -305,7 +305,7 @@ TEST(BatchSim, VjpOfAWorldDoesNotDependOnTheWorldsBeforeIt) {
   const Robot r = anymal();
   const Model& m = r.model;
   const int n = 12;
-  const auto bumps = std::make_shared<HeightField>(gpu::bumpyField(0.03, 4));
+  const auto bumps = std::make_shared<HeightField>(batch::bumpyField(0.03, 4));
   const Worlds start = randomWorlds(r, n, 31);
   for (ContactModel cm : {ContactModel::Hard, ContactModel::Smoothed, ContactModel::Soft,
                           ContactModel::StraightThrough})
@@ -337,7 +337,7 @@ TEST(BatchSim, CudaPathMatchesTheFixedPathOrSaysWhyNot) {
   const Robot r = anymal();
   const Model& m = r.model;
   const int n = 40;
-  if (const std::string why = gpu::cudaUnavailable(); !why.empty()) {
+  if (const std::string why = batch::cudaUnavailable(); !why.empty()) {
     try {
       BatchSim batch(m, options(ContactModel::Hard), n, 1, BatchPath::Cuda);
       FAIL() << "BatchPath::Cuda constructed without a device";
@@ -347,7 +347,7 @@ TEST(BatchSim, CudaPathMatchesTheFixedPathOrSaysWhyNot) {
     GTEST_SKIP() << "the error without a device is checked; the device comparison needs one: "
                  << why;
   }
-  auto bumps = std::make_shared<HeightField>(gpu::bumpyField(0.03, 4));
+  auto bumps = std::make_shared<HeightField>(batch::bumpyField(0.03, 4));
   auto smooth = std::make_shared<HeightField>(smoothHeightField(*bumps, 0.05));
   smooth->finalize();
   Worlds start = randomWorlds(r, n, 41);

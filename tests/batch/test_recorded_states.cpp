@@ -1,4 +1,4 @@
-// gpu/recorded_states.h: states written as tools/record/rollout_states.py writes them (body poses
+// batch/recorded_states.h: states written as tools/record/rollout_states.py writes them (body poses
 // of two frames from forward kinematics of known configurations) come back as those configurations,
 // finite-difference velocities and next-frame targets; bad files are errors naming the file.
 #include <gtest/gtest.h>
@@ -9,7 +9,7 @@
 #include <fstream>
 #include <random>
 
-#include "gpu/recorded_states.h"
+#include "batch/recorded_states.h"
 #include "robots/robot.h"
 #include "sim/data.h"
 #include "sim/kinematics.h"
@@ -76,7 +76,7 @@ TEST(RecordedStates, RecoversConfigurationsVelocitiesAndTargets) {
   const diffloco::testing::ScratchDir scratch("diffloco_recorded_states");
   const std::string prefix = (scratch / "record").string();
   writeRecord(model, prefix, q0, q1);
-  const gpu::RecordedStates rec = gpu::loadRecordedStates(model, prefix, dt);
+  const batch::RecordedStates rec = batch::loadRecordedStates(model, prefix, dt);
   ASSERT_EQ(rec.worlds.n, 20);
   EXPECT_LT(rec.maxPositionError, 1e-9);
   for (int k = 0; k < 20; ++k) {
@@ -96,7 +96,7 @@ TEST(RecordedStates, RecoversConfigurationsVelocitiesAndTargets) {
   // A bad frame interval, a record cut short, a missing file: errors naming what and where.
   auto message = [&](double frameDt) {
     try {
-      gpu::loadRecordedStates(model, prefix, frameDt);
+      batch::loadRecordedStates(model, prefix, frameDt);
     } catch (const std::runtime_error& e) {
       return std::string(e.what());
     }
@@ -106,5 +106,5 @@ TEST(RecordedStates, RecoversConfigurationsVelocitiesAndTargets) {
   fs::resize_file(prefix + ".poses.bin", 100);
   EXPECT_NE(message(dt).find("poses.bin: 100 bytes, expected"), std::string::npos) << message(dt);
   fs::remove(prefix + ".field.bin");
-  EXPECT_THROW(gpu::loadRecordedStates(model, prefix + "_none", dt), std::runtime_error);
+  EXPECT_THROW(batch::loadRecordedStates(model, prefix + "_none", dt), std::runtime_error);
 }

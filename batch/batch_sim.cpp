@@ -1,17 +1,17 @@
-#include "gpu/batch_sim.h"
+#include "batch/batch_sim.h"
 
 #include <stdexcept>
 
-#include "gpu/sim_names.h"
+#include "batch/sim_names.h"
 #include "sim/moreau_step.h"
 #include "sim/moreau_step_vjp.h"
 #include "sim/pack.h"
 #include "sim/soft_step_vjp.h"
 #ifdef DIFFLOCO_CUDA
-#include "gpu/cuda_batch.h"
+#include "batch/cuda_batch.h"
 #endif
 
-namespace diffloco::gpu {
+namespace diffloco::batch {
 
 using sim::FixedAdjoint;
 using sim::fixedSoftStepVjp;
@@ -238,4 +238,4 @@ void BatchSim::uploadWorldParams() {
 #endif
 }
 
-}  // namespace diffloco::gpu
+}  // namespace diffloco::batch

@@ -12,13 +12,13 @@
 #include <random>
 #include <vector>
 
-#include "gpu/parity.h"
+#include "batch/world_set.h"
 #include "robots/robot.h"
 #include "sim/pack.h"
 #include "sim/soft_step_vjp.h"
 
 using namespace diffloco;
-using namespace diffloco::gpu;
+using namespace diffloco::batch;
 using sim::FixedAdjoint;
 using sim::FixedParamBar;
 using sim::fixedSoftStepVjp;

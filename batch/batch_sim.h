@@ -9,7 +9,7 @@
 // throws std::invalid_argument with the reason otherwise. stepVjp throws it for options whose VJP
 // the tape does not hold (sim::notInStepVjp: more Gauss-Seidel sweeps or soft sub-steps).
 //
-// BatchPath::Cuda runs the same functions on a CUDA device (gpu::CudaBatch, one thread per world):
+// BatchPath::Cuda runs the same functions on a CUDA device (batch::CudaBatch, one thread per world):
 // every step() and stepVjp() copies the worlds' matrices to the device and the results back, so
 // the results and failure flags are those of BatchPath::Fixed to rounding.
 #pragma once
@@ -42,7 +42,7 @@ struct FixedOptions;
 struct HeightFieldView;
 }  // namespace diffloco::sim
 
-namespace diffloco::gpu {
+namespace diffloco::batch {
 
 class CudaBatch;
 
@@ -136,4 +136,4 @@ class BatchSim {
   bool paramsChanged_ = true;  // the per-world parameters are not on the device yet
 };
 
-}  // namespace diffloco::gpu
+}  // namespace diffloco::batch

@@ -1,4 +1,4 @@
-#include "gpu/recorded_states.h"
+#include "batch/recorded_states.h"
 
 #include <algorithm>
 #include <cmath>
@@ -11,7 +11,7 @@
 #include "sim/data.h"
 #include "sim/kinematics.h"
 
-namespace diffloco::gpu {
+namespace diffloco::batch {
 namespace {
 
 std::ifstream open(const std::string& path) {
@@ -159,4 +159,4 @@ RecordedStates loadRecordedStates(const sim::Model& model, const std::string& pr
   return out;
 }
 
-}  // namespace diffloco::gpu
+}  // namespace diffloco::batch

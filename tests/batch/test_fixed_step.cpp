@@ -1,4 +1,4 @@
-// sim/moreau_step.h compiled for the CPU over sets of worlds (gpu/parity.h, what gpu_check runs
+// sim/moreau_step.h compiled for the CPU over sets of worlds (batch/world_set.h, what gpu_check runs
 // on a GPU): ANYmal and every shipped robot fit the quadruped sizes, every sphere fits the contact
 // problem, the two depth bounds of the leg spheres give the same steps, and every model steps
 // worlds in and out of contact on the plane and on height fields. The step's physics is checked
@@ -10,13 +10,13 @@
 #include <string>
 #include <vector>
 
-#include "gpu/parity.h"
+#include "batch/world_set.h"
 #include "robots/robot.h"
 #include "sim/moreau_step.h"
 #include "sim/pack.h"
 
 using namespace diffloco;
-using namespace diffloco::gpu;
+using namespace diffloco::batch;
 
 namespace {
 

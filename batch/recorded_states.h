@@ -7,11 +7,11 @@
 
 #include <string>
 
-#include "gpu/parity.h"
+#include "batch/world_set.h"
 #include "sim/model.h"
 #include "sim/terrain.h"
 
-namespace diffloco::gpu {
+namespace diffloco::batch {
 
 struct RecordedStates {
   WorldSet worlds;
@@ -27,4 +27,4 @@ struct RecordedStates {
 RecordedStates loadRecordedStates(const sim::Model& model, const std::string& prefix,
                                   double frameDt);
 
-}  // namespace diffloco::gpu
+}  // namespace diffloco::batch

@@ -1,5 +1,5 @@
 // Worlds stepped on a CUDA device, one thread per world, by sim::fixedStep, and their steps' VJP
-// by sim::fixedStepRecord and sim::fixedStepVjp (the functions the CPU parity tests check). Plain
+// by sim::fixedStepRecord and sim::fixedStepVjp (the functions tests/batch checks on the CPU). Plain
 // C++ interface: the .cu file behind it includes no Eigen. Host-side errors (no device, a failed
 // allocation or launch) throw std::runtime_error.
 #pragma once
@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "gpu/sim_names.h"
+#include "batch/sim_names.h"
 
-namespace diffloco::gpu {
+namespace diffloco::batch {
 
 // The first CUDA device's name, or "" when there is none (or no usable driver).
 std::string cudaDeviceName();
@@ -28,8 +28,8 @@ class CudaBatch {
   // 0: the kernel as compiled (up to 255 registers); 128 or 64: a variant capped at that many
   // registers by launch bounds (at most 128 threads per block).
   void setRegisterCap(int cap) { regCap_ = cap; }
-  // World-major host arrays (q[w * NQ + k], ...), as gpu/parity.h's WorldSet and the columns of
-  // gpu::BatchSim's matrices.
+  // World-major host arrays (q[w * NQ + k], ...), as batch/world_set.h's WorldSet and the columns of
+  // batch::BatchSim's matrices.
   void upload(const double* q, const double* v, const double* target);
   void download(double* q, double* v) const;
 
@@ -39,7 +39,7 @@ class CudaBatch {
   void setStep(const FixedOptions& opt, const HeightFieldView& field);
   // Per-world randomisation, host arrays of worlds() entries, each null for none (and then
   // removed from the device): the friction coefficient (replaces the options' mu), the drive's
-  // strength (scales the options' kp and kd, as gpu::BatchSim does) and a model per world (an
+  // strength (scales the options' kp and kd, as batch::BatchSim does) and a model per world (an
   // added base mass; the steps then read each world's model from device memory). For the step
   // and the VJP alike.
   void setWorldParams(const double* mu, const double* strength, const FixedModel* models);
@@ -104,4 +104,4 @@ class CudaBatch {
   FixedModel* models_ = nullptr;
 };
 
-}  // namespace diffloco::gpu
+}  // namespace diffloco::batch

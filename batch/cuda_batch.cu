@@ -4,10 +4,10 @@
 #include <stdexcept>
 #include <vector>
 
-#include "gpu/cuda_batch.h"
+#include "batch/cuda_batch.h"
 #include "sim/soft_step_vjp.h"
 
-namespace diffloco::gpu {
+namespace diffloco::batch {
 
 using sim::FixedAdjoint;
 using sim::fixedSoftStepVjp;
@@ -26,7 +26,7 @@ void check(cudaError_t e, const char* what) {
 }
 
 // Per-world randomisation (CudaBatch::setWorldParams), each null when the batch has none: the
-// friction coefficient, the drive's strength (kp and kd scaled, as gpu::BatchSim does) and a
+// friction coefficient, the drive's strength (kp and kd scaled, as batch::BatchSim does) and a
 // whole model per world (an added base mass).
 struct WorldParams {
   const double* mu;
@@ -500,4 +500,4 @@ double CudaBatch::timeKernel(Kernel k, int steps) {
   return ms;
 }
 
-}  // namespace diffloco::gpu
+}  // namespace diffloco::batch

@@ -1,4 +1,4 @@
-#include "gpu/parity.h"
+#include "batch/world_set.h"
 
 #include <algorithm>
 #include <cmath>
@@ -7,7 +7,7 @@
 
 #include "sim/soft_step_vjp.h"
 
-namespace diffloco::gpu {
+namespace diffloco::batch {
 
 using sim::FixedAdjoint;
 using sim::FixedData;
@@ -213,4 +213,4 @@ ContactCoverage contactCoverage(const FixedModel& model, const HeightFieldView& 
   return c;
 }
 
-}  // namespace diffloco::gpu
+}  // namespace diffloco::batch
