@@ -56,9 +56,9 @@ TEST(SimFunction, ForwardMatchesSimulator) {
   Tensor q, v, qt;
   f.states(3, q, v, qt, 1);
   const SimStepResult r = simStep(link, q.to(torch::kFloat), v, qt);  // float input is accepted
-  // The batch steps with the stages (gpu/batch_sim.h): exactly sim::fixedStep, world by world,
+  // The batch steps with the stages (batch/batch_sim.h): exactly sim::fixedStep, world by world,
   // and the step moves the state.
-  ASSERT_EQ(link.batch().path(), gpu::BatchPath::Fixed);
+  ASSERT_EQ(link.batch().path(), batch::BatchPath::Fixed);
   const sim::FixedModel fm = sim::toStepModel<sim::Quadruped>(f.robot.model);
   const sim::FixedOptions fo = sim::toStepOptions(f.opt);
   for (int w = 0; w < 3; ++w) {

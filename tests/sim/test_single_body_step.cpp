@@ -1,7 +1,7 @@
 // The host-and-device stages instantiated for one free body (sim::SingleBody, no joints): the
 // identification's cube (8 corner spheres) and a ball (one sphere), tumbling down onto the plane
 // and onto a bumpy slope (vertical and closest-point contact), in the hard, smoothed and soft
-// models. Along each of the stages' drops: their VJP (called as gpu::BatchSim calls it) against
+// models. Along each of the stages' drops: their VJP (called as batch::BatchSim calls it) against
 // central differences of their own forward step.
 #include <gtest/gtest.h>
 
@@ -186,7 +186,7 @@ TEST(SingleBodyStep, TumblingDropsFallThenTouch) {
 
 namespace {
 
-// The stages' VJP as gpu::BatchSim::vjpWorld calls it: the soft model's own, else the hard or
+// The stages' VJP as batch::BatchSim::vjpWorld calls it: the soft model's own, else the hard or
 // smoothed step recorded on a tape and run backwards. False when the forward step failed.
 bool stageVjp(const BodyModel& m, const sim::FixedOptions& o, const sim::HeightFieldView& view,
               const double* q, const double* v, const double* gq, const double* gv,

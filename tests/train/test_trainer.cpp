@@ -9,7 +9,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "gpu/batch_sim.h"
+#include "batch/batch_sim.h"
 #include "policies/actor_critic.h"
 #include "runs/run_dir.h"
 #include "runs/tfevents.h"
@@ -426,7 +426,7 @@ TEST(Trainer, SimDeviceCudaTrainsAsTheCpuOrSaysWhyNot) {
   a.sets.push_back("shac.iterations=4");
   TrainArgs onDevice = a;
   onDevice.sets.push_back("run.sim_device=cuda");
-  if (const std::string why = diffloco::gpu::cudaUnavailable(); !why.empty()) {
+  if (const std::string why = diffloco::batch::cudaUnavailable(); !why.empty()) {
     try {
       runTraining(onDevice);
       FAIL() << "run.sim_device: cuda ran without a device";
