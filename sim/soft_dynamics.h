@@ -101,34 +101,7 @@ DL_HD_OUTLINE void softDynamicsVjp(const StepModel<D>& m, const FixedOptions& o,
   KinBar<D> bar;
   setZero(bar);
   double Jbar[3 * D::MAXACTIVE][D::NV], depthBar[D::MAXACTIVE];
-  for (int r = 0; r < 3 * fc.nc; ++r)
-    for (int k = 0; k < D::NV; ++k) Jbar[r][k] = 0;
-  for (int a = 0; a < fc.nc; ++a) depthBar[a] = 0;
-  for (int a = 0; a < fc.nc; ++a) {
-    const double dep = fc.contact[a].depth;
-    if (dep < 0) continue;
-    V3 vc, fb;
-    for (int r = 0; r < 3; ++r) {
-      double sv = 0, sf = 0;
-      for (int k = 0; k < D::NV; ++k) {
-        sv += fc.Jc[3 * a + r][k] * v[k];
-        sf += fc.Jc[3 * a + r][k] * lambda[k];
-      }
-      vc[r] = sv;
-      fb[r] = sf;
-    }
-    const bool approaching = vc[0] < 0;
-    const double fn = o.softKp * dep - (approaching ? o.softKd * vc[0] : 0.0);
-    const bool viscous = o.softKf * norm2(vc[1], vc[2]) <= o.mu * fn;
-    const V3 f = softForce(o, dep, vc);
-    V3 vcb = zero3();
-    softForceVjp<kParams>(o, dep, vc, approaching, viscous, f, fb, depthBar[a], vcb, params);
-    for (int r = 0; r < 3; ++r)
-      for (int k = 0; k < D::NV; ++k) Jbar[3 * a + r][k] += f[r] * lambda[k] + vcb[r] * v[k];
-    for (int k = 0; k < D::NV; ++k)
-      vBar[k] +=
-          fc.Jc[3 * a][k] * vcb[0] + fc.Jc[3 * a + 1][k] * vcb[1] + fc.Jc[3 * a + 2][k] * vcb[2];
-  }
+  penaltyForcesVjp<kParams>(o, fc, v, lambda, Jbar, depthBar, vBar, params);
   V3* offsetBar = nullptr;
   SInertia* inertiaBar = nullptr;
   if constexpr (kParams) {

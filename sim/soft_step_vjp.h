@@ -49,6 +49,43 @@ DL_HD void softForceVjp(const FixedOptions& o, double depth, const V3& vc, bool 
   }
 }
 
+// Adjoint of F = sum_a J_a^T f_a(depth_a, J_a v) over the contacts at or below the ground, each
+// force on the branches the forward took (softForce), given F's adjoint Fbar: sets Jbar (3 rows a
+// contact) and depthBar (one a contact), adds to vBar and, with kParams, to *p.
+template <bool kParams, class D>
+DL_HD void penaltyForcesVjp(const FixedOptions& o, const Contacts<D>& fc, const double* v,
+                            const double* Fbar, double (*Jbar)[D::NV], double* depthBar,
+                            double* vBar, ParamBar<D>* p) {
+  for (int r = 0; r < 3 * fc.nc; ++r)
+    for (int k = 0; k < D::NV; ++k) Jbar[r][k] = 0;
+  for (int a = 0; a < fc.nc; ++a) depthBar[a] = 0;
+  for (int a = 0; a < fc.nc; ++a) {
+    const double dep = fc.contact[a].depth;
+    if (dep < 0) continue;
+    V3 vc, fb;
+    for (int r = 0; r < 3; ++r) {
+      double sv = 0, sf = 0;
+      for (int k = 0; k < D::NV; ++k) {
+        sv += fc.Jc[3 * a + r][k] * v[k];
+        sf += fc.Jc[3 * a + r][k] * Fbar[k];
+      }
+      vc[r] = sv;
+      fb[r] = sf;
+    }
+    const bool approaching = vc[0] < 0;
+    const double fn = o.softKp * dep - (approaching ? o.softKd * vc[0] : 0.0);
+    const bool viscous = o.softKf * norm2(vc[1], vc[2]) <= o.mu * fn;
+    const V3 f = softForce(o, dep, vc);
+    V3 vcb = zero3();
+    softForceVjp<kParams>(o, dep, vc, approaching, viscous, f, fb, depthBar[a], vcb, p);
+    for (int r = 0; r < 3; ++r)
+      for (int k = 0; k < D::NV; ++k) Jbar[3 * a + r][k] += f[r] * Fbar[k] + vcb[r] * v[k];
+    for (int k = 0; k < D::NV; ++k)
+      vBar[k] +=
+          fc.Jc[3 * a][k] * vcb[0] + fc.Jc[3 * a + 1][k] * vcb[1] + fc.Jc[3 * a + 2][k] * vcb[2];
+  }
+}
+
 // fixedSoftStepVjp's body; with kParams it adds the parameters' adjoints to *params.
 template <bool kParams, class D>
 DL_HD_OUTLINE bool softStepVjpImpl(const StepModel<D>& m, const FixedOptions& o,
@@ -105,35 +142,7 @@ DL_HD_OUTLINE bool softStepVjpImpl(const StepModel<D>& m, const FixedOptions& o,
       for (int c = 0; c < D::NV; ++c) Hbar[r * D::NV + c] -= lambda[r] * (v1[c] - t.u[c]);
     for (int k = 0; k < D::NV; ++k) Fbar[k] = h * lambda[k];
     double Jbar[3 * D::MAXACTIVE][D::NV], depthBar[D::MAXACTIVE];
-    for (int r = 0; r < 3 * fc.nc; ++r)
-      for (int k = 0; k < D::NV; ++k) Jbar[r][k] = 0;
-    for (int a = 0; a < fc.nc; ++a) depthBar[a] = 0;
-    for (int a = 0; a < fc.nc; ++a) {
-      const double dep = fc.contact[a].depth;
-      if (dep < 0) continue;
-      V3 vc, fb;
-      for (int r = 0; r < 3; ++r) {
-        double sv = 0, sf = 0;
-        for (int k = 0; k < D::NV; ++k) {
-          sv += fc.Jc[3 * a + r][k] * vs0[k];
-          sf += fc.Jc[3 * a + r][k] * Fbar[k];
-        }
-        vc[r] = sv;
-        fb[r] = sf;
-      }
-      // the forward's branches and force (softForce)
-      const bool approaching = vc[0] < 0;
-      const double fn = o.softKp * dep - (approaching ? o.softKd * vc[0] : 0.0);
-      const bool viscous = o.softKf * norm2(vc[1], vc[2]) <= o.mu * fn;
-      const V3 f = softForce(o, dep, vc);
-      V3 vcb = zero3();
-      softForceVjp<kParams>(o, dep, vc, approaching, viscous, f, fb, depthBar[a], vcb, params);
-      for (int r = 0; r < 3; ++r)
-        for (int k = 0; k < D::NV; ++k) Jbar[3 * a + r][k] += f[r] * Fbar[k] + vcb[r] * vs0[k];
-      for (int k = 0; k < D::NV; ++k)
-        local.v[k] +=
-            fc.Jc[3 * a][k] * vcb[0] + fc.Jc[3 * a + 1][k] * vcb[1] + fc.Jc[3 * a + 2][k] * vcb[2];
-    }
+    penaltyForcesVjp<kParams>(o, fc, vs0, Fbar, Jbar, depthBar, local.v, params);
     V3* offsetBar = nullptr;
     if constexpr (kParams) offsetBar = params->footOffset;
     contactGeometryVjp<kParams>(m, d, fc, hf.heights != nullptr, Jbar, depthBar, bar, offsetBar);
