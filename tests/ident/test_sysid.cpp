@@ -13,7 +13,6 @@
 #include <vector>
 
 #include "ident/sysid.h"
-#include "sim/pack.h"
 #include "sim/stage_step.h"
 #include "tests/support/scratch_dir.h"
 
