@@ -15,6 +15,14 @@ a flight of stairs (boxes) across the robot's path, up or down. --friction, --la
 --command set the conditions; the output adds the episodes whose joints left the URDF's limits
 and, on a step or stairs, the episodes whose base crossed them.
 
+--trace FILE.npz records every control decision for a replay in another program: the episode,
+the decision's index and time, MuJoCo's qpos and qvel it was taken in (free joint: world position,
+quaternion w x y z, world linear velocity, base-axes angular velocity; the joints at
+joint_qpos_adr / joint_qvel_adr in joints.names order) and the joint targets held for the next
+control period; each episode ends with a row of its final state and NaN targets. "header" holds a
+JSON string: the engine's options, the conditions, the control and MuJoCo steps and the ground's
+geoms (type, position, quaternion, size, hfield samples).
+
 The episode protocol is `diffloco eval --engine mujoco`'s (export/mujoco_eval.h), draw for draw
 (the same std::mt19937_64 stream), so the two compare on the same seeds: the robot starts level at
 joints.default_base_height with U(-reset_noise, reset_noise) on each default joint angle and a
@@ -361,7 +369,9 @@ def joint_limits(meta):
     return np.asarray(j["lower"]), np.asarray(j["upper"])
 
 
-def run(meta, session, m, args):
+def run(meta, session, m, args, trace=None):
+    """The episodes; with `trace` (a list) one dict per control decision and one per episode end
+    is appended to it (record_trace writes them)."""
     d = mujoco.MjData(m)
     names = meta["joints"]["names"]
     qadr = np.array([m.joint(n).qposadr[0] for n in names])
@@ -428,6 +438,8 @@ def run(meta, session, m, args):
             # pose before the episode's k-th decision); the observation's last_action is still
             # the newest decision, as in training with randomization.action_delay_steps.
             target = default + scale * past_actions[args.latency]
+            if trace is not None:
+                trace.append(trace_row(len(episodes), k, k * control_dt, d, target))
             for _ in range(decimation):
                 d.qfrc_applied[vadr] = pd_torque(meta, target, d.qpos[qadr], d.qvel[vadr])
                 mujoco.mj_step(m, d)
@@ -438,6 +450,9 @@ def run(meta, session, m, args):
                     and max(abs(d.qpos[0]), abs(d.qpos[1])) >= crossing):
                 crossed_at = (float(d.qpos[0]), float(d.qpos[1]))
             k += 1
+        if trace is not None:  # the state the episode ended in
+            trace.append(trace_row(len(episodes), k, k * control_dt, d,
+                                   np.full(len(names), np.nan)))
         n = max(1, k if fell else k - 1)
         episodes.append({"length_s": k * control_dt, "fell": fell, "vx": sums[0] / n,
                          "speed": sums[1] / n, "lin2": sums[2] / n, "yaw2": sums[3] / n,
@@ -446,6 +461,52 @@ def run(meta, session, m, args):
                                      else crossing is not None and d.qpos[0] > crossing),
                          "crossed_face": crossed_at is not None and through_face(*crossed_at)})
     return episodes
+
+
+def trace_row(episode, k, time, d, target):
+    return {"episode": episode, "decision": k, "time": time, "qpos": d.qpos.copy(),
+            "qvel": d.qvel.copy(), "target": np.array(target, dtype=np.float64)}
+
+
+def ground_geoms(m):
+    """The ground's geoms as compiled (group GROUND_GROUP): what a replay rebuilds the ground
+    from. Boxes: half sizes; the plane: its z; hfields: MuJoCo's size and samples (rows along y)."""
+    out = []
+    for g in range(m.ngeom):
+        if m.geom_group[g] != GROUND_GROUP:
+            continue
+        kind = mujoco.mjtGeom(m.geom_type[g]).name[len("mjGEOM_"):].lower()
+        e = {"type": kind, "pos": m.geom_pos[g].tolist(), "quat": m.geom_quat[g].tolist(),
+             "size": m.geom_size[g].tolist()}
+        if kind == "hfield":
+            h = m.geom_dataid[g]
+            nrow, ncol = int(m.hfield_nrow[h]), int(m.hfield_ncol[h])
+            adr = m.hfield_adr[h]
+            e.update({"hfield_size": m.hfield_size[h].tolist(), "nrow": nrow, "ncol": ncol,
+                      "data": m.hfield_data[adr:adr + nrow * ncol].tolist()})
+        out.append(e)
+    return out
+
+
+def record_trace(path, meta, m, args, rows):
+    """--trace: the rows of run() and a JSON header, as an .npz file."""
+    names = meta["joints"]["names"]
+    header = {"policy": args.policy, "engine": engine_options(m), "conditions": conditions(args),
+              "control_dt": meta["timing"]["control_dt"], "sim_dt": m.opt.timestep,
+              "decimation": round(meta["timing"]["control_dt"] / m.opt.timestep),
+              "seed": args.seed, "reset_noise": args.reset_noise, "joints": names,
+              "friction": args.friction if args.friction is not None else meta["simulation"]["friction"],
+              "ground_geoms": ground_geoms(m)}
+    np.savez_compressed(
+        path, header=np.array(json.dumps(header)),
+        episode=np.array([r["episode"] for r in rows], dtype=np.int32),
+        decision=np.array([r["decision"] for r in rows], dtype=np.int32),
+        time=np.array([r["time"] for r in rows]),
+        qpos=np.array([r["qpos"] for r in rows]).reshape(len(rows), m.nq),
+        qvel=np.array([r["qvel"] for r in rows]).reshape(len(rows), m.nv),
+        target=np.array([r["target"] for r in rows]).reshape(len(rows), len(names)),
+        joint_qpos_adr=np.array([m.joint(n).qposadr[0] for n in names], dtype=np.int32),
+        joint_qvel_adr=np.array([m.joint(n).dofadr[0] for n in names], dtype=np.int32))
 
 
 def summary(meta, episodes, m, args):
@@ -549,6 +610,10 @@ def parse_args(argv=None):
     g.add_argument("--command", type=float, nargs=3, metavar=("VX", "VY", "WZ"),
                    help="one command for every episode (default: drawn from the file's ranges)")
     p.add_argument("--json", action="store_true", help="one JSON object on stdout")
+    p.add_argument("--trace", metavar="FILE.npz",
+                   help="record every control decision (time, qpos, qvel, the joint targets held "
+                        "for the next control period) and the ground's geoms for a replay in "
+                        "another program (numpy .npz; the module docstring lists its arrays)")
     args = p.parse_args(argv)
     if args.latency < 0 or args.steps < 1 or args.run <= 0 or args.cell <= 0:
         p.error("--latency must be >= 0, --steps >= 1, --run and --cell > 0")
@@ -560,7 +625,10 @@ def main():
     meta, session = load_policy(args.policy)
     recommended(meta, args)
     m = build_model(meta, args)
-    result = summary(meta, run(meta, session, m, args), m, args)
+    rows = [] if args.trace else None
+    result = summary(meta, run(meta, session, m, args, rows), m, args)
+    if args.trace:
+        record_trace(args.trace, meta, m, args, rows)
     if args.json:
         print(json.dumps(result))
     else:

@@ -10,10 +10,14 @@ on the shipped rough-terrain policy's ONNX file.
   decision of k control steps before.
 - MuJoCo options not given are the file's recommendation (evaluation.mujoco_*); --solref and
   --impratio reach every contact.
+- --trace: a row per decision and per episode end, and MuJoCo started from a row's qpos and qvel
+  with its targets held for a control period reaches the next row (what a replay relies on).
 usage: deployer_grounds_test.py REPO   (a Python with mujoco, onnx, onnxruntime, numpy)
 """
+import json
 import os
 import sys
+import tempfile
 
 repo = sys.argv[1]
 sys.path.insert(0, os.path.join(repo, "runtime/examples"))
@@ -152,4 +156,31 @@ for k in range(5):
     want = default if k < 2 else default + scale * np.clip(actions[k - 2], -clip, clip)
     for s in range(decimation):
         assert np.allclose(targets[k * decimation + s], want, atol=1e-12), (k, s)
+dp.pd_torque = real_torque
+
+# --trace: rows per decision plus the episode's end; replaying a row in a fresh MjData reaches the
+# next one.
+with tempfile.TemporaryDirectory() as tmp:
+    path = os.path.join(tmp, "trace.npz")
+    args, m, d = model("--episodes", "2", "--episode-length", "0.1", "--command", "0.5", "0", "0",
+                       "--ground", "pyramid", "--height", "0.1", "--run", "0.31",
+                       "--trace", path)
+    rows = []
+    dp.run(meta, session, m, args, rows)
+    dp.record_trace(path, meta, m, args, rows)
+    t = np.load(path)
+    header = json.loads(str(t["header"]))
+    assert list(t["episode"]) == [0] * 6 + [1] * 6 and list(t["decision"]) == list(range(6)) * 2
+    assert np.all(np.isnan(t["target"][[5, 11]])) and np.all(np.isfinite(t["target"][:5]))
+    assert header["decimation"] == 4 and header["conditions"]["ground"] == "pyramid"
+    assert {g["type"] for g in header["ground_geoms"]} == {"plane", "box"}
+    qa, va = t["joint_qpos_adr"], t["joint_qvel_adr"]
+    for i in [0, 3, 7]:
+        d2 = mujoco.MjData(m)
+        d2.qpos[:], d2.qvel[:] = t["qpos"][i], t["qvel"][i]
+        for _ in range(header["decimation"]):
+            d2.qfrc_applied[va] = dp.pd_torque(meta, t["target"][i], d2.qpos[qa], d2.qvel[va])
+            mujoco.mj_step(m, d2)
+        assert np.allclose(d2.qpos, t["qpos"][i + 1], atol=1e-9), i
+        assert np.allclose(d2.qvel, t["qvel"][i + 1], atol=1e-7), i
 print("deployer grounds ok")
