@@ -6,7 +6,8 @@ control period, and the ground's geoms), rebuilds the ground as our height field
 boxes sampled every --spacing m, the riser between two samples as our terrain joins them), and for
 every decision k sets our state to MuJoCo's, steps our simulator through the control period with
 the same targets (the trace's MuJoCo step, hard contact, the policy file's drive, friction,
-Gauss-Seidel sweeps, terrain contact and interpolant) and compares with MuJoCo's state at k + 1.
+Gauss-Seidel sweeps, terrain contact and interpolant) and compares with MuJoCo's state at k + 1
+(with --periods K: K periods, each with the targets MuJoCo held then, compared at k + K).
 
 Each decision is classified by what the feet touch at k, from the boxes (the true geometry):
   air     the foot's sphere more than 2 cm above every ground within r + 2 cm horizontally;
@@ -15,7 +16,7 @@ Each decision is classified by what the feet touch at k, from the boxes (the tru
   edge    otherwise within r + 2 cm of a change of height (on or over a step's edge);
   tread   the ground flat within r + 2 cm.
 A decision is `riser` if a foot is, else `edge`, else `tread`, else `air`. Errors are ours minus
-MuJoCo's at k + 1: base velocity (world linear, base-axes angular), joint velocities, and per foot
+MuJoCo's at k + 1 (k + K): base velocity (world linear, base-axes angular), joint velocities, and per foot
 its centre's position and velocity (world), the feet pooled by their own class.
 
 Conventions: MuJoCo's free joint qpos = world position, quaternion (w x y z); qvel[0:3] world
@@ -188,11 +189,15 @@ def stats(x):
             "p90_abs": float(np.quantile(np.abs(x), 0.9))}
 
 
-def lockstep(header, tr, meta, spacing, half, interpolant, terrain_contact, threads):
+def lockstep(header, tr, meta, spacing, half, interpolant, terrain_contact, threads, periods=1):
     height = box_ground(header["ground_geoms"])
     heights, origin = sampled_field(height, spacing, half)
-    start = np.flatnonzero(np.isfinite(tr["target"]).all(axis=1))
-    start = start[tr["episode"][start] == tr["episode"][start + 1]]
+    # Starts whose next `periods` decisions lie in the same episode (their targets held in turn).
+    ok = np.isfinite(tr["target"]).all(axis=1)
+    rows = len(ok)
+    start = np.array([i for i in range(rows - periods)
+                      if ok[i:i + periods].all() and tr["episode"][i] == tr["episode"][i + periods]],
+                     dtype=np.int64)
     n = len(start)
     sim = diffloco.Simulator(
         meta["robot"]["name"], num_worlds=n, contact="hard", dt=header["sim_dt"],
@@ -203,14 +208,15 @@ def lockstep(header, tr, meta, spacing, half, interpolant, terrain_contact, thre
     q0, v0, order = to_ours(sim, names, tr["joint_qpos_adr"], tr["joint_qvel_adr"],
                             tr["qpos"][start], tr["qvel"][start])
     q1m, v1m, _ = to_ours(sim, names, tr["joint_qpos_adr"], tr["joint_qvel_adr"],
-                          tr["qpos"][start + 1], tr["qvel"][start + 1])
-    target = torch.from_numpy(np.ascontiguousarray(tr["target"][start][:, order]))
+                          tr["qpos"][start + periods], tr["qvel"][start + periods])
     q, v = q0, v0
     failures = 0
     with torch.no_grad():
-        for _ in range(int(header["decimation"])):
-            q, v = sim.step(q, v, target)
-            failures += sim.last_failures
+        for p in range(periods):
+            target = torch.from_numpy(np.ascontiguousarray(tr["target"][start + p][:, order]))
+            for _ in range(int(header["decimation"])):
+                q, v = sim.step(q, v, target)
+                failures += sim.last_failures
         feet0 = sim.foot_positions(q0).numpy()
         feet_ours, feet_mj = sim.foot_positions(q).numpy(), sim.foot_positions(q1m).numpy()
         fv_ours = foot_velocities(sim, q, v).numpy()
@@ -223,7 +229,9 @@ def lockstep(header, tr, meta, spacing, half, interpolant, terrain_contact, thre
     dv = (v - v1m).numpy()
     base_lin, base_ang, joints = dv[:, 0:3], dv[:, 3:6], dv[:, 6:]
     foot_dp, foot_dv = feet_ours - feet_mj, fv_ours - fv_mj
-    result = {"spacing": spacing, "decisions": int(n), "failures": int(failures),
+    dz = (q[:, 2] - q1m[:, 2]).numpy()
+    result = {"spacing": spacing, "periods": periods, "decisions": int(n),
+              "failures": int(failures),
               "sampled_grid": [int(heights.shape[1]), int(heights.shape[0])],
               "decisions_by_class": {}, "feet_by_class": {}}
     for ci, c in enumerate(CLASSES):
@@ -234,6 +242,7 @@ def lockstep(header, tr, meta, spacing, half, interpolant, terrain_contact, thre
             "count": int(m.sum()),
             "base_lin_vel_error": stats(np.linalg.norm(base_lin[m], axis=1)),
             "base_vz_error": stats(base_lin[m, 2]),
+            "base_z_error": stats(dz[m]),
             "base_ang_vel_error": stats(np.linalg.norm(base_ang[m], axis=1)),
             "joint_vel_error_rms": stats(np.sqrt((joints[m] ** 2).mean(axis=1))),
             "mujoco_base_vz": stats(v1m.numpy()[m, 2]),
@@ -286,30 +295,33 @@ def lockstep(header, tr, meta, spacing, half, interpolant, terrain_contact, thre
 
 
 def table(results):
-    lines = ["| spacing | decisions | count | base vz: ours - MuJoCo, mean (RMS) [m/s] | base |dv| "
+    lines = ["| periods | spacing | decisions | count | base z: ours - MuJoCo, mean (RMS) [mm] | "
+             "base vz: ours - MuJoCo, mean (RMS) [m/s] | base |dv| "
              "RMS [m/s] | base |dw| RMS [rad/s] | joint dqd RMS [rad/s] | feet | foot vz: ours - "
              "MuJoCo, mean (RMS) [m/s] | foot |dp| RMS [mm] |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in results:
         for c in CLASSES:
             d, f = r["decisions_by_class"].get(c), r["feet_by_class"].get(c)
             if d is None and f is None:
                 continue
-            cells = [f"{r['spacing']:g}", c]
+            cells = [str(r["periods"]), f"{r['spacing']:g}", c]
             cells += ([str(d["count"]),
+                       f"{1000 * d['base_z_error']['mean']:+.1f} "
+                       f"({1000 * d['base_z_error']['rms']:.1f})",
                        f"{d['base_vz_error']['mean']:+.3f} ({d['base_vz_error']['rms']:.3f})",
                        f"{d['base_lin_vel_error']['rms']:.3f}",
                        f"{d['base_ang_vel_error']['rms']:.3f}",
-                       f"{d['joint_vel_error_rms']['rms']:.2f}"] if d else ["0", "", "", "", ""])
+                       f"{d['joint_vel_error_rms']['rms']:.2f}"] if d else ["0", "", "", "", "", ""])
             cells += ([str(f["count"]), f"{f['vz_error']['mean']:+.3f} ({f['vz_error']['rms']:.3f})",
                        f"{1000 * f['pos_error']['rms']:.1f}"] if f else ["0", "", ""])
             lines.append("| " + " | ".join(cells) + " |")
     groups = ("touching_mujoco_riser", "touching_ours_seen", "touching_ours_hidden", "clear_of_ours")
     if any("riser" in r["feet_by_class"] for r in results):
-        lines += ["", "| spacing | feet beside a riser | count | overlap with ours, mean [mm] | "
+        lines += ["", "| periods | spacing | feet beside a riser | count | overlap with ours, mean [mm] | "
                   "overlap with MuJoCo's box, mean [mm] | velocity into the riser: ours - MuJoCo, "
                   "mean (RMS) [m/s] | vz: ours - MuJoCo, mean (RMS) [m/s] |",
-                  "|---|---|---|---|---|---|---|"]
+                  "|---|---|---|---|---|---|---|---|"]
         for r in results:
             f = r["feet_by_class"].get("riser")
             for g in groups if f else ():
@@ -317,7 +329,7 @@ def table(results):
                 if not e["count"]:
                     continue
                 t, z = e["vx_toward_riser_error"], e["vz_error"]
-                lines.append(f"| {r['spacing']:g} | {g} | {e['count']} | "
+                lines.append(f"| {r['periods']} | {r['spacing']:g} | {g} | {e['count']} | "
                              f"{e['overlap_mm']['mean']:+.1f} | "
                              f"{e['mujoco_box_overlap_mm']['mean']:+.1f} | "
                              f"{t['mean']:+.3f} ({t['rms']:.3f}) | {z['mean']:+.3f} ({z['rms']:.3f}) |")
@@ -335,6 +347,9 @@ def main():
                    help="the height field covers [-half, half]^2 [m] (default 5)")
     p.add_argument("--interpolant", help="default: the policy's task.terrain.interpolant")
     p.add_argument("--terrain-contact", help="default: the policy's task.sim.terrain_contact")
+    p.add_argument("--periods", type=int, nargs="+", default=[1],
+                   help="control periods stepped from each decision with the trace's targets "
+                        "in turn before comparing (default 1; several: one result each)")
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--out", help="the aggregates as JSON")
     args = p.parse_args()
@@ -342,8 +357,10 @@ def main():
     meta = diffloco.load_policy(args.policy).metadata
     interpolant = args.interpolant or task_value(meta, "terrain", "interpolant", "monotone")
     contact = args.terrain_contact or task_value(meta, "sim", "terrain_contact", "vertical")
-    results = [lockstep(header, tr, meta, s, args.half, interpolant, contact, args.threads)
-               for s in args.spacing]
+    if min(args.periods) < 1:
+        p.error("--periods must be >= 1")
+    results = [lockstep(header, tr, meta, s, args.half, interpolant, contact, args.threads, k)
+               for k in args.periods for s in args.spacing]
     out = {"trace": args.trace, "policy": args.policy,
            "mujoco": header["engine"], "conditions": header["conditions"],
            "ours": {"contact": "hard", "dt": header["sim_dt"],
