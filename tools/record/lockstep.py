@@ -16,15 +16,17 @@ Each decision is classified by what the feet touch at k, from the boxes (the tru
   edge    otherwise within r + 2 cm of a change of height (on or over a step's edge);
   tread   the ground flat within r + 2 cm.
 A decision is `riser` if a foot is, else `edge`, else `tread`, else `air`. Errors are ours minus
-MuJoCo's at k + 1 (k + K): base velocity (world linear, base-axes angular), joint velocities, and per foot
-its centre's position and velocity (world), the feet pooled by their own class.
+MuJoCo's at k + 1 (k + K): base height and velocity (world linear, base-axes angular), joint
+velocities, and per foot its centre's position and velocity (world), the feet pooled by their own
+class. Feet beside a riser are split further by what they overlap: MuJoCo's box, our surface as
+our closest-point search sees it, our surface hidden from that search, nothing of ours.
 
 Conventions: MuJoCo's free joint qpos = world position, quaternion (w x y z); qvel[0:3] world
 linear velocity of the base frame's origin, qvel[3:6] angular velocity in base axes: the rows of
 our q and v (diffloco.Simulator), joints mapped by name.
 
     PYTHONPATH=build/python /usr/bin/python3 tools/record/lockstep.py TRACE.npz POLICY.pt \\
-        --spacing 0.02 0.05 --out lockstep.json
+        --spacing 0.02 0.05 [--periods 1 5] --out lockstep.json
 
 Debian's python3 (its torch is the one the module links).
 """
