@@ -118,9 +118,10 @@ def to_ours(sim, names, qpos_adr, qvel_adr, qpos, qvel):
 def quat_mul(a, b):
     w1, x1, y1, z1 = a.unbind(-1)
     w2, x2, y2, z2 = b.unbind(-1)
-    return torch.stack([w1 * w2 - x1 * x2 - y1 * y2 - z1 * z2, w1 * x2 + x1 * w2 + y1 * z2 - z1 * y2,
-                        w1 * y2 - x1 * z2 + y1 * w2 + z1 * x2, w1 * z2 + x1 * y2 - y1 * x2 + z1 * w2],
-                       -1)
+    return torch.stack([w1 * w2 - x1 * x2 - y1 * y2 - z1 * z2,
+                        w1 * x2 + x1 * w2 + y1 * z2 - z1 * y2,
+                        w1 * y2 - x1 * z2 + y1 * w2 + z1 * x2,
+                        w1 * z2 + x1 * y2 - y1 * x2 + z1 * w2], -1)
 
 
 def foot_velocities(sim, q, v, eps=1e-6):
@@ -198,7 +199,8 @@ def lockstep(header, tr, meta, spacing, half, interpolant, terrain_contact, thre
     ok = np.isfinite(tr["target"]).all(axis=1)
     rows = len(ok)
     start = np.array([i for i in range(rows - periods)
-                      if ok[i:i + periods].all() and tr["episode"][i] == tr["episode"][i + periods]],
+                      if ok[i:i + periods].all()
+                      and tr["episode"][i] == tr["episode"][i + periods]],
                      dtype=np.int64)
     n = len(start)
     sim = diffloco.Simulator(
@@ -314,13 +316,16 @@ def table(results):
                        f"{d['base_vz_error']['mean']:+.3f} ({d['base_vz_error']['rms']:.3f})",
                        f"{d['base_lin_vel_error']['rms']:.3f}",
                        f"{d['base_ang_vel_error']['rms']:.3f}",
-                       f"{d['joint_vel_error_rms']['rms']:.2f}"] if d else ["0", "", "", "", "", ""])
-            cells += ([str(f["count"]), f"{f['vz_error']['mean']:+.3f} ({f['vz_error']['rms']:.3f})",
+                       f"{d['joint_vel_error_rms']['rms']:.2f}"] if d else ["0"] + [""] * 5)
+            cells += ([str(f["count"]),
+                       f"{f['vz_error']['mean']:+.3f} ({f['vz_error']['rms']:.3f})",
                        f"{1000 * f['pos_error']['rms']:.1f}"] if f else ["0", "", ""])
             lines.append("| " + " | ".join(cells) + " |")
-    groups = ("touching_mujoco_riser", "touching_ours_seen", "touching_ours_hidden", "clear_of_ours")
+    groups = ("touching_mujoco_riser", "touching_ours_seen", "touching_ours_hidden",
+              "clear_of_ours")
     if any("riser" in r["feet_by_class"] for r in results):
-        lines += ["", "| periods | spacing | feet beside a riser | count | overlap with ours, mean [mm] | "
+        lines += ["", "| periods | spacing | feet beside a riser | count | "
+                  "overlap with ours, mean [mm] | "
                   "overlap with MuJoCo's box, mean [mm] | velocity into the riser: ours - MuJoCo, "
                   "mean (RMS) [m/s] | vz: ours - MuJoCo, mean (RMS) [m/s] |",
                   "|---|---|---|---|---|---|---|---|"]
@@ -334,7 +339,8 @@ def table(results):
                 lines.append(f"| {r['periods']} | {r['spacing']:g} | {g} | {e['count']} | "
                              f"{e['overlap_mm']['mean']:+.1f} | "
                              f"{e['mujoco_box_overlap_mm']['mean']:+.1f} | "
-                             f"{t['mean']:+.3f} ({t['rms']:.3f}) | {z['mean']:+.3f} ({z['rms']:.3f}) |")
+                             f"{t['mean']:+.3f} ({t['rms']:.3f}) | "
+                             f"{z['mean']:+.3f} ({z['rms']:.3f}) |")
     return "\n".join(lines)
 
 
