@@ -2,20 +2,11 @@
 #include "sim/adaptive.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <memory>
 #include <stdexcept>
 
-#include "sim/actuator.h"
 #include "sim/adaptive_rk.h"
-#include "sim/cholesky.h"
-#include "sim/contact.h"
-#include "sim/crba.h"
-#include "sim/kinematics.h"
-#include "sim/rnea.h"
-#include "sim/soft_contact.h"
-#include "sim/workspace.h"
 
 namespace diffloco::sim {
 
@@ -33,117 +24,72 @@ const char* toString(Integrator i) {
   return "?";
 }
 
-std::uint64_t softDynamics(const Model& model, const SimOptions& opt, Data& data,
-                           const Eigen::Ref<const VecX>& x, const Eigen::Ref<const VecX>& qTarget,
-                           Eigen::Ref<VecX> xdot, VecX* footForce) {
-  const int nq = model.nq(), nv = model.nv(), nj = model.nj();
-  const ContactOptions& c = opt.contact;
+AdaptiveData::AdaptiveData(const Model& model)
+    : footImpulse(VecX::Zero(3 * model.nspheres())), depth(VecX::Zero(model.nspheres())) {}
+AdaptiveData::~AdaptiveData() = default;
+AdaptiveData::AdaptiveData(AdaptiveData&&) noexcept = default;
+AdaptiveData& AdaptiveData::operator=(AdaptiveData&&) noexcept = default;
+
+namespace {
+
+using rk::Packed;
+using rk::Scratch;
+
+// xdot = f(x) (the stages' softDynamics) with its tape in t; returns a fingerprint of the
+// piecewise branches taken (actuator clips, penalty regimes). With W, stage i's sphere forces,
+// switching values and normal velocities go to W's column i.
+template <class D>
+std::uint64_t evaluate(const Packed<D>& p, const double* x, const double* qTarget, double* xdot,
+                       SoftDynamicsTape<D>& t, Scratch<D>* W = nullptr, int i = 0) {
+  softDynamics(p.m, p.o, p.hf, x, qTarget, xdot, t);
   std::uint64_t mode = 0;
   auto mix = [&mode](std::uint64_t value) { mode = (mode ^ value) * 0x100000001b3ull; };
-  const auto v = x.tail(nv);
-
-  // The configuration the dynamics see: quaternion normalised.
-  data.qMid = x.head(nq);
-  data.qMid.segment<4>(3) /= data.qMid.segment<4>(3).norm();
-  const VecX& q = data.qMid;
-
-  actuatorTorques(model, opt.actuator, qTarget, q, v, data.tauJoint);
-  for (int j = 0; j < nj; ++j) {  // the actuator's clipped or free regime (as stepDynamics)
-    const double free = opt.actuator.kp * (qTarget[j] - q[7 + j]) - opt.actuator.kd * v[6 + j];
-    mix(free == data.tauJoint[j] ? 32 : 33 + (data.tauJoint[j] > free));
+  const double* q = x;  // the joints of q^ are q's
+  const double* v = x + D::NQ;
+  for (int j = 0; j < D::NJ; ++j) {  // the actuator's clipped or free regime
+    const double free = p.o.kp * (qTarget[j] - q[7 + j]) - p.o.kd * v[6 + j];
+    const double tau = actuatorTorque(p.o, p.m.effort[j], qTarget[j], q[7 + j], v[6 + j]);
+    mix(free == tau ? 32 : 33 + (tau > free));
   }
-  forwardKinematics(model, data, q);
-  biasForces(model, data, v);  // data.tau = b
-  for (int j = 0; j < nj; ++j)
-    data.tau[6 + j] += model.joints[j].damping * v[6 + j] - data.tauJoint[j];
-  crba(model, data);
-  factorize(model, data);
-
-  // Penalty forces of eq. 17-18 at (q, v): the law of step.cpp's softContactForce.
-  footGeometry(model, c, data);
-  selectContacts(model, c, data);  // soft: every foot
-  contactJacobians(model, c, data);
-  data.work.setZero();
-  if (footForce) footForce->setZero(3 * model.nspheres());
-  const int nc = static_cast<int>(data.active.size());
-  for (int a = 0; a < nc; ++a) {
-    const double d = data.depth[data.active[a]];
+  if (W) {
+    rk::sphereSwitches(t, p.o, v, W->nf, W->S.col(i).data(), W->Vn.col(i).data());
+    W->F.col(i).setZero();
+  }
+  for (int a = 0; a < t.fc.nc; ++a) {
+    const double d = t.fc.contact[a].depth;
     if (d < 0) {
       mix(0);
       continue;
     }
-    const auto J = data.Jc.middleRows<3>(3 * a);
-    const Vec3 vc = J * v;  // (normal, tangent1, tangent2)
-    const SoftBranches b = softBranches(c, d, vc);
-    const Vec3 f = softPenaltyForce(c, d, vc, b);
-    mix(b.mode());
-    data.work.noalias() += J.transpose() * f;
-    if (footForce) footForce->segment<3>(3 * data.active[a]) = f;
+    V3 vc = zero3();
+    for (int r = 0; r < 3; ++r)
+      for (int k = 0; k < D::NV; ++k) vc[r] += t.fc.Jc[3 * a + r][k] * v[k];
+    const bool approaching = vc[0] < 0;
+    const double fn = p.o.softKp * d - (approaching ? p.o.softKd * vc[0] : 0.0);
+    const bool viscous = p.o.softKf * norm2(vc[1], vc[2]) <= p.o.mu * fn;
+    mix(1 + approaching + 2 * viscous);
+    if (W) {
+      const V3 f = softForce(p.o, d, vc);
+      for (int r = 0; r < 3; ++r) W->F(3 * t.fc.active[a] + r, i) = f[r];
+    }
   }
-  // vdot = H^-1 (J^T f - b), kept in data.u for the backward pass.
-  data.u = data.work - data.tau;
-  solve(model, data, data.u);
-
-  xdot.head<3>() = v.head<3>();
-  xdot.segment<4>(3) = rk::quatRate(x.segment<4>(3), v.segment<3>(3));
-  xdot.segment(7, nj) = v.tail(nj);
-  xdot.tail(nv) = data.u;
   return mode;
-}
-
-namespace {
-
-// The adaptive loop's scratch in data's workspace, sized for the model on first use.
-AdaptiveScratch& workFor(const Model& model, Data& data) {
-  AdaptiveScratch& w = data.workspace().adaptive;
-  const int n = model.nq() + model.nv();
-  if (n == w.nx && model.nspheres() == w.nf) return w;
-  w.nx = n;
-  w.nf = model.nspheres();
-  w.K.resize(n, 7);
-  w.F.resize(3 * w.nf, 7);
-  w.S.resize(3 * w.nf, 7);
-  w.Vn.resize(w.nf, 7);
-  w.x.resize(n), w.xs.resize(n), w.xn.resize(n), w.sc.resize(n);
-  return w;
-}
-
-// Switching values and normal velocities of stage i, just evaluated in `data` at state xi.
-void recordFeet(AdaptiveScratch& W, int i, const ContactOptions& c, const Data& data,
-                const Eigen::Ref<const VecX>& xi, int nv) {
-  for (int a = 0; a < W.nf; ++a) {  // soft: data.active lists every foot in order
-    const Vec3 vc = data.Jc.middleRows<3>(3 * a) * xi.tail(nv);
-    W.Vn(a, i) = vc[0];
-    double sw[3];
-    rk::footSwitches(c, data.depth[a], vc, sw);
-    for (int k = 0; k < 3; ++k) W.S(3 * a + k, i) = sw[k];
-  }
 }
 
 // Stages 2..6 of a step of size h from W.x with W.K.col(0) = f(W.x) already set; the 5th-order
 // solution (before renormalisation) goes to W.xn.
-void stages(const Model& model, const SimOptions& opt, Data& data,
-            const Eigen::Ref<const VecX>& qTarget, double h, AdaptiveScratch& W, bool forces) {
-  // The foot forces land in a local vector that borrows W.stageForce's storage (swapped in and
-  // back: no allocation). A local rather than a reference into W lets the compiler tell it from
-  // data's and W's vectors, as it could the per-thread static this replaced: the generated code
-  // (its fused multiply-adds included), and so the results, stay the same to the bit.
-  VecX fbuf;
-  fbuf.swap(W.stageForce);
+template <class D>
+void stages(const Packed<D>& p, const double* qTarget, double h, Scratch<D>& W, bool forces) {
   for (int i = 1; i < 6; ++i) {
     W.xs = W.x;
     for (int j = 0; j < i; ++j)
       if (rk::A[i][j] != 0) W.xs.noalias() += (h * rk::A[i][j]) * W.K.col(j);
-    W.modes[i] = softDynamics(model, opt, data, W.xs, qTarget, W.K.col(i), forces ? &fbuf : nullptr);
-    if (forces) {
-      W.F.col(i) = fbuf;
-      recordFeet(W, i, opt.contact, data, W.xs, model.nv());
-    }
+    W.modes[i] =
+        evaluate(p, W.xs.data(), qTarget, W.K.col(i).data(), *W.tape[0], forces ? &W : nullptr, i);
   }
   W.xn = W.x;
   for (int i = 0; i < 6; ++i)
     if (rk::B[i] != 0) W.xn.noalias() += (h * rk::B[i]) * W.K.col(i);
-  fbuf.swap(W.stageForce);
 }
 
 // Hairer's RMS norm of e scaled by atol + rtol max(|a|, |b|).
@@ -158,7 +104,8 @@ double errorNorm(const VecX& e, const VecX& a, const VecX& b, const AdaptiveOpti
 
 // Whether the stages of the trial step lie on both sides of a switch (values within its dead band
 // count as on either side; undefined values are skipped).
-bool straddles(const AdaptiveScratch& W, const double tol[3]) {
+template <class D>
+bool straddles(const Scratch<D>& W, const double tol[3]) {
   for (int r = 0; r < W.S.rows(); ++r) {
     bool in = false, out = false;
     for (int i = 0; i < 7; ++i) {
@@ -174,7 +121,8 @@ bool straddles(const AdaptiveScratch& W, const double tol[3]) {
 // Fraction of the trial step at which the first switch is crossed: for a depth, the cubic Hermite
 // interpolant between the step's ends (d' = -vn); for the friction and approach switches, linear
 // interpolation. 0.5 if no switch's ends differ (a stage grazed a switch inside the step).
-double eventFraction(const AdaptiveScratch& W, double h, const double tol[3]) {
+template <class D>
+double eventFraction(const Scratch<D>& W, double h, const double tol[3]) {
   double best = 1;
   bool found = false;
   for (int r = 0; r < W.S.rows(); ++r) {
@@ -214,14 +162,11 @@ double eventFraction(const AdaptiveScratch& W, double h, const double tol[3]) {
   return found ? best : 0.5;
 }
 
-}  // namespace
-
-namespace {
-
 // Hairer's estimate of the first step (Hairer, Norsett, Wanner I, II.4) from W.x and its
 // derivative in W.K.col(0); one more evaluation of the dynamics.
-double estimateFirstStep(const Model& model, const SimOptions& opt, Data& data,
-                         const Eigen::Ref<const VecX>& qTarget, AdaptiveScratch& W, double hMax) {
+template <class D>
+double estimateFirstStep(const Packed<D>& p, const SimOptions& opt, AdaptiveData& data,
+                         const double* qTarget, Scratch<D>& W, double hMax) {
   const AdaptiveOptions& o = opt.contact.adaptive;
   W.sc = (o.atol + o.rtol * W.x.array().abs()).matrix();
   const double n = static_cast<double>(W.x.size());
@@ -230,7 +175,7 @@ double estimateFirstStep(const Model& model, const SimOptions& opt, Data& data,
   double h0 = (d0 < 1e-5 || d1 < 1e-5) ? 1e-6 : 0.01 * d0 / d1;
   h0 = std::min(h0, hMax);
   W.xs = W.x + h0 * W.K.col(0);
-  softDynamics(model, opt, data, W.xs, qTarget, W.K.col(1));
+  evaluate(p, W.xs.data(), qTarget, W.K.col(1).data(), *W.tape[0]);
   ++data.adaptive.evaluations;
   const double d2 =
       std::sqrt(((W.K.col(1) - W.K.col(0)).array() / W.sc.array()).square().sum() / n) / h0;
@@ -242,10 +187,11 @@ double estimateFirstStep(const Model& model, const SimOptions& opt, Data& data,
 // Accepts the step of size h to W.xn: its impulses and contact modes into data, the step and
 // its starting point recorded, W.x moved to the new point (quaternion renormalised) with its
 // first stage the last one's.
-void acceptStep(const Model& model, Data& data, AdaptiveScratch& W, double h,
-                std::vector<double>* steps, std::vector<VecX>* checkpoints) {
-  Data::AdaptiveStats& st = data.adaptive;
-  const int nf = model.nspheres(), nq = model.nq();
+template <class D>
+void acceptStep(AdaptiveData& data, Scratch<D>& W, double h, std::vector<double>* steps,
+                std::vector<VecX>* checkpoints) {
+  AdaptiveStats& st = data.adaptive;
+  const int nf = W.nf, nq = D::NQ;
   if (steps) steps->push_back(h);
   if (checkpoints) {  // kept, not cleared, between calls: no allocation once grown
     if (static_cast<int>(checkpoints->size()) > st.accepted)
@@ -261,11 +207,13 @@ void acceptStep(const Model& model, Data& data, AdaptiveScratch& W, double h,
   st.minStep = st.accepted ? std::min(st.minStep, h) : h;
   st.maxStep = std::max(st.maxStep, h);
   ++st.accepted;
-  W.x = W.xn;
-  W.x.segment<4>(3) /= W.x.segment<4>(3).norm();
+  VecX& x = W.x;
+  x = W.xn;
+  x.segment<4>(3) /= x.segment<4>(3).norm();
   // First same as last, with the quaternion rate of the renormalised quaternion.
-  W.K.col(0) = W.K.col(6);
-  W.K.col(0).segment<4>(3) = rk::quatRate(W.x.segment<4>(3), W.x.segment<3>(nq + 3));
+  MatX& K = W.K;
+  K.col(0) = K.col(6);
+  K.col(0).segment<4>(3) = rk::quatRate(x.segment<4>(3), x.segment<3>(nq + 3));
   W.F.col(0) = W.F.col(6);
   W.S.col(0) = W.S.col(6);
   W.Vn.col(0) = W.Vn.col(6);
@@ -274,52 +222,28 @@ void acceptStep(const Model& model, Data& data, AdaptiveScratch& W, double h,
 
 }  // namespace
 
-namespace {
-std::atomic<AdaptiveCapHandler> gCapHandler{nullptr};
-std::atomic<long long> gCapHits{0};
-
-// The step cap was hit in this env step: counted in data and in the process, reported to the
-// handler.
-void countCapHit(const SimOptions& opt, Data& data) {
-  ++data.adaptiveCapHits;
-  ++gCapHits;
-  if (const AdaptiveCapHandler h = gCapHandler.load()) h(opt, data.adaptive);
-}
-}  // namespace
-
-void setAdaptiveCapHandler(AdaptiveCapHandler handler) { gCapHandler.store(handler); }
-long long adaptiveCapHitsTotal() { return gCapHits.load(); }
-
 namespace rk {
 
-int integrateAdaptive(const Model& model, const SimOptions& opt, Data& data,
-                      const Eigen::Ref<const VecX>& x0, const Eigen::Ref<const VecX>& qTarget,
-                      Eigen::Ref<VecX> xOut, std::vector<double>* steps,
+template <class D>
+int integrateAdaptive(const Packed<D>& p, const SimOptions& opt, AdaptiveData& data, Scratch<D>& W,
+                      const VecX& x0, const double* qTarget, VecX& xOut, std::vector<double>* steps,
                       std::vector<VecX>* checkpoints) {
   const AdaptiveOptions& o = opt.contact.adaptive;
-  if (model.nspheres() > 32)  // the backward keeps per-sphere switch sides in 32-bit masks
-    throw std::invalid_argument(
-        "adaptive integration: at most 32 contact spheres (feet and leg spheres)");
-  AdaptiveScratch& W = workFor(model, data);
   const double T = opt.dt;
   const double hMax = o.maxStep > 0 ? std::min(o.maxStep, T) : T;
   const double hMin = std::min(std::max(o.minStep, 1e-14), hMax);
-  Data::AdaptiveStats& st = data.adaptive;
-  st = Data::AdaptiveStats{};
+  AdaptiveStats& st = data.adaptive;
+  st = AdaptiveStats{};
   data.footImpulse.setZero();
   if (steps) steps->clear();
 
   W.x = x0;
-  VecX fbuf;  // borrows W.loopForce's storage, as in stages()
-  fbuf.swap(W.loopForce);
-  W.modes[0] = softDynamics(model, opt, data, W.x, qTarget, W.K.col(0), &fbuf);
-  W.F.col(0) = fbuf;
-  recordFeet(W, 0, opt.contact, data, W.x, model.nv());
+  W.modes[0] = evaluate(p, W.x.data(), qTarget, W.K.col(0).data(), *W.tape[0], &W, 0);
   st.evaluations = 1;
 
   // First step: given, or Hairer's estimate.
   double h = o.initialStep;
-  if (!(h > 0)) h = estimateFirstStep(model, opt, data, qTarget, W, hMax);
+  if (!(h > 0)) h = estimateFirstStep(p, opt, data, qTarget, W, hMax);
   h = std::clamp(h, hMin, hMax);
 
   const double b1 = (o.pcoeff + o.icoeff) / 5.0, b2 = o.pcoeff / 5.0;
@@ -342,11 +266,9 @@ int integrateAdaptive(const Model& model, const SimOptions& opt, Data& data,
       h = T - t;
       last = true;
     }
-    stages(model, opt, data, qTarget, h, W, true);
+    stages(p, qTarget, h, W, true);
     // FSAL stage at the new point: the error estimate, and the next step's first stage.
-    W.modes[6] = softDynamics(model, opt, data, W.xn, qTarget, W.K.col(6), &fbuf);
-    W.F.col(6) = fbuf;
-    recordFeet(W, 6, opt.contact, data, W.xn, model.nv());
+    W.modes[6] = evaluate(p, W.xn.data(), qTarget, W.K.col(6).data(), *W.tape[0], &W, 6);
     st.evaluations += 6;
     ++attempts;
     W.xs.setZero();
@@ -371,7 +293,7 @@ int integrateAdaptive(const Model& model, const SimOptions& opt, Data& data,
       if (eventLimited) ++st.events;
       eventLimited = false;
       eventTries = 0;
-      acceptStep(model, data, W, h, steps, checkpoints);
+      acceptStep(data, W, h, steps, checkpoints);
       t = last ? T : t + h;
       double fac = std::isfinite(err)
                        ? safety * std::pow(std::max(err, 1e-10), -b1) * std::pow(errPrev, b2)
@@ -390,63 +312,96 @@ int integrateAdaptive(const Model& model, const SimOptions& opt, Data& data,
       rejectedLast = true;
     }
   }
-  if (st.capHit) countCapHit(opt, data);
-  fbuf.swap(W.loopForce);
+  if (st.capHit) ++data.adaptiveCapHits;
+  for (int a = 0; a < W.nf; ++a) data.depth[a] = W.S(3 * a, 0);  // at the end state
   xOut = W.x;
   return st.accepted;
 }
 
-void integrateFrozen(const Model& model, const SimOptions& opt, Data& data,
-                     const Eigen::Ref<const VecX>& x0, const Eigen::Ref<const VecX>& qTarget,
-                     const std::vector<double>& steps, Eigen::Ref<VecX> xOut) {
-  AdaptiveScratch& W = workFor(model, data);
+template <class D>
+void integrateFrozen(const Packed<D>& p, AdaptiveData& data, Scratch<D>& W, const VecX& x0,
+                     const double* qTarget, const std::vector<double>& steps, VecX& xOut) {
   W.x = x0;
   data.footImpulse.setZero();
   for (double h : steps) {
-    W.modes[0] = softDynamics(model, opt, data, W.x, qTarget, W.K.col(0));
-    stages(model, opt, data, qTarget, h, W, false);
+    W.modes[0] = evaluate(p, W.x.data(), qTarget, W.K.col(0).data(), *W.tape[0]);
+    stages(p, qTarget, h, W, false);
     for (int i = 0; i < 6; ++i) data.mixMode(W.modes[i]);
-    W.x = W.xn;
-    W.x.segment<4>(3) /= W.x.segment<4>(3).norm();
+    VecX& x = W.x;
+    x = W.xn;
+    x.segment<4>(3) /= x.segment<4>(3).norm();
   }
   xOut = W.x;
 }
 
+template int integrateAdaptive<Quadruped>(const Packed<Quadruped>&, const SimOptions&,
+                                          AdaptiveData&, Scratch<Quadruped>&, const VecX&,
+                                          const double*, VecX&, std::vector<double>*,
+                                          std::vector<VecX>*);
+template int integrateAdaptive<SingleBody>(const Packed<SingleBody>&, const SimOptions&,
+                                           AdaptiveData&, Scratch<SingleBody>&, const VecX&,
+                                           const double*, VecX&, std::vector<double>*,
+                                           std::vector<VecX>*);
+template void integrateFrozen<Quadruped>(const Packed<Quadruped>&, AdaptiveData&,
+                                         Scratch<Quadruped>&, const VecX&, const double*,
+                                         const std::vector<double>&, VecX&);
+template void integrateFrozen<SingleBody>(const Packed<SingleBody>&, AdaptiveData&,
+                                          Scratch<SingleBody>&, const VecX&, const double*,
+                                          const std::vector<double>&, VecX&);
+
 }  // namespace rk
 
-bool adaptiveStep(const Model& model, const SimOptions& opt, Data& data,
+namespace {
+void checkSizes(const Model& model, const Eigen::Ref<const VecX>& q,
+                const Eigen::Ref<const VecX>& v, const Eigen::Ref<const VecX>& qTarget) {
+  if (q.size() != model.nq() || v.size() != model.nv() || qTarget.size() != model.nj())
+    throw std::invalid_argument("adaptive integration: the state's sizes are not the model's");
+}
+}  // namespace
+
+bool adaptiveStep(const Model& model, const SimOptions& opt, AdaptiveData& data,
                   const Eigen::Ref<const VecX>& q, const Eigen::Ref<const VecX>& v,
                   const Eigen::Ref<const VecX>& qTarget, Eigen::Ref<VecX> qNext,
                   Eigen::Ref<VecX> vNext, std::vector<double>* steps) {
-  const int nq = model.nq(), nv = model.nv();
-  VecX& x0 = data.workspace().adaptive.x0;
-  VecX& x1 = data.workspace().adaptive.x1;
-  x0.resize(nq + nv);
-  x1.resize(nq + nv);
-  x0 << q, v;
-  data.mode = 0;
-  rk::integrateAdaptive(model, opt, data, x0, qTarget, x1, steps, nullptr);
-  qNext = x1.head(nq);
-  vNext = x1.tail(nv);
-  return qNext.allFinite() && vNext.allFinite();
+  checkSizes(model, q, v, qTarget);
+  return rk::withSizeClass(model, [&](auto dims) {
+    using D = decltype(dims);
+    const Packed<D> p(model, opt);
+    Scratch<D>& W = rk::scratchFor<D>(model, data);
+    W.x0 << q, v;
+    data.mode = 0;
+    rk::integrateAdaptive(p, opt, data, W, W.x0, qTarget.data(), W.x1, steps, nullptr);
+    qNext = W.x1.head(model.nq());
+    vNext = W.x1.tail(model.nv());
+    return qNext.allFinite() && vNext.allFinite();
+  });
 }
 
-bool rkIntegrate(const Model& model, const SimOptions& opt, Data& data,
+bool rkIntegrate(const Model& model, const SimOptions& opt, AdaptiveData& data,
                  const Eigen::Ref<const VecX>& q, const Eigen::Ref<const VecX>& v,
                  const Eigen::Ref<const VecX>& qTarget, const std::vector<double>& steps,
                  Eigen::Ref<VecX> qNext, Eigen::Ref<VecX> vNext) {
-  const int nq = model.nq(), nv = model.nv();
-  VecX x0(nq + nv), x1(nq + nv);
-  x0 << q, v;
-  data.mode = 0;
-  rk::integrateFrozen(model, opt, data, x0, qTarget, steps, x1);
-  qNext = x1.head(nq);
-  vNext = x1.tail(nv);
-  return qNext.allFinite() && vNext.allFinite();
+  checkSizes(model, q, v, qTarget);
+  return rk::withSizeClass(model, [&](auto dims) {
+    using D = decltype(dims);
+    const Packed<D> p(model, opt);
+    Scratch<D>& W = rk::scratchFor<D>(model, data);
+    W.x0 << q, v;
+    data.mode = 0;
+    rk::integrateFrozen(p, data, W, W.x0, qTarget.data(), steps, W.x1);
+    qNext = W.x1.head(model.nq());
+    vNext = W.x1.tail(model.nv());
+    return qNext.allFinite() && vNext.allFinite();
+  });
 }
 
 std::size_t adaptiveCheckpointBytes(const Model& model, int acceptedSteps) {
   return static_cast<std::size_t>(acceptedSteps) * (model.nq() + model.nv() + 1) * sizeof(double);
+}
+
+std::size_t adaptiveTapeBytes(const Model& model) {
+  return rk::withSizeClass(model,
+                           [](auto dims) { return 7 * sizeof(SoftDynamicsTape<decltype(dims)>); });
 }
 
 }  // namespace diffloco::sim

@@ -8,7 +8,9 @@
 //   qdot = (v[0:3], 0.5 quat (x) (0, w), v[6:])      base velocity in world, w = v[3:6] in base
 //   vdot = H(q)^-1 (tau(q, v) + Jc(q)^T f(q, v) - b(q, v))
 // with tau the PD actuator (targets constant over the env step), f the penalty forces of eq. 17-18
-// (the same law as the fixed sub-stepping in step.cpp), b = RNEA bias forces + joint damping.
+// on every sphere (the law of the fixed sub-stepping), b = RNEA bias forces + joint damping: the
+// stages' softDynamics (sim/soft_dynamics.h) on the model packed for its size class (Quadruped or
+// SingleBody, sim/step_model.h; a model of neither is refused), packed once per env step.
 // Kinematics and dynamics are evaluated at the configuration with its quaternion normalised, so an
 // RK stage whose quaternion has drifted off the unit sphere still sees a rotation; the quaternion
 // rate uses the raw quaternion (the exact flow keeps |quat| constant, as quat . (quat (x) (0, w)) =
@@ -34,7 +36,7 @@
 // a depth, linear for the others; at most 8 retakes, counted as rejections), so every accepted step
 // integrates one smooth piece and the gradient converges with the tolerance (point mass: 1e-5 at
 // rtol 1e-6). A stage that sits on a switch (within the dead band contactEventTol) is
-// differentiated on the side of the rest of its step (ContactSides).
+// differentiated on the side of the rest of its step (sim/soft_dynamics.h's ContactSides).
 //
 // Touchdown saltation. The approach damping makes the normal force jump from 0 to kd |v_n| at
 // touchdown, so the exact flow's derivative has a jump term there (the saltation matrix) that no
@@ -45,10 +47,10 @@
 // live integration). With softKd = 0 the right-hand side is continuous and there is no such term.
 //
 // Limits: a step the controller wants below minStep is taken at minStep and accepted even if its
-// error test fails (Data::adaptive.minStepHit). After maxSteps attempts (accepted + rejected) the
-// rest of the env step is taken as ONE step, accepted unchecked (Data::adaptive.capHit, and
-// Data::adaptiveCapHits counts such env steps for the caller to report); a state that then blows
-// up comes back non-finite like any failed step.
+// error test fails (AdaptiveStats::minStepHit). After maxSteps attempts (accepted + rejected) the
+// rest of the env step is taken as ONE step, accepted unchecked (AdaptiveStats::capHit, and
+// AdaptiveData::adaptiveCapHits counts such env steps for the caller to report); a state that then
+// blows up comes back non-finite like any failed step.
 //
 // Backward (discretise-then-optimise, as DiffMJX): the accepted step sizes are treated as
 // constants. The step-size controller is not differentiated: its sizes are piecewise-smooth
@@ -58,61 +60,86 @@
 // first order; across the touchdown jump the saltation term is exactly that first-order change).
 // The gradient is thus the exact gradient of the frozen-step integration (rkIntegrate) plus the
 // saltation terms, which the tests check against finite differences. Each RK step's VJP chains the
-// VJPs of its six stages (softDynamicsVjp: the forward-dynamics adjoint from sim/adjoint.h's
-// building blocks, through d(H^-1 z) = -H^-1 dH H^-1 z) and of the renormalisation. Memory is
-// bounded by recomputation: the backward re-runs the adaptive forward from the env step's inputs
-// and keeps only the accepted steps' start states and sizes, (nq + nv + 1) doubles per accepted
-// step (adaptiveCheckpointBytes: 304 bytes for an 18-DoF robot; 6-20 KB per 5 ms env step in the
-// ANYmal drop); each RK step's stages are recomputed when the reverse sweep reaches it, in seven
-// scratch Data reused from step to step (~19 KB each). Nothing is kept between the forward and the
-// backward but the env step's inputs, as for the other models.
+// VJPs of its six stages (softDynamicsVjp: the forward-dynamics adjoint, through
+// d(H^-1 z) = -H^-1 dH H^-1 z) and of the renormalisation. Memory is bounded by recomputation:
+// the backward re-runs the adaptive forward from the env step's inputs and keeps only the accepted
+// steps' start states and sizes, (nq + nv + 1) doubles per accepted step
+// (adaptiveCheckpointBytes: 304 bytes for an 18-DoF robot; 6-20 KB per 5 ms env step in the ANYmal
+// drop); each RK step's stages are recomputed when the reverse sweep reaches it, into seven
+// stage tapes reused from step to step (adaptiveTapeBytes). Nothing is kept between the forward
+// and the backward but the env step's inputs, as for the other models.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
-#include "sim/data.h"
+#include "sim/model.h"
 #include "sim/options.h"
-#include "sim/step_vjp.h"
+#include "sim/param_grad.h"
 
 namespace diffloco::sim {
 
 Integrator parseIntegrator(const std::string& name);  // "fixed" | "adaptive"; throws invalid_argument
 const char* toString(Integrator i);
 
-// xdot = f(x) of the soft model at x = (q, v). Leaves in `data` the quantities of x that
-// softDynamicsVjp reads: the normalised configuration (data.qMid), kinematics, bias forces, H and
-// its factor, foot geometry and contact Jacobians, vdot (data.u). footForce (3 per foot: normal,
-// tangent x, tangent y), if given, receives the penalty forces. Returns a fingerprint of the
-// piecewise branches taken (actuator clips, penalty regimes; see Data::mode).
-std::uint64_t softDynamics(const Model& model, const SimOptions& opt, Data& data,
-                           const Eigen::Ref<const VecX>& x, const Eigen::Ref<const VecX>& qTarget,
-                           Eigen::Ref<VecX> xdot, VecX* footForce = nullptr);
-
-// The side of each kink of the penalty force on which a stage that sits on it is differentiated.
-// Kinds (rk::footSwitches): 0 contact (depth 0), 1 viscous/Coulomb friction, 2 approach/recede
-// damping. Bit a of known[k] set: foot a's switch k, when its value is within tol[k] of 0, takes
-// the side bit a of on[k]; otherwise (and farther from the switch) the forward's rule applies. A
-// stage on a located switch (the end of an event step, the start of the next) takes the side of
-// the rest of its RK step: the one-sided limit of the Jacobian over that step's interval.
-struct ContactSides {
-  std::uint32_t known[3] = {0, 0, 0}, on[3] = {0, 0, 0};
-  double tol[3] = {0, 0, 0};
+// Statistics of one adaptive env step.
+struct AdaptiveStats {
+  int accepted = 0, rejected = 0, evaluations = 0;  // steps and dynamics evaluations
+  int events = 0;                   // accepted steps that end on a located contact switch
+  double minStep = 0, maxStep = 0;  // smallest and largest accepted step [s]
+  bool capHit = false;      // maxSteps reached: the rest of the env step was one unchecked step
+  bool minStepHit = false;  // a step at minStep failed the error test and was accepted anyway
 };
 
-// Adjoint of softDynamics: adds to xBar (nq + nv) and to out.qTarget / out.params the adjoints of
-// its inputs given xdotBar. `data` must hold softDynamics(x) (nothing run in it since); `ws` is
-// the scratch (any Data's workspace() not in use by another thread, `data`'s own included).
-void softDynamicsVjp(const Model& model, const SimOptions& opt, const Data& data,
-                     const Eigen::Ref<const VecX>& x, const Eigen::Ref<const VecX>& qTarget,
-                     const Eigen::Ref<const VecX>& xdotBar, Eigen::Ref<VecX> xBar, StepAdjoint& out,
-                     Workspace& ws, const ContactSides& sides = {});
+// One world's results of the last adaptive env step besides its state, and the integrator's
+// scratch (made on first use, for the model's size class): one per world or thread.
+struct AdaptiveData {
+  explicit AdaptiveData(const Model& model);
+  ~AdaptiveData();
+  AdaptiveData(AdaptiveData&&) noexcept;
+  AdaptiveData& operator=(AdaptiveData&&) noexcept;
 
-// The adaptive env step (step() dispatches here for the soft model with integrator = adaptive).
-// `steps`, if given, receives the accepted step sizes. Statistics go to data.adaptive.
-bool adaptiveStep(const Model& model, const SimOptions& opt, Data& data,
+  AdaptiveStats adaptive;
+  // Env steps that hit AdaptiveOptions::maxSteps, counted over calls (never reset here: the caller
+  // reads, reports and clears it).
+  long long adaptiveCapHits = 0;
+  VecX footImpulse;  // 3 per sphere (normal, t1, t2): the penalty impulse over the env step
+  VecX depth;        // each sphere's depth at the env step's end state
+  // A fingerprint of the piecewise branches the env step's stages took (actuator clips, penalty
+  // regimes): two integrations with the same fingerprint are on the same smooth piece.
+  std::uint64_t mode = 0;
+  void mixMode(std::uint64_t value) { mode = (mode ^ value) * 0x100000001b3ull; }
+
+  struct Scratch {  // one size class's (sim/adaptive_rk.h)
+    virtual ~Scratch() = default;
+  };
+  std::unique_ptr<Scratch> scratch;
+};
+
+// Adjoints of an env step's inputs.
+struct StepAdjoint {
+  VecX q, v, qTarget;  // (nq, nv, nj)
+  ParamGrad params;
+  explicit StepAdjoint(const Model& model)
+      : q(VecX::Zero(model.nq())), v(VecX::Zero(model.nv())), qTarget(VecX::Zero(model.nj())) {
+    params.setZero(model);
+  }
+  void setZero(const Model& model) {
+    q.setZero();
+    v.setZero();
+    qTarget.setZero();
+    params.setZero(model);
+  }
+};
+
+// The adaptive env step of opt.dt from (q, v) with the joints driven to qTarget (the soft model;
+// opt.contact.integrator is not read). `steps`, if given, receives the accepted step sizes.
+// Statistics go to data. False when the new state is not finite. Throws std::invalid_argument
+// for a model of no size class.
+bool adaptiveStep(const Model& model, const SimOptions& opt, AdaptiveData& data,
                   const Eigen::Ref<const VecX>& q, const Eigen::Ref<const VecX>& v,
                   const Eigen::Ref<const VecX>& qTarget, Eigen::Ref<VecX> qNext,
                   Eigen::Ref<VecX> vNext, std::vector<double>* steps = nullptr);
@@ -120,39 +147,27 @@ bool adaptiveStep(const Model& model, const SimOptions& opt, Data& data,
 // The same Dormand-Prince steps with the given sizes and no error control (each followed by the
 // quaternion renormalisation): the map that the backward pass differentiates. With the sizes an
 // adaptiveStep accepted, it reproduces that step's result (to rounding).
-bool rkIntegrate(const Model& model, const SimOptions& opt, Data& data,
+bool rkIntegrate(const Model& model, const SimOptions& opt, AdaptiveData& data,
                  const Eigen::Ref<const VecX>& q, const Eigen::Ref<const VecX>& v,
                  const Eigen::Ref<const VecX>& qTarget, const std::vector<double>& steps,
                  Eigen::Ref<VecX> qNext, Eigen::Ref<VecX> vNext);
 
-// Adjoint of rkIntegrate: adds to out the adjoints of (q, v, qTarget, parameters). With
-// locateContacts it also takes switches that stages sit on from the side of their step, and adds
-// the touchdown saltation at step boundaries where a foot touches down (see above); with
-// locateContacts = false it is the plain derivative of rkIntegrate.
-void rkIntegrateVjp(const Model& model, const SimOptions& opt, Data& data,
-                    const Eigen::Ref<const VecX>& q, const Eigen::Ref<const VecX>& v,
-                    const Eigen::Ref<const VecX>& qTarget, const std::vector<double>& steps,
-                    const Eigen::Ref<const VecX>& gqNext, const Eigen::Ref<const VecX>& gvNext,
-                    StepAdjoint& out);
-
-// Adjoint of adaptiveStep with its accepted step sizes frozen (stepVjp dispatches here): re-runs
-// the adaptive forward keeping the checkpoints, then rkIntegrateVjp's reverse sweep over them.
-void adaptiveStepVjp(const Model& model, const SimOptions& opt, Data& data,
+// Adds to out the adjoints of adaptiveStep's inputs (q, v, qTarget, parameters) given those of
+// (qNext, vNext), its accepted step sizes frozen: re-runs the adaptive forward keeping the
+// checkpoints, then the reverse sweep over them. With locateContacts it also takes switches that
+// stages sit on from the side of their step, and adds the touchdown saltation at step boundaries
+// where a sphere touches down (see above); with locateContacts = false it is the plain derivative
+// of rkIntegrate with those sizes.
+void adaptiveStepVjp(const Model& model, const SimOptions& opt, AdaptiveData& data,
                      const Eigen::Ref<const VecX>& q, const Eigen::Ref<const VecX>& v,
                      const Eigen::Ref<const VecX>& qTarget, const Eigen::Ref<const VecX>& gqNext,
                      const Eigen::Ref<const VecX>& gvNext, StepAdjoint& out);
 
-// Process-wide report of env steps that hit AdaptiveOptions::maxSteps (Data::adaptive.capHit),
-// for callers that log (sim/ has no logger): the handler, if set, is called from the stepping
-// thread (pool workers included: it must be thread-safe) with the step's options and statistics,
-// by every adaptiveStep that hits the cap, forward or re-run inside the backward pass.
-// adaptiveCapHitsTotal() counts those calls since program start.
-using AdaptiveCapHandler = void (*)(const SimOptions& opt, const Data::AdaptiveStats& stats);
-void setAdaptiveCapHandler(AdaptiveCapHandler handler);
-long long adaptiveCapHitsTotal();
-
 // Bytes the backward pass of one env step holds for its checkpoints: (nq + nv + 1) doubles per
-// accepted step. (Per step it also reuses seven scratch Data and 3 x 6 state-sized vectors.)
+// accepted step.
 std::size_t adaptiveCheckpointBytes(const Model& model, int acceptedSteps);
+// Bytes of the stage tapes it reuses from RK step to RK step (seven: six stages and one for a
+// touchdown), for the model's size class.
+std::size_t adaptiveTapeBytes(const Model& model);
 
 }  // namespace diffloco::sim

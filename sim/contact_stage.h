@@ -1,8 +1,7 @@
 // Sphere contact for the fixed-size step (feet and leg spheres): geometry against the ground
 // (sim/ground.h), the contact Jacobian rows of the spheres in the problem, the soft model's
-// penalty law, and for the hard and smoothed models the Delassus blocks and the Gauss-Seidel solve.
-// The same formulas and order as sim/contact.cpp and sim/soft_contact.h (which explain the
-// choices).
+// penalty law, and for the hard and smoothed models the Delassus blocks and the Gauss-Seidel solve
+// (docs/simulator.md derives them; the choices are explained where they are made).
 #pragma once
 
 #include "sim/ground.h"
@@ -94,11 +93,25 @@ DL_HD void contactJacobians(const StepModel<D>& m, const StepData<D>& d, Contact
   }
 }
 
-// Penalty force of eq. 17-18 in contact coordinates (sim::softBranches, sim::softPenaltyForce).
-DL_HD V3 softForce(const FixedOptions& o, double depth, const V3& vc) {
-  const bool approaching = vc[0] < 0;
+// The branches of the penalty law at a contact, as the forward picks them: in contact at
+// depth >= 0, the approach damping while v_n < 0, viscous friction while kf |v_t| <= mu f_n. A
+// caller that differentiates a contact sitting on a switch on a chosen side passes its own rules
+// (sim/soft_dynamics.h's ContactSides); the sphere's index says which contact it is.
+struct ForwardBranches {
+  DL_HD bool inContact(int, double depth) const { return depth >= 0; }
+  DL_HD bool approaching(int, double vn) const { return vn < 0; }
+  DL_HD bool viscous(int, double muFn, double kfVt) const { return kfVt <= muFn; }
+};
+
+// Penalty force of eq. 17-18 in contact coordinates (normal, t1, t2) at depth and contact velocity
+// vc, on the branches the rules pick: f_n = kp d - kd v_n (approaching) or kp d; f_t = -kf v_t
+// (viscous) or -mu f_n v_t / |v_t| (Coulomb). docs/simulator.md derives it.
+template <class Branches = ForwardBranches>
+DL_HD V3 softForce(const FixedOptions& o, double depth, const V3& vc, int sphere = 0,
+                   const Branches& branches = Branches{}) {
+  const bool approaching = branches.approaching(sphere, vc[0]);
   const double fn = o.softKp * depth - (approaching ? o.softKd * vc[0] : 0.0);
-  const bool viscous = o.softKf * norm2(vc[1], vc[2]) <= o.mu * fn;
+  const bool viscous = branches.viscous(sphere, o.mu * fn, o.softKf * norm2(vc[1], vc[2]));
   const double k = viscous ? o.softKf : o.mu * fn / norm2(vc[1], vc[2]);
   return v3(fn, -k * vc[1], -k * vc[2]);
 }

@@ -1,8 +1,8 @@
 // Adjoints of the hard and smoothed contact stages on fixed-size data: the Gauss-Seidel sweeps
 // unrolled backwards from the solver's tape (GsTape), and the contact geometry (Jacobian rows
-// and depth) back to the bodies' kinematics. The formulas and order of sim/contact_vjp.cpp (which
-// explains them); with kParams the parameters' adjoints too (mu, the spheres' offsets), which
-// the instantiation without them leaves out entirely. Host and device code.
+// and depth) back to the bodies' kinematics; with kParams the parameters' adjoints too (mu, the
+// spheres' offsets), which the instantiation without them leaves out entirely. Host and device
+// code.
 #pragma once
 
 #include "sim/contact_stage.h"

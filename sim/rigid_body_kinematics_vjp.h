@@ -1,6 +1,6 @@
 // Adjoints of the kinematic stages on fixed-size data: the base rotation, forward kinematics, a
-// point Jacobian and the configuration update. The formulas and order of sim/kinematics_vjp.cpp
-// (which explains them); each function ADDS the adjoints of its inputs. Host and device code.
+// point Jacobian and the configuration update; each function ADDS the adjoints of its inputs.
+// Host and device code.
 #pragma once
 
 #include "sim/rigid_body.h"

@@ -1,7 +1,9 @@
-// Adjoints of RNEA (bias forces) and CRBA on fixed-size data, their loops run backwards: the
-// formulas and order of sim/dynamics_vjp.cpp (which explains the conventions); with kParams the
-// bodies' inertia parameters' adjoints too (inertiaBar, NB entries), which the instantiation
-// without them leaves out entirely. Each function ADDS to its outputs. Host and device code.
+// Adjoints of RNEA (bias forces) and CRBA on fixed-size data, their loops run backwards; with
+// kParams the bodies' inertia parameters' adjoints too (inertiaBar, NB entries), which the
+// instantiation without them leaves out entirely. Each function ADDS to its outputs. The adjoint
+// of a force is handled as a motion and vice versa, which is what the transposes of the spatial
+// maps amount to: (X^T as a force map)^T = X as a motion map, (X as a motion map)^T = X^T as a
+// force map. Host and device code.
 #pragma once
 
 #include "sim/rigid_body_kinematics_vjp.h"

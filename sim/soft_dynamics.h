@@ -23,6 +23,31 @@ struct SoftDynamicsTape {
   double vdot[D::NV];
 };
 
+// The side of each kink of the penalty law on which a contact that sits on it is differentiated,
+// as softDynamicsVjp's branch rules (ForwardBranches' interface). Kinds: 0 contact (depth 0),
+// 1 viscous/Coulomb friction (mu f_n - kf |v_t|), 2 approach/recede damping (-v_n). Bit s of
+// known[k] set: sphere s's switch k, when its value is within tol[k] of 0, takes the side bit s of
+// on[k]; otherwise, and farther from the switch, the forward's rule applies. An adaptive
+// integrator gives a stage on a located switch the side of the rest of its step: the one-sided
+// limit of the Jacobian over that step (sim/adaptive.h).
+struct ContactSides {
+  unsigned known[3] = {0, 0, 0}, on[3] = {0, 0, 0};
+  double tol[3] = {0, 0, 0};
+  DL_HD bool side(int k, int sphere, double value, bool forwardRule) const {
+    return fabs(value) <= tol[k] && (known[k] >> sphere & 1u) ? (on[k] >> sphere & 1u) != 0
+                                                              : forwardRule;
+  }
+  DL_HD bool inContact(int sphere, double depth) const {
+    return side(0, sphere, depth, depth >= 0);
+  }
+  DL_HD bool approaching(int sphere, double vn) const { return side(2, sphere, -vn, vn < 0); }
+  // A contact held on its switch may have f_n slightly below 0; one that does not slide has no
+  // Coulomb branch.
+  DL_HD bool viscous(int sphere, double muFn, double kfVt) const {
+    return kfVt == 0 || side(1, sphere, muFn - kfVt, kfVt <= (muFn > 0 ? muFn : 0.0));
+  }
+};
+
 // o with every sphere entering the contact set whatever its depth.
 DL_HD FixedOptions everySphere(FixedOptions o) {
   o.footEntry = o.legEntry = -1e300;
@@ -59,13 +84,14 @@ DL_HD void softDynamics(const StepModel<D>& m, const FixedOptions& o, const Heig
 
 // Adds to xBar (NQ + NV) and qTargetBar (NJ), and with kParams to *params, the adjoints of
 // softDynamics' inputs given xdotBar, from the tape softDynamics(x) left. Each penalty force is
-// differentiated on the branch the forward took (sim::softForceVjp).
-template <bool kParams = false, class D>
+// differentiated on the branches the rules pick (by default the forward's; ContactSides).
+template <bool kParams = false, class D, class Branches = ForwardBranches>
 DL_HD_OUTLINE void softDynamicsVjp(const StepModel<D>& m, const FixedOptions& o,
                                    const HeightFieldView& hf, const double* x,
                                    const double* qTarget, const SoftDynamicsTape<D>& t,
                                    const double* xdotBar, double* xBar, double* qTargetBar,
-                                   ParamBar<D>* params = nullptr) {
+                                   ParamBar<D>* params = nullptr,
+                                   const Branches& branches = Branches{}) {
   const double* q = x;
   const double* v = x + D::NQ;
   double* qBar = xBar;
@@ -101,7 +127,7 @@ DL_HD_OUTLINE void softDynamicsVjp(const StepModel<D>& m, const FixedOptions& o,
   KinBar<D> bar;
   setZero(bar);
   double Jbar[3 * D::MAXACTIVE][D::NV], depthBar[D::MAXACTIVE];
-  penaltyForcesVjp<kParams>(o, fc, v, lambda, Jbar, depthBar, vBar, params);
+  penaltyForcesVjp<kParams>(o, fc, v, lambda, Jbar, depthBar, vBar, params, branches);
   V3* offsetBar = nullptr;
   SInertia* inertiaBar = nullptr;
   if constexpr (kParams) {

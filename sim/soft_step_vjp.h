@@ -49,19 +49,20 @@ DL_HD void softForceVjp(const FixedOptions& o, double depth, const V3& vc, bool 
   }
 }
 
-// Adjoint of F = sum_a J_a^T f_a(depth_a, J_a v) over the contacts at or below the ground, each
-// force on the branches the forward took (softForce), given F's adjoint Fbar: sets Jbar (3 rows a
-// contact) and depthBar (one a contact), adds to vBar and, with kParams, to *p.
-template <bool kParams, class D>
+// Adjoint of F = sum_a J_a^T f_a(depth_a, J_a v) over the contacts in contact, each force on the
+// branches the rules pick (softForce; by default the forward's), given F's adjoint Fbar: sets Jbar
+// (3 rows a contact) and depthBar (one a contact), adds to vBar and, with kParams, to *p.
+template <bool kParams, class D, class Branches = ForwardBranches>
 DL_HD void penaltyForcesVjp(const FixedOptions& o, const Contacts<D>& fc, const double* v,
                             const double* Fbar, double (*Jbar)[D::NV], double* depthBar,
-                            double* vBar, ParamBar<D>* p) {
+                            double* vBar, ParamBar<D>* p, const Branches& branches = Branches{}) {
   for (int r = 0; r < 3 * fc.nc; ++r)
     for (int k = 0; k < D::NV; ++k) Jbar[r][k] = 0;
   for (int a = 0; a < fc.nc; ++a) depthBar[a] = 0;
   for (int a = 0; a < fc.nc; ++a) {
+    const int sphere = fc.active[a];
     const double dep = fc.contact[a].depth;
-    if (dep < 0) continue;
+    if (!branches.inContact(sphere, dep)) continue;
     V3 vc, fb;
     for (int r = 0; r < 3; ++r) {
       double sv = 0, sf = 0;
@@ -72,10 +73,10 @@ DL_HD void penaltyForcesVjp(const FixedOptions& o, const Contacts<D>& fc, const 
       vc[r] = sv;
       fb[r] = sf;
     }
-    const bool approaching = vc[0] < 0;
+    const bool approaching = branches.approaching(sphere, vc[0]);
     const double fn = o.softKp * dep - (approaching ? o.softKd * vc[0] : 0.0);
-    const bool viscous = o.softKf * norm2(vc[1], vc[2]) <= o.mu * fn;
-    const V3 f = softForce(o, dep, vc);
+    const bool viscous = branches.viscous(sphere, o.mu * fn, o.softKf * norm2(vc[1], vc[2]));
+    const V3 f = softForce(o, dep, vc, sphere, branches);
     V3 vcb = zero3();
     softForceVjp<kParams>(o, dep, vc, approaching, viscous, f, fb, depthBar[a], vcb, p);
     for (int r = 0; r < 3; ++r)

@@ -1,7 +1,6 @@
 #include "sim/step.h"
 
 #include "sim/actuator.h"
-#include "sim/adaptive.h"
 #include "sim/cholesky.h"
 #include "sim/contact.h"
 #include "sim/crba.h"
@@ -71,9 +70,6 @@ bool step(const Model& model, const SimOptions& opt, Data& data, const Eigen::Re
           const Eigen::Ref<const VecX>& v, const Eigen::Ref<const VecX>& qTarget,
           Eigen::Ref<VecX> qNext, Eigen::Ref<VecX> vNext) {
   data.mode = 0;
-  if (opt.contact.model == ContactModel::Soft &&
-      opt.contact.integrator == Integrator::Adaptive)  // Dormand-Prince 5(4), sim/adaptive.h
-    return adaptiveStep(model, opt, data, q, v, qTarget, qNext, vNext);
   if (opt.contact.model == ContactModel::Soft) {
     const int n = std::max(1, opt.contact.softSubsteps);
     const double h = opt.dt / n;

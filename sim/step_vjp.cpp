@@ -3,7 +3,6 @@
 #include <memory>
 
 #include "sim/actuator.h"
-#include "sim/adaptive.h"
 #include "sim/adjoint.h"
 #include "sim/cholesky.h"
 #include "sim/contact.h"
@@ -271,10 +270,7 @@ void stepVjp(const Model& model, const SimOptions& options, Data& data,
   const SimOptions& opt = options.contact.backwardTerrain ? withBackwardTerrain : options;
   switch (opt.contact.model) {
     case ContactModel::Soft:
-      if (opt.contact.integrator == Integrator::Adaptive)  // step sizes frozen, sim/adaptive.h
-        adaptiveStepVjp(model, opt, data, q, v, qTarget, gqNext, gvNext, out);
-      else
-        softVjp(model, opt, data, q, v, qTarget, gqNext, gvNext, out);
+      softVjp(model, opt, data, q, v, qTarget, gqNext, gvNext, out);
       break;
     case ContactModel::StraightThrough: {
       // The smoothed model's derivative at the (hard) trajectory's state.

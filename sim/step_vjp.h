@@ -15,6 +15,7 @@
 
 #include <vector>
 
+#include "sim/adaptive.h"
 #include "sim/adjoint.h"
 #include "sim/data.h"
 #include "sim/options.h"
@@ -22,20 +23,6 @@
 
 namespace diffloco::sim {
 
-struct StepAdjoint {
-  VecX q, v, qTarget;  // adjoints of the step's inputs (19, 18, 12)
-  ParamGrad params;
-  explicit StepAdjoint(const Model& model)
-      : q(VecX::Zero(model.nq())), v(VecX::Zero(model.nv())), qTarget(VecX::Zero(model.nj())) {
-    params.setZero(model);
-  }
-  void setZero(const Model& model) {
-    q.setZero();
-    v.setZero();
-    qTarget.setZero();
-    params.setZero(model);
-  }
-};
 
 // Adds to `out` the adjoints of the inputs of step(model, opt, ., q, v, qTarget) given the adjoints
 // gqNext, gvNext of its outputs. `data` is scratch (the forward is recomputed in it; the backward's

@@ -12,7 +12,7 @@
 
 #include "io/atomic_file.h"
 #include "runs/gnuplot.h"
-#include "sim/contact.h"
+#include "sim/contact_stage.h"
 
 namespace diffloco::toys {
 
@@ -59,10 +59,10 @@ BallState forwardStep(const BilliardParams& P, ContactModel model, const BallSta
     // inert) from the eq. 11 guess p = 0 - G^-1 (c_e): exact after one update. c_e = (1 + e) c
     // asks for the separating velocity -e c after the impulse (e = 0: sim/'s contact).
     const double ce = (1.0 + P.restitution) * t.c;
-    const sim::Mat3 Gjj = t.G * sim::Mat3::Identity();
-    const sim::Mat3 Ginv = (1.0 / t.G) * sim::Mat3::Identity();
-    t.pRaw = sim::gaussSeidelUpdate(sim::Vec3::Zero(), sim::Vec3(ce, 0, 0), Gjj, Ginv, 0.0)[0];
-    if (model == ContactModel::Smoothed) t.sigma = sim::sigmoid(t.d * P.kappa);
+    const double g = t.G, gi = 1.0 / t.G;
+    const sim::M3 Gjj = {{g, 0, 0, 0, g, 0, 0, 0, g}}, Ginv = {{gi, 0, 0, 0, gi, 0, 0, 0, gi}};
+    t.pRaw = sim::gaussSeidelUpdate(sim::zero3(), sim::v3(ce, 0, 0), Gjj, Ginv, 0.0)[0];
+    if (model == ContactModel::Smoothed) t.sigma = 1.0 / (1.0 + std::exp(-(t.d * P.kappa)));
     t.p = t.sigma * t.pRaw;
   }
   BallState o;

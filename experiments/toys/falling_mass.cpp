@@ -12,8 +12,7 @@
 
 #include "io/atomic_file.h"
 #include "runs/gnuplot.h"
-#include "sim/step.h"
-#include "sim/step_vjp.h"
+#include "sim/stage_rollout.h"
 #include "sim/urdf.h"
 
 namespace diffloco::toys {
@@ -39,38 +38,29 @@ sim::Model fallingMassModel(double mass, double radius) {
   return sim::parseUrdf(xml.str(), "falling_mass (inline URDF)");
 }
 
-FallResult fall(const sim::Model& model, const sim::SimOptions& opt, sim::Data& data, double h0,
-                int steps, bool withGradient) {
-  std::vector<sim::VecX> q(steps + 1, sim::neutralConfiguration(model));
-  std::vector<sim::VecX> v(steps + 1, sim::VecX::Zero(model.nv()));
-  const sim::VecX target = sim::VecX::Zero(model.nj());
-  q[0][2] = h0;
-  for (int k = 0; k < steps; ++k)
-    if (!sim::step(model, opt, data, q[k], v[k], target, q[k + 1], v[k + 1]))
-      throw std::runtime_error("falling mass: the state became non-finite");
+FallResult fall(const sim::Model& model, const sim::SimOptions& opt, double h0, int steps,
+                bool withGradient) {
+  sim::VecX q0 = sim::neutralConfiguration(model);
+  q0[2] = h0;
+  const sim::MatX targets = sim::MatX::Zero(model.nj(), steps);
+  const sim::Rollout ro =
+      sim::stageRollout<sim::SingleBody>(model, opt, q0, sim::VecX::Zero(model.nv()), targets);
+  if (!ro.finite) throw std::runtime_error("falling mass: the state became non-finite");
   FallResult r;
-  r.z = q[steps][2];
-  r.vz = v[steps][2];  // v[0:3] is the world-frame linear velocity of the base origin
+  r.z = ro.q[steps][2];
+  r.vz = ro.v[steps][2];  // v[0:3] is the world-frame linear velocity of the base origin
   if (!withGradient) return r;
 
-  // Reverse pass: start from the adjoint of one output of the final state, and per step (last
-  // first) let stepVjp turn the adjoints of (q_{k+1}, v_{k+1}) into those of (q_k, v_k). v_0 = 0
-  // is not a function of h0, so the gradient is the q[2] entry of the adjoint of q_0.
-  sim::StepAdjoint adj(model);
-  auto backward = [&](sim::VecX gq, sim::VecX gv) {
-    for (int k = steps - 1; k >= 0; --k) {
-      adj.setZero(model);
-      sim::stepVjp(model, opt, data, q[k], v[k], target, gq, gv, adj);
-      gq = adj.q;
-      gv = adj.v;
-    }
-    return gq[2];
+  // Reverse pass from the adjoint of one output of the final state. v_0 = 0 is not a function of
+  // h0, so the gradient is the q[2] entry of the adjoint of q_0.
+  auto backward = [&](bool ofVz) {
+    std::vector<sim::VecX> gq(steps + 1), gv(steps + 1);
+    (ofVz ? gv : gq).back() = sim::VecX::Zero(ofVz ? model.nv() : model.nq());
+    (ofVz ? gv : gq).back()[2] = 1;
+    return sim::stageRolloutVjp<sim::SingleBody>(model, opt, ro, targets, gq, gv).q0[2];
   };
-  sim::VecX ez_q = sim::VecX::Zero(model.nq()), ez_v = sim::VecX::Zero(model.nv());
-  ez_q[2] = 1;
-  ez_v[2] = 1;
-  r.dz_dh0 = backward(ez_q, sim::VecX::Zero(model.nv()));
-  r.dvz_dh0 = backward(sim::VecX::Zero(model.nq()), ez_v);
+  r.dz_dh0 = backward(false);
+  r.dvz_dh0 = backward(true);
   return r;
 }
 
@@ -139,12 +129,12 @@ std::vector<double> antitheticNoise(const FallingMassOptions& o) {
 }
 
 // The stochastic model at h0: the hard falls from h0 + w averaged over the noise samples w.
-FallResult stochasticMean(const sim::Model& model, const sim::SimOptions& hard, sim::Data& data,
+FallResult stochasticMean(const sim::Model& model, const sim::SimOptions& hard,
                           const std::vector<double>& noise, double h0, int steps,
                           bool withGradient) {
   FallResult mean;
   for (double w : noise) {
-    const FallResult r = fall(model, hard, data, h0 + w, steps, withGradient);
+    const FallResult r = fall(model, hard, h0 + w, steps, withGradient);
     mean.z += r.z;
     mean.vz += r.vz;
     mean.dz_dh0 += r.dz_dh0;
@@ -164,14 +154,13 @@ FallResult stochasticMean(const sim::Model& model, const sim::SimOptions& hard, 
 // rollouts (spacing sigma / 40, +-6 sigma beyond the range). f is bounded, so differentiating
 // under the integral is exact even across f's jumps, which the per-sample gradients miss.
 void exactStochasticGradient(FallingMassSweep& s, const FallingMassOptions& o,
-                             const sim::Model& model, const sim::SimOptions& hard, sim::Data& data,
-                             int steps) {
+                             const sim::Model& model, const sim::SimOptions& hard, int steps) {
   const double lo = o.h0Min - 6 * o.sigma, hi = o.h0Max + 6 * o.sigma;
   const int n = static_cast<int>(std::ceil((hi - lo) / (o.sigma / 40))) + 1;
   const double dx = (hi - lo) / (n - 1);
   std::vector<double> fz(n), fvz(n);
   for (int j = 0; j < n; ++j) {
-    const FallResult r = fall(model, hard, data, lo + j * dx, steps, false);
+    const FallResult r = fall(model, hard, lo + j * dx, steps, false);
     fz[j] = r.z;
     fvz[j] = r.vz;
   }
@@ -194,9 +183,9 @@ void exactStochasticGradient(FallingMassSweep& s, const FallingMassOptions& o,
 // Critical height of the hard model by bisection on "the mass reached the ground" (its final
 // velocity is then ~0 instead of -g T). Below it at h0 = radius the mass starts on the ground.
 void findCriticalHeight(FallingMassSweep& s, const FallingMassOptions& o, const sim::Model& model,
-                        const sim::SimOptions& hard, sim::Data& data, int steps) {
+                        const sim::SimOptions& hard, int steps) {
   auto reaches = [&](double h0) {
-    return fall(model, hard, data, h0, steps, false).vz > 0.5 * model.gravity.z() * o.duration;
+    return fall(model, hard, h0, steps, false).vz > 0.5 * model.gravity.z() * o.duration;
   };
   double lo = o.radius, hi = o.radius + 0.5 * -model.gravity.z() * o.duration * o.duration + 1.0;
   if (reaches(lo) && !reaches(hi)) {
@@ -215,7 +204,6 @@ FallingMassSweep runFallingMass(const FallingMassOptions& o) {
   FallingMassSweep s;
   s.options = o;
   const sim::Model model = fallingMassModel(o.mass, o.radius);
-  sim::Data data(model);
   const int steps = static_cast<int>(std::lround(o.duration / o.dt));
 
   const sim::SimOptions hard = hardOptions(o);
@@ -234,14 +222,14 @@ FallingMassSweep runFallingMass(const FallingMassOptions& o) {
   for (int i = 0; i < o.points; ++i) {
     const double h0 = o.h0Min + (o.h0Max - o.h0Min) * i / (o.points - 1);
     s.h0[i] = h0;
-    s.results[0][i] = fall(model, hard, data, h0, steps);
+    s.results[0][i] = fall(model, hard, h0, steps);
     for (size_t k = 0; k < smoothed.size(); ++k)
-      s.results[1 + k][i] = fall(model, smoothed[k], data, h0, steps);
-    s.results[iStoch][i] = stochasticMean(model, hard, data, noise, h0, steps, true);
+      s.results[1 + k][i] = fall(model, smoothed[k], h0, steps);
+    s.results[iStoch][i] = stochasticMean(model, hard, noise, h0, steps, true);
   }
 
-  exactStochasticGradient(s, o, model, hard, data, steps);
-  findCriticalHeight(s, o, model, hard, data, steps);
+  exactStochasticGradient(s, o, model, hard, steps);
+  findCriticalHeight(s, o, model, hard, steps);
   return s;
 }
 

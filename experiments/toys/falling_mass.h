@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/data.h"
+#include "sim/model.h"
 #include "sim/options.h"
 
 namespace diffloco::toys {
@@ -38,8 +38,8 @@ struct FallResult {
 
 // One deterministic fall from rest at height h0 for `steps` steps of opt.dt.
 // withGradient = false skips the two backward passes.
-FallResult fall(const sim::Model& model, const sim::SimOptions& opt, sim::Data& data, double h0,
-                int steps, bool withGradient = true);
+FallResult fall(const sim::Model& model, const sim::SimOptions& opt, double h0, int steps,
+                bool withGradient = true);
 
 struct FallingMassOptions {
   // The defaults put the hard model's critical height near the middle of the h0 range (the mass

@@ -1,5 +1,6 @@
 #include "experiments/toys/point_mass.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -8,12 +9,13 @@
 #include <iomanip>
 #include <sstream>
 #include <stdexcept>
+#include <vector>
 
 #include "experiments/toys/falling_mass.h"
 #include "io/atomic_file.h"
 #include "runs/gnuplot.h"
-#include "sim/step.h"
-#include "sim/step_vjp.h"
+#include "sim/adaptive.h"
+#include "sim/stage_rollout.h"
 
 namespace diffloco::toys {
 
@@ -61,20 +63,38 @@ struct Result {
   double z = 0, dz = 0, evals = 0;
 };
 
-// One rollout of `steps` env steps from (h0, v0) and the VJP of z_T with respect to h0.
-Result rolloutGradient(const sim::Model& model, const sim::SimOptions& opt, sim::Data& data,
+// One rollout of `steps` env steps from (h0, v0) and the VJP of z_T with respect to h0: the fixed
+// sub-steps on the stages (n sub-steps of an env step taken as n env steps of dt / n, the same
+// scheme: the stages' soft VJP holds at most SingleBody::MAXSOFTSUBSTEPS sub-steps a step), the
+// adaptive integrator by itself.
+Result rolloutGradient(const sim::Model& model, const sim::SimOptions& opt, sim::AdaptiveData& data,
                        double h0, double v0, int steps) {
-  std::vector<sim::VecX> q(steps + 1, sim::neutralConfiguration(model));
-  std::vector<sim::VecX> v(steps + 1, sim::VecX::Zero(model.nv()));
   const sim::VecX target = sim::VecX::Zero(model.nj());
-  q[0][2] = h0;
-  v[0][2] = v0;
+  sim::VecX qStart = sim::neutralConfiguration(model), vStart = sim::VecX::Zero(model.nv());
+  qStart[2] = h0;
+  vStart[2] = v0;
   Result r;
-  const bool adaptive = opt.contact.integrator == sim::Integrator::Adaptive;
+  if (opt.contact.integrator != sim::Integrator::Adaptive) {
+    const int n = std::max(1, opt.contact.softSubsteps);
+    sim::SimOptions sub = opt;
+    sub.dt = opt.dt / n;
+    sub.contact.softSubsteps = 1;
+    const sim::MatX targets = sim::MatX::Zero(model.nj(), steps * n);
+    const sim::Rollout ro = sim::stageRollout<sim::SingleBody>(model, sub, qStart, vStart, targets);
+    if (!ro.finite) throw std::runtime_error("toy point-mass: the state became non-finite");
+    std::vector<sim::VecX> gq(steps * n + 1), gv;
+    gq.back() = sim::VecX::Zero(model.nq());
+    gq.back()[2] = 1;
+    r.z = ro.q.back()[2];
+    r.dz = sim::stageRolloutVjp<sim::SingleBody>(model, sub, ro, targets, gq, gv).q0[2];
+    r.evals = steps * n;
+    return r;
+  }
+  std::vector<sim::VecX> q(steps + 1, qStart), v(steps + 1, vStart);
   for (int k = 0; k < steps; ++k) {
-    if (!sim::step(model, opt, data, q[k], v[k], target, q[k + 1], v[k + 1]))
+    if (!sim::adaptiveStep(model, opt, data, q[k], v[k], target, q[k + 1], v[k + 1]))
       throw std::runtime_error("toy point-mass: the state became non-finite");
-    r.evals += adaptive ? data.adaptive.evaluations : std::max(1, opt.contact.softSubsteps);
+    r.evals += data.adaptive.evaluations;
   }
   r.z = q[steps][2];
   sim::StepAdjoint adj(model);
@@ -82,7 +102,7 @@ Result rolloutGradient(const sim::Model& model, const sim::SimOptions& opt, sim:
   gq[2] = 1;
   for (int k = steps - 1; k >= 0; --k) {
     adj.setZero(model);
-    sim::stepVjp(model, opt, data, q[k], v[k], target, gq, gv, adj);
+    sim::adaptiveStepVjp(model, opt, data, q[k], v[k], target, gq, gv, adj);
     gq = adj.q;
     gv = adj.v;
   }
@@ -98,7 +118,7 @@ PointMassSweep runPointMass(const PointMassOptions& o) {
   s.options = o;
   sim::Model model = fallingMassModel(o.mass, o.radius);
   model.gravity = sim::Vec3(0, 0, -o.gravity);
-  sim::Data data(model);
+  sim::AdaptiveData data(model);
   const int steps = static_cast<int>(std::lround(o.duration / o.dt));
   s.h0.resize(o.points);
   for (int i = 0; i < o.points; ++i) s.h0[i] = o.h0Min + (o.h0Max - o.h0Min) * i / (o.points - 1);

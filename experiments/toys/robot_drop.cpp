@@ -14,8 +14,8 @@
 #include "robots/robot.h"
 #include "sim/adaptive.h"
 #include "sim/kinematics.h"
-#include "sim/rollout.h"
-#include "sim/step.h"
+#include "sim/soft_step_vjp.h"
+#include "sim/stage_rollout.h"
 
 namespace diffloco::toys {
 using sim::MatX;
@@ -44,8 +44,7 @@ Scenario makeScenario(const RobotDropOptions& o) {
   // Lift until the lowest foot is `height` above the ground.
   {
     sim::Data d(m);
-    VecX qn(m.nq()), vn(m.nv());
-    sim::mechanicalEnergy(m, d, s.q0, VecX::Zero(m.nv()));  // forward kinematics at q0
+    sim::forwardKinematics(m, d, s.q0);
     double lowest = 1e9;
     for (const auto& f : m.feet)
       lowest = std::min(lowest, sim::worldPoint(d, f.body, f.offset).z() - f.radius);
@@ -69,20 +68,6 @@ Scenario makeScenario(const RobotDropOptions& o) {
   return s;
 }
 
-// Heap bytes of one Data (what the fixed sub-stepping's backward keeps per sub-step).
-double dataBytes(const sim::Data& d) {
-  auto m = [](const auto& x) { return static_cast<double>(x.size()) * sizeof(double); };
-  double b = 0;
-  b += d.X.size() * sizeof(sim::Transform) + d.R.size() * sizeof(sim::Mat3) +
-       d.p.size() * sizeof(sim::Vec3);
-  b += (d.vel.size() + d.acc.size()) * sizeof(sim::Motion) + d.f.size() * sizeof(sim::Force);
-  b += d.Ic.size() * sizeof(sim::Inertia) + d.footCentre.size() * sizeof(sim::Vec3);
-  b += m(d.tau) + m(d.H) + m(d.LD) + m(d.depth) + m(d.Jc) + m(d.Jpoint) + m(d.Y) + m(d.Yc) +
-       m(d.G) + m(d.c) + m(d.impulse) + m(d.sigma) + m(d.Ginv) + m(d.footImpulse) + m(d.qMid) +
-       m(d.u) + m(d.tauJoint) + m(d.work);
-  return b;
-}
-
 struct Run {
   VecX grad, xT;
   double ms = 0, forwardMs = 0, evals = 0, rejected = 0, events = 0, maxDepth = 0;
@@ -90,63 +75,118 @@ struct Run {
   long long capHits = 0;
 };
 
+// The final state of the adaptive integration of the scenario from (q0, v0) with targets.
+VecX adaptiveFinal(const Scenario& s, const sim::SimOptions& opt, const VecX& q0, const VecX& v0,
+                   const MatX& targets) {
+  const sim::Model& m = s.robot.model;
+  sim::AdaptiveData data(m);
+  VecX q = q0, v = v0, qn(m.nq()), vn(m.nv());
+  for (int t = 0; t < targets.cols(); ++t) {
+    sim::adaptiveStep(m, opt, data, q, v, targets.col(t), qn, vn);
+    q.swap(qn);
+    v.swap(vn);
+  }
+  VecX x(m.nq() + m.nv());
+  x << q, v;
+  return x;
+}
+
 // The loss of a forward rollout from a perturbed start: (q0, v0, targets) + e * dir.
 double loss(const Scenario& s, const sim::SimOptions& opt, const VecX& dir, double e) {
   const sim::Model& m = s.robot.model;
   const int H = static_cast<int>(s.targets.cols()), nq = m.nq(), nv = m.nv(), nj = m.nj();
-  VecX q = s.q0 + e * dir.head(nq), v = s.v0 + e * dir.segment(nq, nv);
-  MatX t = s.targets + e * Eigen::Map<const MatX>(dir.tail(nj * H).data(), nj, H);
-  sim::Data data(m);
-  const sim::Rollout r = sim::rollout(m, opt, data, q, v, t);
-  return s.wq.dot(r.q[H]) + s.wv.dot(r.v[H]);
+  const MatX t = s.targets + e * Eigen::Map<const MatX>(dir.tail(nj * H).data(), nj, H);
+  const VecX x = adaptiveFinal(s, opt, s.q0 + e * dir.head(nq), s.v0 + e * dir.segment(nq, nv), t);
+  return s.wq.dot(x.head(nq)) + s.wv.dot(x.tail(nv));
 }
 
-Run run(const Scenario& s, const sim::SimOptions& opt, int repeats) {
+// The fixed sub-stepping on the stages: n sub-steps of an env step taken as n env steps of dt / n
+// with the env step's targets (the same scheme; the stages' soft VJP holds at most
+// Quadruped::MAXSOFTSUBSTEPS sub-steps a step). Gradient with respect to the env steps' targets.
+void runFixed(const Scenario& s, const sim::SimOptions& opt, Run& r) {
+  const sim::Model& m = s.robot.model;
+  const int H = static_cast<int>(s.targets.cols()), n = std::max(1, opt.contact.softSubsteps);
+  sim::SimOptions sub = opt;
+  sub.dt = opt.dt / n;
+  sub.contact.softSubsteps = 1;
+  MatX targets(m.nj(), H * n);
+  for (int t = 0; t < H; ++t)
+    for (int k = 0; k < n; ++k) targets.col(t * n + k) = s.targets.col(t);
+  const auto t0 = std::chrono::steady_clock::now();
+  const sim::Rollout ro = sim::stageRollout<sim::Quadruped>(m, sub, s.q0, s.v0, targets);
+  const auto t1 = std::chrono::steady_clock::now();
+  std::vector<VecX> gq(H * n + 1), gv(H * n + 1);
+  gq.back() = s.wq;
+  gv.back() = s.wv;
+  const sim::RolloutAdjoint adj = sim::stageRolloutVjp<sim::Quadruped>(m, sub, ro, targets, gq, gv);
+  const auto t2 = std::chrono::steady_clock::now();
+  if (!ro.finite) throw std::runtime_error("toy robot-drop: a rollout became non-finite");
+  r.forwardMs = std::min(r.forwardMs, std::chrono::duration<double, std::milli>(t1 - t0).count());
+  r.ms = std::min(r.ms, std::chrono::duration<double, std::milli>(t2 - t0).count());
+  MatX gTargets = MatX::Zero(m.nj(), H);
+  for (int t = 0; t < H; ++t)
+    for (int k = 0; k < n; ++k) gTargets.col(t) += adj.targets.col(t * n + k);
+  r.grad.resize(m.nq() + m.nv() + m.nj() * H);
+  r.grad << adj.q0, adj.v0, Eigen::Map<const VecX>(gTargets.data(), m.nj() * H);
+  r.xT.resize(m.nq() + m.nv());
+  r.xT << ro.q.back(), ro.v.back();
+  r.evals = H * n;
+}
+
+// The adaptive integrator, env step by env step (reading its statistics), and its VJP.
+void runAdaptive(const Scenario& s, const sim::SimOptions& opt, Run& r) {
   const sim::Model& m = s.robot.model;
   const int H = static_cast<int>(s.targets.cols());
-  sim::Data data(m);
-  Run r;
-  r.ms = r.forwardMs = 1e30;
-  for (int rep = 0; rep < std::max(1, repeats); ++rep) {
-    const auto t0 = std::chrono::steady_clock::now();
-    // The forward rollout, step by step (as sim::rollout) to read the adaptive statistics.
-    sim::Rollout ro;
-    ro.q.assign(H + 1, s.q0);
-    ro.v.assign(H + 1, s.v0);
-    ro.modes.assign(H, 0);
-    r.evals = r.rejected = r.events = r.maxDepth = 0;
-    r.capHits = 0;
-    r.maxAccepted = 0;
-    data.adaptiveCapHits = 0;
-    for (int t = 0; t < H; ++t) {
-      ro.finite =
-          sim::step(m, opt, data, ro.q[t], ro.v[t], s.targets.col(t), ro.q[t + 1], ro.v[t + 1]) &&
-          ro.finite;
-      if (opt.contact.integrator == sim::Integrator::Adaptive) {
-        r.evals += data.adaptive.evaluations;
-        r.rejected += data.adaptive.rejected;
-        r.events += data.adaptive.events;
-        r.maxAccepted = std::max(r.maxAccepted, data.adaptive.accepted);
-      } else {
-        r.evals += opt.contact.softSubsteps;
-      }
-      for (int f = 0; f < m.nfeet(); ++f) r.maxDepth = std::max(r.maxDepth, data.depth[f]);
-    }
-    r.capHits = data.adaptiveCapHits;
-    const auto t1 = std::chrono::steady_clock::now();
-    const sim::RolloutAdjoint adj = sim::rolloutVjp(m, opt, data, ro, s.targets, s.wq, s.wv);
-    const auto t2 = std::chrono::steady_clock::now();
-    if (!ro.finite) throw std::runtime_error("toy robot-drop: a rollout became non-finite");
-    r.forwardMs = std::min(r.forwardMs, std::chrono::duration<double, std::milli>(t1 - t0).count());
-    r.ms = std::min(r.ms, std::chrono::duration<double, std::milli>(t2 - t0).count());
-    r.grad.resize(m.nq() + m.nv() + m.nj() * H);
-    r.grad << adj.q0, adj.v0, Eigen::Map<const VecX>(adj.targets.data(), m.nj() * H);
-    r.xT.resize(m.nq() + m.nv());
-    r.xT << ro.q[H], ro.v[H];
+  sim::AdaptiveData data(m);
+  const auto t0 = std::chrono::steady_clock::now();
+  std::vector<VecX> q(H + 1, s.q0), v(H + 1, s.v0);
+  bool finite = true;
+  r.evals = r.rejected = r.events = r.maxDepth = 0;
+  r.maxAccepted = 0;
+  for (int t = 0; t < H; ++t) {
+    finite =
+        sim::adaptiveStep(m, opt, data, q[t], v[t], s.targets.col(t), q[t + 1], v[t + 1]) && finite;
+    r.evals += data.adaptive.evaluations;
+    r.rejected += data.adaptive.rejected;
+    r.events += data.adaptive.events;
+    r.maxAccepted = std::max(r.maxAccepted, data.adaptive.accepted);
+    for (int f = 0; f < m.nfeet(); ++f) r.maxDepth = std::max(r.maxDepth, data.depth[f]);
   }
+  r.capHits = data.adaptiveCapHits;
+  const auto t1 = std::chrono::steady_clock::now();
+  VecX gq = s.wq, gv = s.wv;
+  MatX gTargets(m.nj(), H);
+  sim::StepAdjoint adj(m);
+  for (int t = H - 1; t >= 0; --t) {
+    adj.setZero(m);
+    sim::adaptiveStepVjp(m, opt, data, q[t], v[t], s.targets.col(t), gq, gv, adj);
+    gq = adj.q;
+    gv = adj.v;
+    gTargets.col(t) = adj.qTarget;
+  }
+  const auto t2 = std::chrono::steady_clock::now();
+  if (!finite) throw std::runtime_error("toy robot-drop: a rollout became non-finite");
+  r.forwardMs = std::min(r.forwardMs, std::chrono::duration<double, std::milli>(t1 - t0).count());
+  r.ms = std::min(r.ms, std::chrono::duration<double, std::milli>(t2 - t0).count());
+  r.grad.resize(m.nq() + m.nv() + m.nj() * H);
+  r.grad << gq, gv, Eigen::Map<const VecX>(gTargets.data(), m.nj() * H);
+  r.xT.resize(m.nq() + m.nv());
+  r.xT << q[H], v[H];
   r.evals /= H;
   r.rejected /= H;
   r.events /= H;
+}
+
+Run run(const Scenario& s, const sim::SimOptions& opt, int repeats) {
+  Run r;
+  r.ms = r.forwardMs = 1e30;
+  for (int rep = 0; rep < std::max(1, repeats); ++rep) {
+    if (opt.contact.integrator == sim::Integrator::Adaptive)
+      runAdaptive(s, opt, r);
+    else
+      runFixed(s, opt, r);
+  }
+  if (opt.contact.integrator != sim::Integrator::Adaptive) r.evals /= s.targets.cols();
   return r;
 }
 
@@ -167,8 +207,6 @@ RobotDropReport runRobotDrop(const RobotDropOptions& o) {
   rep.options = o;
   rep.envSteps = static_cast<int>(s.targets.cols());
   rep.dt = s.opt.dt;
-  const sim::Data probe(m);
-  const double perData = dataBytes(probe);
   const double nx = m.nq() + m.nv();
 
   // The fine fixed reference, Richardson-extrapolated.
@@ -225,9 +263,9 @@ RobotDropReport runRobotDrop(const RobotDropOptions& o) {
     row.integrator = "fixed";
     row.setting = "n=" + std::to_string(n) + " (h=" + fmtG(1e6 * s.opt.dt / n) + " us)";
     fill(row, run(s, opt, o.repeats));
-    // softVjp keeps one Data per sub-step and the n + 1 sub-step states.
+    // The n + 1 sub-step states, and the stages' soft VJP's tape (one sub-step's).
     row.checkpointBytes = (n + 1) * nx * sizeof(double);
-    row.backwardBytes = n * perData + row.checkpointBytes;
+    row.backwardBytes = sizeof(sim::SoftTape<sim::Quadruped>) + row.checkpointBytes;
     rep.rows.push_back(row);
   }
   for (double rtol : o.rtols) {
@@ -241,10 +279,11 @@ RobotDropReport runRobotDrop(const RobotDropOptions& o) {
     row.setting = "rtol=" + fmtG(rtol);
     const Run r = run(s, opt, o.repeats);
     fill(row, r);
-    // Checkpoints of the busiest env step, seven Data (six stages and one for a touchdown) and
-    // the stage vectors (3 x 6 x nx), all reused from step to step.
+    // Checkpoints of the busiest env step, seven stage tapes (six stages and one for a
+    // touchdown) and the stage vectors (3 x 6 x nx), all reused from step to step.
     row.checkpointBytes = static_cast<double>(sim::adaptiveCheckpointBytes(m, r.maxAccepted));
-    row.backwardBytes = row.checkpointBytes + 7 * perData + 18 * nx * sizeof(double);
+    row.backwardBytes = row.checkpointBytes + static_cast<double>(sim::adaptiveTapeBytes(m)) +
+                        18 * nx * sizeof(double);
     rep.rows.push_back(row);
   }
   return rep;

@@ -6,7 +6,9 @@
 // slightly tilted, joints perturbed, moving down at 0.5 m/s and sideways at 0.3 m/s (the feet land
 // and slide), PD targets around the default pose (seeded). Loss: fixed random weights on the final
 // state (q_T, v_T). Gradient: with respect to (q_0, v_0, every env step's joint targets), from the
-// hand-written VJP over the rollout (sim/rollout.h).
+// hand-written VJP over the rollout: the stages' (sim/stage_rollout.h) for the fixed sub-stepping,
+// whose n sub-steps of an env step run as n steps of dt / n, the adaptive env step's
+// (sim/adaptive.h) for the adaptive integrator. The robot must fit the Quadruped size class.
 //
 // Two references, each checked against the other:
 //   fine fixed   the fixed sub-stepping at refSubsteps and refSubsteps / 2 per env step,

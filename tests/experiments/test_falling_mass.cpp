@@ -40,10 +40,9 @@ double criticalHeight() {
 struct Fd {
   double dz, dvz;
 };
-Fd finiteDifference(const sim::Model& model, const sim::SimOptions& opt, sim::Data& data, double h0,
-                    double eps) {
-  const auto up = toys::fall(model, opt, data, h0 + eps, kSteps, false);
-  const auto down = toys::fall(model, opt, data, h0 - eps, kSteps, false);
+Fd finiteDifference(const sim::Model& model, const sim::SimOptions& opt, double h0, double eps) {
+  const auto up = toys::fall(model, opt, h0 + eps, kSteps, false);
+  const auto down = toys::fall(model, opt, h0 - eps, kSteps, false);
   return {(up.z - down.z) / (2 * eps), (up.vz - down.vz) / (2 * eps)};
 }
 
@@ -65,14 +64,13 @@ TEST(FallingMass, ModelIsAFreeSphere) {
 // model's sigmoid underflows to 0 at 10 m, so it is exact there too.
 TEST(FallingMass, FreeFallGradientsAreExact) {
   const sim::Model model = toys::fallingMassModel(1.0, kRadius);
-  sim::Data data(model);
   for (double h0 : {10.0, 25.0}) {
-    const auto hard = toys::fall(model, options(sim::ContactModel::Hard), data, h0, kSteps);
+    const auto hard = toys::fall(model, options(sim::ContactModel::Hard), h0, kSteps);
     EXPECT_NEAR(hard.z, h0 - 0.5 * kG * kT * kT, 1e-12);
     EXPECT_NEAR(hard.vz, -kG * kT, 1e-12);
     EXPECT_EQ(hard.dz_dh0, 1.0);
     EXPECT_EQ(hard.dvz_dh0, 0.0);
-    const auto sm = toys::fall(model, options(sim::ContactModel::Smoothed), data, h0, kSteps);
+    const auto sm = toys::fall(model, options(sim::ContactModel::Smoothed), h0, kSteps);
     EXPECT_NEAR(sm.z, hard.z, 1e-12);
     EXPECT_EQ(sm.dz_dh0, 1.0);
     EXPECT_EQ(sm.dvz_dh0, 0.0);
@@ -84,12 +82,11 @@ TEST(FallingMass, FreeFallGradientsAreExact) {
 // without contact and at the hard model's critical height.
 TEST(FallingMass, SmoothedGradientsMatchFiniteDifferences) {
   const sim::Model model = toys::fallingMassModel(1.0, kRadius);
-  sim::Data data(model);
   for (double kappa : {100.0, 300.0, 1000.0}) {
     const auto opt = options(sim::ContactModel::Smoothed, kappa);
     for (double h0 : {0.06, 0.15, 0.2, 0.23, criticalHeight(), 0.24, 0.25, 0.3}) {
-      const auto r = toys::fall(model, opt, data, h0, kSteps);
-      const Fd fd = finiteDifference(model, opt, data, h0, 1e-6);
+      const auto r = toys::fall(model, opt, h0, kSteps);
+      const Fd fd = finiteDifference(model, opt, h0, 1e-6);
       EXPECT_NEAR(r.dz_dh0, fd.dz, 1e-5 * std::max(1.0, std::abs(fd.dz)))
           << "kappa " << kappa << " h0 " << h0;
       EXPECT_NEAR(r.dvz_dh0, fd.dvz, 1e-5 * std::max(1.0, std::abs(fd.dvz)))
@@ -97,8 +94,7 @@ TEST(FallingMass, SmoothedGradientsMatchFiniteDifferences) {
     }
   }
   // Near the critical height the velocity gradient is informative (large), unlike the hard one.
-  const auto r =
-      toys::fall(model, options(sim::ContactModel::Smoothed), data, criticalHeight(), kSteps);
+  const auto r = toys::fall(model, options(sim::ContactModel::Smoothed), criticalHeight(), kSteps);
   EXPECT_LT(r.dvz_dh0, -50.0);
 }
 
@@ -106,15 +102,14 @@ TEST(FallingMass, SmoothedGradientsMatchFiniteDifferences) {
 // its gradients must equal central differences, and they are dz/dh0 = 1, dvz/dh0 = 0.
 TEST(FallingMass, HardGradientsMatchFiniteDifferencesAwayFromSwitches) {
   const sim::Model model = toys::fallingMassModel(1.0, kRadius);
-  sim::Data data(model);
   const auto opt = options(sim::ContactModel::Hard);
   std::vector<double> heights;
   for (int k = 3; k < kSteps - 1; k += 3)
     heights.push_back(0.5 * (switchHeight(k) + switchHeight(k + 1)));  // lands in step k + 1
   heights.push_back(criticalHeight() + 0.05);                          // never lands
   for (double h0 : heights) {
-    const auto r = toys::fall(model, opt, data, h0, kSteps);
-    const Fd fd = finiteDifference(model, opt, data, h0, 1e-6);
+    const auto r = toys::fall(model, opt, h0, kSteps);
+    const Fd fd = finiteDifference(model, opt, h0, 1e-6);
     EXPECT_NEAR(r.dz_dh0, fd.dz, 1e-6) << "h0 " << h0;
     EXPECT_NEAR(r.dvz_dh0, fd.dvz, 1e-6) << "h0 " << h0;
     EXPECT_NEAR(r.dz_dh0, 1.0, 1e-12) << "h0 " << h0;
@@ -123,8 +118,8 @@ TEST(FallingMass, HardGradientsMatchFiniteDifferencesAwayFromSwitches) {
   // The sawtooth: across a switch the final height drops by about a step's travel, although the
   // gradient says +1 on both sides.
   const int k = 10;
-  const double below = toys::fall(model, opt, data, switchHeight(k) - 1e-7, kSteps, false).z;
-  const double above = toys::fall(model, opt, data, switchHeight(k) + 1e-7, kSteps, false).z;
+  const double below = toys::fall(model, opt, switchHeight(k) - 1e-7, kSteps, false).z;
+  const double above = toys::fall(model, opt, switchHeight(k) + 1e-7, kSteps, false).z;
   EXPECT_GT(below - above, 0.5 * kG * kDt * kDt * (k + 1))
       << "no sawtooth drop at h0 " << switchHeight(k);
 }
@@ -134,23 +129,22 @@ TEST(FallingMass, HardGradientsMatchFiniteDifferencesAwayFromSwitches) {
 // grid).
 TEST(FallingMass, HardVelocityJumpsSmoothedIsContinuous) {
   const sim::Model model = toys::fallingMassModel(1.0, kRadius);
-  sim::Data data(model);
   const double hc = criticalHeight();
   const auto hard = options(sim::ContactModel::Hard);
-  EXPECT_NEAR(toys::fall(model, hard, data, hc - 1e-7, kSteps, false).vz, 0.0, 1e-9);
-  EXPECT_NEAR(toys::fall(model, hard, data, hc + 1e-7, kSteps, false).vz, -kG * kT, 1e-9);
+  EXPECT_NEAR(toys::fall(model, hard, hc - 1e-7, kSteps, false).vz, 0.0, 1e-9);
+  EXPECT_NEAR(toys::fall(model, hard, hc + 1e-7, kSteps, false).vz, -kG * kT, 1e-9);
 
   for (double kappa : {100.0, 300.0}) {
     const auto sm = options(sim::ContactModel::Smoothed, kappa);
-    double prev = toys::fall(model, sm, data, hc - 0.05, kSteps, false).vz, maxStep = 0;
+    double prev = toys::fall(model, sm, hc - 0.05, kSteps, false).vz, maxStep = 0;
     for (double h0 = hc - 0.05 + 1e-4; h0 <= hc + 0.05; h0 += 1e-4) {
-      const double vz = toys::fall(model, sm, data, h0, kSteps, false).vz;
+      const double vz = toys::fall(model, sm, h0, kSteps, false).vz;
       maxStep = std::max(maxStep, std::abs(vz - prev));
       prev = vz;
     }
     EXPECT_LT(maxStep, 0.02 * kG * kT) << "kappa " << kappa;
-    EXPECT_GT(toys::fall(model, sm, data, hc - 0.05, kSteps, false).vz, -0.05 * kG * kT);
-    EXPECT_LT(toys::fall(model, sm, data, hc + 0.05, kSteps, false).vz, -0.95 * kG * kT);
+    EXPECT_GT(toys::fall(model, sm, hc - 0.05, kSteps, false).vz, -0.05 * kG * kT);
+    EXPECT_LT(toys::fall(model, sm, hc + 0.05, kSteps, false).vz, -0.95 * kG * kT);
   }
 }
 

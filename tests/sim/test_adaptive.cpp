@@ -1,7 +1,8 @@
 // Adaptive Dormand-Prince integration of the soft contact model (sim/adaptive.h): the spheres its
 // contact stage takes, the forward against closed forms and against the stages' fixed
-// sub-stepping, the step-size controller's limits, and the backward pass (accepted step sizes
-// frozen) against central finite differences of the same frozen-step integration.
+// sub-stepping, the step-size controller's limits, a model of no size class, and the backward
+// pass (accepted step sizes frozen) against central finite differences of the same frozen-step
+// integration and of the live one.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -10,10 +11,7 @@
 
 #include "robots/robot.h"
 #include "sim/adaptive.h"
-#include "sim/contact.h"
-#include "sim/kinematics.h"
-#include "sim/step.h"
-#include "sim/step_vjp.h"
+#include "sim/soft_dynamics.h"
 #include "sim/terrain.h"
 #include "sim/urdf.h"
 #include "tests/sim/stages.h"
@@ -94,12 +92,12 @@ TEST(Adaptive, IntegratorNamesAndDefaults) {
 // a spinning body keeps a unit quaternion.
 TEST(Adaptive, FreeFlightIsExact) {
   const Model m = sphereModel();
-  Data d(m);
+  AdaptiveData d(m);
   const SimOptions opt = adaptiveOptions(0.01, 1e-6, 1e-8);
   VecX q = neutralConfiguration(m), v = VecX::Zero(6), qn(7), vn(6);
   q[2] = 2.0;
   v << 0.3, 0, 1.0, 2.0, -1.0, 3.0;
-  ASSERT_TRUE(step(m, opt, d, q, v, VecX::Zero(0), qn, vn));
+  ASSERT_TRUE(adaptiveStep(m, opt, d, q, v, VecX::Zero(0), qn, vn));
   const double g = 9.81, T = 0.01;
   EXPECT_NEAR(qn[2], 2.0 + T - 0.5 * g * T * T, 1e-13);
   EXPECT_NEAR(qn[0], 0.3 * T, 1e-14);
@@ -119,7 +117,7 @@ TEST(Adaptive, FreeFlightIsExact) {
 TEST(Adaptive, ElasticBounceMatchesClosedForm) {
   Model m = sphereModel(1.0, 0.05);
   m.gravity.setZero();
-  Data d(m);
+  AdaptiveData d(m);
   SimOptions opt = adaptiveOptions(0.01, 1e-8, 1e-10);
   opt.contact.softKd = 0;
   VecX q = neutralConfiguration(m), v = VecX::Zero(6), qn(7), vn(6);
@@ -128,7 +126,7 @@ TEST(Adaptive, ElasticBounceMatchesClosedForm) {
   const double w = std::sqrt(1e5), tc = M_PI / w;  // contact lasts 9.93 ms
   int env = 0;
   for (; env < 3; ++env) {
-    ASSERT_TRUE(step(m, opt, d, q, v, VecX::Zero(0), qn, vn));
+    ASSERT_TRUE(adaptiveStep(m, opt, d, q, v, VecX::Zero(0), qn, vn));
     q = qn, v = vn;
   }
   // After 30 ms: 2 ms of approach, the bounce, then flight up at 1 m/s.
@@ -142,9 +140,9 @@ TEST(Adaptive, ElasticBounceMatchesClosedForm) {
 TEST(Adaptive, AgreesWithFineFixedSubsteps) {
   Case c = robotCase("quadruped", 1e-8);
   const Model& m = c.robot.model;
-  Data d(m);
+  AdaptiveData d(m);
   VecX qa(m.nq()), va(m.nv()), qf(m.nq()), vf(m.nv()), qf2(m.nq()), vf2(m.nv());
-  ASSERT_TRUE(step(m, c.opt, d, c.q, c.v, c.target, qa, va));
+  ASSERT_TRUE(adaptiveStep(m, c.opt, d, c.q, c.v, c.target, qa, va));
   EXPECT_GT(d.adaptive.accepted, 5);
   SimOptions fixed = c.opt;  // the stages' fixed sub-steps
   fixed.contact.integrator = Integrator::Fixed;
@@ -177,34 +175,50 @@ TEST(Adaptive, ContactStageTakesEverySphere) {
   const auto [hf, finalized] = test::stairsThenBumps(rng);  // the samples' bound, the cells'
   std::uniform_real_distribution<double> u(-1, 1);
   const std::shared_ptr<const HeightField> fields[] = {hf, finalized};
-  Data data(m);
+  const StepModel<Quadruped> sm = toStepModel<Quadruped>(m);
+  auto data = std::make_unique<StepData<Quadruped>>();
+  auto fc = std::make_unique<Contacts<Quadruped>>();
   for (const auto& field : fields)
     for (bool closest : {false, true})
       for (int k = 0; k < 200; ++k) {
-        ContactOptions opt;
-        opt.model = ContactModel::Soft;
-        opt.integrator = Integrator::Adaptive;
-        opt.terrain = field;
-        opt.terrainContact = closest ? TerrainContact::Closest : TerrainContact::Vertical;
+        SimOptions opt;
+        opt.contact.model = ContactModel::Soft;
+        opt.contact.terrain = field;
+        opt.contact.terrainContact = closest ? TerrainContact::Closest : TerrainContact::Vertical;
         VecX q = robot.standingConfiguration();
         q[0] = 0.9 * u(rng), q[1] = 0.9 * u(rng), q[2] = 0.25 + 0.25 * (u(rng) + 1);
         for (int i = 7; i < m.nq(); ++i) q[i] += 0.8 * u(rng);
-        forwardKinematics(m, data, q);
-        footGeometry(m, opt, data);
-        selectContacts(m, opt, data);
-        ASSERT_EQ(static_cast<int>(data.active.size()), m.nspheres());
-        for (int j = 0; j < m.nspheres(); ++j) ASSERT_EQ(data.active[j], j);
+        forwardKinematics(sm, *data, q.data());
+        collectContacts(sm, everySphere(toStepOptions(opt)), *data, toView(field.get()), *fc);
+        ASSERT_EQ(fc->nc, m.nspheres());
+        for (int j = 0; j < m.nspheres(); ++j) ASSERT_EQ(fc->active[j], j);
       }
+}
+
+// A model that fits no size class of the stages is refused, naming why.
+TEST(Adaptive, AModelOfNoSizeClassIsAnError) {
+  Case c = robotCase("anymal", 1e-6);
+  Model& m = c.robot.model;
+  m.feet.pop_back();  // three feet and leg spheres: neither Quadruped nor SingleBody
+  AdaptiveData d(m);
+  VecX qn(m.nq()), vn(m.nv());
+  try {
+    adaptiveStep(m, c.opt, d, c.q, c.v, c.target, qn, vn);
+    FAIL() << "adaptiveStep accepted a model of no size class";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("fits no size class"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("Quadruped"), std::string::npos) << e.what();
+  }
 }
 
 // A mass resting on the penalty wall: the foot impulse over the env step is m g dt.
 TEST(Adaptive, FootImpulseOfRestingMass) {
   const Model m = sphereModel(2.0, 0.05);
-  Data d(m);
+  AdaptiveData d(m);
   SimOptions opt = adaptiveOptions(0.01, 1e-8, 1e-10);
   VecX q = neutralConfiguration(m), v = VecX::Zero(6), qn(7), vn(6);
   q[2] = 0.05 - 2.0 * 9.81 / 1e5;  // static penetration
-  ASSERT_TRUE(step(m, opt, d, q, v, VecX::Zero(0), qn, vn));
+  ASSERT_TRUE(adaptiveStep(m, opt, d, q, v, VecX::Zero(0), qn, vn));
   EXPECT_NEAR(d.footImpulse[0], 2.0 * 9.81 * 0.01, 1e-9);
   EXPECT_NEAR(vn.norm(), 0.0, 1e-9);
 }
@@ -214,7 +228,7 @@ TEST(Adaptive, FootImpulseOfRestingMass) {
 TEST(Adaptive, StepCapAndMinStepAreFlagged) {
   Case c = robotCase("anymal", 1e-6);
   const Model& m = c.robot.model;
-  Data d(m);
+  AdaptiveData d(m);
   VecX qn(m.nq()), vn(m.nv());
   c.opt.contact.adaptive.maxSteps = 3;
   std::vector<double> steps;
@@ -224,12 +238,12 @@ TEST(Adaptive, StepCapAndMinStepAreFlagged) {
   double total = 0;
   for (double h : steps) total += h;
   EXPECT_NEAR(total, c.opt.dt, 1e-15);
-  step(m, c.opt, d, c.q, c.v, c.target, qn, vn);
+  adaptiveStep(m, c.opt, d, c.q, c.v, c.target, qn, vn);
   EXPECT_EQ(d.adaptiveCapHits, 2);
 
   c.opt.contact.adaptive.maxSteps = 100000;
   c.opt.contact.adaptive.minStep = 1e-3;  // far above what k = 1e5 needs at rtol 1e-6
-  step(m, c.opt, d, c.q, c.v, c.target, qn, vn);
+  adaptiveStep(m, c.opt, d, c.q, c.v, c.target, qn, vn);
   EXPECT_TRUE(d.adaptive.minStepHit);
   EXPECT_FALSE(d.adaptive.capHit);
   EXPECT_EQ(d.adaptiveCapHits, 2);
@@ -240,11 +254,11 @@ TEST(Adaptive, StepCapAndMinStepAreFlagged) {
 TEST(Adaptive, FrozenStepsReproduceTheAdaptiveStep) {
   Case c = robotCase("anymal", 1e-5);
   const Model& m = c.robot.model;
-  Data d(m), d2(m);
+  AdaptiveData d(m), d2(m);
   VecX qa(m.nq()), va(m.nv()), qb(m.nq()), vb(m.nv());
   std::vector<double> steps, steps2;
   adaptiveStep(m, c.opt, d, c.q, c.v, c.target, qa, va, &steps);
-  step(m, c.opt, d2, c.q, c.v, c.target, qb, vb);  // another Data, via the dispatch
+  adaptiveStep(m, c.opt, d2, c.q, c.v, c.target, qb, vb);  // another AdaptiveData
   adaptiveStep(m, c.opt, d2, c.q, c.v, c.target, qb, vb, &steps2);
   EXPECT_EQ(steps, steps2);
   EXPECT_EQ(qa, qb);
@@ -255,49 +269,7 @@ TEST(Adaptive, FrozenStepsReproduceTheAdaptiveStep) {
   EXPECT_EQ(adaptiveCheckpointBytes(m, 10), 10u * (19 + 18 + 1) * 8);
 }
 
-// The continuous dynamics' adjoint, alone, against central differences: all of xdot's rows.
-TEST(Adaptive, DynamicsVjpMatchesFiniteDifferences) {
-  for (const char* name : {"anymal", "quadruped"}) {
-    Case c = robotCase(name, 1e-6);
-    const Model& m = c.robot.model;
-    const int nx = m.nq() + m.nv();
-    Data d(m);
-    VecX x(nx), xdot(nx), w(nx);
-    x << c.q, c.v;
-    x.segment<4>(3) *= 1.01;  // an RK stage's slightly non-unit quaternion
-    std::mt19937 rng(5);
-    std::normal_distribution<double> n(0.0, 1.0);
-    for (int i = 0; i < nx; ++i) w[i] = n(rng);
-    const std::uint64_t mode = softDynamics(m, c.opt, d, x, c.target, xdot);
-    StepAdjoint adj(m);
-    VecX xBar = VecX::Zero(nx);
-    softDynamicsVjp(m, c.opt, d, x, c.target, w, xBar, adj, d.workspace());
-    const double eps = 1e-7;
-    VecX fd(nx), fdt(m.nj());
-    auto L = [&](const VecX& xx, const VecX& t) {
-      Data dd(m);
-      VecX f(nx);
-      EXPECT_EQ(softDynamics(m, c.opt, dd, xx, t, f), mode);
-      return w.dot(f);
-    };
-    for (int i = 0; i < nx; ++i) {
-      VecX xp = x, xm = x;
-      xp[i] += eps, xm[i] -= eps;
-      fd[i] = (L(xp, c.target) - L(xm, c.target)) / (2 * eps);
-    }
-    for (int j = 0; j < m.nj(); ++j) {
-      VecX tp = c.target, tm = c.target;
-      tp[j] += eps, tm[j] -= eps;
-      fdt[j] = (L(x, tp) - L(x, tm)) / (2 * eps);
-    }
-    std::printf("%s dynamics VJP: x %.1e target %.1e (|g| %.2e)\n", name, relErr(xBar, fd),
-                relErr(adj.qTarget, fdt), fd.lpNorm<Eigen::Infinity>());
-    EXPECT_LT(relErr(xBar, fd), 1e-6) << name;
-    EXPECT_LT(relErr(adj.qTarget, fdt), 1e-6) << name;
-  }
-}
-
-// The VJP of the adaptive env step (stepVjp, step sizes frozen) against central differences of
+// The VJP of the adaptive env step (adaptiveStepVjp, step sizes frozen) against central differences of
 // the same frozen-step integration, for every input and the soft parameters. Plain
 // discretise-then-optimise here: with contact events located, step boundaries sit on the force's
 // kinks by construction, where the frozen map has only one-sided derivatives (the next tests check
@@ -307,7 +279,7 @@ TEST(Adaptive, StepVjpMatchesFiniteDifferencesOfFrozenSteps) {
     Case c = robotCase(name, 1e-5);
     c.opt.contact.adaptive.locateContacts = false;
     const Model& m = c.robot.model;
-    Data d(m);
+    AdaptiveData d(m);
     VecX qn(m.nq()), vn(m.nv());
     std::vector<double> steps;
     adaptiveStep(m, c.opt, d, c.q, c.v, c.target, qn, vn, &steps);
@@ -319,11 +291,11 @@ TEST(Adaptive, StepVjpMatchesFiniteDifferencesOfFrozenSteps) {
     for (int i = 0; i < m.nv(); ++i) wv[i] = n(rng);
 
     StepAdjoint adj(m);
-    stepVjp(m, c.opt, d, c.q, c.v, c.target, wq, wv, adj);
+    adaptiveStepVjp(m, c.opt, d, c.q, c.v, c.target, wq, wv, adj);
 
     int kinks = 0;
     auto L = [&](const SimOptions& o, const VecX& q, const VecX& v, const VecX& t) {
-      Data dd(m);
+      AdaptiveData dd(m);
       VecX a(m.nq()), b(m.nv());
       rkIntegrate(m, o, dd, q, v, t, steps, a, b);
       kinks += dd.mode != mode;
@@ -412,10 +384,10 @@ Drop makeDrop(const std::string& name, int steps, double rtol) {
 
 double dropLoss(const Drop& d, const SimOptions& opt, const VecX& q, const VecX& v) {
   const Model& m = d.c.robot.model;
-  Data data(m);
+  AdaptiveData data(m);
   VecX qa = q, va = v, qb(m.nq()), vb(m.nv());
   for (int t = 0; t < d.targets.cols(); ++t) {
-    step(m, opt, data, qa, va, d.targets.col(t), qb, vb);
+    adaptiveStep(m, opt, data, qa, va, d.targets.col(t), qb, vb);
     qa = qb, va = vb;
   }
   return d.wq.dot(qa) + d.wv.dot(va);
@@ -425,18 +397,18 @@ double dropLoss(const Drop& d, const SimOptions& opt, const VecX& q, const VecX&
 VecX dropGradient(const Drop& d, const SimOptions& opt, int* touchdowns = nullptr) {
   const Model& m = d.c.robot.model;
   const int H = static_cast<int>(d.targets.cols());
-  Data data(m);
+  AdaptiveData data(m);
   std::vector<VecX> q(H + 1, d.c.q), v(H + 1, d.c.v);
   int events = 0;
   for (int t = 0; t < H; ++t) {
-    step(m, opt, data, q[t], v[t], d.targets.col(t), q[t + 1], v[t + 1]);
+    adaptiveStep(m, opt, data, q[t], v[t], d.targets.col(t), q[t + 1], v[t + 1]);
     events += data.adaptive.events;
   }
   if (touchdowns) *touchdowns = events;
   VecX gq = d.wq, gv = d.wv;
   for (int t = H - 1; t >= 0; --t) {
     StepAdjoint adj(m);
-    stepVjp(m, opt, data, q[t], v[t], d.targets.col(t), gq, gv, adj);
+    adaptiveStepVjp(m, opt, data, q[t], v[t], d.targets.col(t), gq, gv, adj);
     gq = adj.q, gv = adj.v;
   }
   VecX g(m.nq() + m.nv());
@@ -496,17 +468,18 @@ TEST(Adaptive, PointMassBounceGradientIsExact) {
   for (double h0 : {0.0615, 0.064, 0.0712, 0.0833, 0.1}) {
     for (bool events : {true, false}) {
       opt.contact.adaptive.locateContacts = events;
-      Data d(m);
+      AdaptiveData d(m);
       std::vector<VecX> q(11, neutralConfiguration(m)), v(11, VecX::Zero(6));
       q[0][2] = h0;
       v[0][2] = -1;
-      for (int k = 0; k < 10; ++k) step(m, opt, d, q[k], v[k], VecX::Zero(0), q[k + 1], v[k + 1]);
+      for (int k = 0; k < 10; ++k)
+        adaptiveStep(m, opt, d, q[k], v[k], VecX::Zero(0), q[k + 1], v[k + 1]);
       ASSERT_GT(v[10][2], 0.99);  // bounced
       VecX gq = VecX::Zero(7), gv = VecX::Zero(6);
       gq[2] = 1;
       for (int k = 9; k >= 0; --k) {
         StepAdjoint adj(m);
-        stepVjp(m, opt, d, q[k], v[k], VecX::Zero(0), gq, gv, adj);
+        adaptiveStepVjp(m, opt, d, q[k], v[k], VecX::Zero(0), gq, gv, adj);
         gq = adj.q, gv = adj.v;
       }
       (events ? worst : worstOff) = std::max(events ? worst : worstOff, std::abs(gq[2] + 1));
