@@ -36,8 +36,8 @@ struct EnvOptions {
   // picks the envs' random streams, so that 2 processes x E envs draw what 1 x 2E envs draws.
   std::int64_t firstEnv = 0;
   bool printSummary = true;  // log the term tables at construction (spdlog, info)
-  // The functions that step the simulator: the fixed-size ones that the GPU runs, or sim::step
-  // and sim::stepVjp (batch/batch_sim.h; the benchmark's A/B).
+  // Where the stages step the worlds: the CPU's thread pool or the CUDA device
+  // (batch/batch_sim.h).
   batch::BatchPath simPath = batch::BatchPath::Fixed;
 };
 

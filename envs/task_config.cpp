@@ -67,7 +67,7 @@ void visitSim(V& v, sim::SimOptions& s) {
   v.field("max_substeps", c.adaptive.maxSteps, "adaptive: cap on step attempts per env step",
           V::between(1, 1e6));
   // The environments step the stages (batch::BatchSim), which have the fixed sub-steps only
-  // (sim::notInStepOptions); the adaptive integrator runs in sim::step (experiments/toys).
+  // (sim::notInStepOptions); the adaptive integrator runs in sim::adaptiveStep (the toys).
   v.check(c.integrator != sim::Integrator::Adaptive, "integrator",
           "adaptive is not in the environments' simulator (the stages step the soft model in "
           "soft_substeps fixed sub-steps); use fixed");

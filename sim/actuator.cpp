@@ -25,34 +25,3 @@ void actuatorTorques(const Model& model, const ActuatorOptions& a,
 }
 
 }  // namespace diffloco::sim
-
-// Adjoint of actuatorTorque, branch by branch (a clip passes no gradient to the PD terms).
-#include "sim/adjoint.h"
-
-namespace diffloco::sim {
-
-void actuatorTorqueVjp(const ActuatorOptions& a, double effortLimit, double qTarget, double q,
-                       double qd, double tauBar, double& targetBar, double& qBar, double& qdBar,
-                       double& kpBar, double& kdBar) {
-  const double effort = std::min(a.effort, effortLimit);
-  const double tau = a.kp * (qTarget - q) - a.kd * qd;
-  const double vmax = a.velocityLimit * (1.0 + effort / a.saturation);
-  const bool speedClipped = qd < -vmax || qd > vmax;
-  const double w = std::clamp(qd, -vmax, vmax) / a.velocityLimit;
-  const double hiLine = a.saturation * (1.0 - w), loLine = a.saturation * (-1.0 - w);
-  const double hi = std::min(hiLine, effort), lo = std::max(loLine, -effort);
-  if (tau > hi) {
-    // tau = hi: the speed-torque line if it is below the effort limit.
-    if (hiLine < effort && !speedClipped) qdBar -= tauBar * a.saturation / a.velocityLimit;
-  } else if (tau < lo) {
-    if (loLine > -effort && !speedClipped) qdBar -= tauBar * a.saturation / a.velocityLimit;
-  } else {
-    targetBar += a.kp * tauBar;
-    qBar -= a.kp * tauBar;
-    qdBar -= a.kd * tauBar;
-    kpBar += (qTarget - q) * tauBar;
-    kdBar -= qd * tauBar;
-  }
-}
-
-}  // namespace diffloco::sim

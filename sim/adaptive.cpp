@@ -352,28 +352,38 @@ template void integrateFrozen<SingleBody>(const Packed<SingleBody>&, AdaptiveDat
 }  // namespace rk
 
 namespace {
-void checkSizes(const Model& model, const Eigen::Ref<const VecX>& q,
-                const Eigen::Ref<const VecX>& v, const Eigen::Ref<const VecX>& qTarget) {
+
+// Packs the model for its size class, stacks (q, v) into the scratch's x0, runs
+// integrate(packed, scratch) into its x1 (mode reset first) and unstacks that into (qNext, vNext);
+// false when the new state is not finite.
+template <class F>
+bool integrateFrom(const Model& model, const SimOptions& opt, AdaptiveData& data,
+                   const Eigen::Ref<const VecX>& q, const Eigen::Ref<const VecX>& v,
+                   const Eigen::Ref<const VecX>& qTarget, Eigen::Ref<VecX> qNext,
+                   Eigen::Ref<VecX> vNext, F&& integrate) {
   if (q.size() != model.nq() || v.size() != model.nv() || qTarget.size() != model.nj())
     throw std::invalid_argument("adaptive integration: the state's sizes are not the model's");
-}
-}  // namespace
-
-bool adaptiveStep(const Model& model, const SimOptions& opt, AdaptiveData& data,
-                  const Eigen::Ref<const VecX>& q, const Eigen::Ref<const VecX>& v,
-                  const Eigen::Ref<const VecX>& qTarget, Eigen::Ref<VecX> qNext,
-                  Eigen::Ref<VecX> vNext, std::vector<double>* steps) {
-  checkSizes(model, q, v, qTarget);
   return rk::withSizeClass(model, [&](auto dims) {
     using D = decltype(dims);
     const Packed<D> p(model, opt);
     Scratch<D>& W = rk::scratchFor<D>(model, data);
     W.x0 << q, v;
     data.mode = 0;
-    rk::integrateAdaptive(p, opt, data, W, W.x0, qTarget.data(), W.x1, steps, nullptr);
+    integrate(p, W);
     qNext = W.x1.head(model.nq());
     vNext = W.x1.tail(model.nv());
     return qNext.allFinite() && vNext.allFinite();
+  });
+}
+
+}  // namespace
+
+bool adaptiveStep(const Model& model, const SimOptions& opt, AdaptiveData& data,
+                  const Eigen::Ref<const VecX>& q, const Eigen::Ref<const VecX>& v,
+                  const Eigen::Ref<const VecX>& qTarget, Eigen::Ref<VecX> qNext,
+                  Eigen::Ref<VecX> vNext, std::vector<double>* steps) {
+  return integrateFrom(model, opt, data, q, v, qTarget, qNext, vNext, [&](const auto& p, auto& W) {
+    rk::integrateAdaptive(p, opt, data, W, W.x0, qTarget.data(), W.x1, steps, nullptr);
   });
 }
 
@@ -381,17 +391,8 @@ bool rkIntegrate(const Model& model, const SimOptions& opt, AdaptiveData& data,
                  const Eigen::Ref<const VecX>& q, const Eigen::Ref<const VecX>& v,
                  const Eigen::Ref<const VecX>& qTarget, const std::vector<double>& steps,
                  Eigen::Ref<VecX> qNext, Eigen::Ref<VecX> vNext) {
-  checkSizes(model, q, v, qTarget);
-  return rk::withSizeClass(model, [&](auto dims) {
-    using D = decltype(dims);
-    const Packed<D> p(model, opt);
-    Scratch<D>& W = rk::scratchFor<D>(model, data);
-    W.x0 << q, v;
-    data.mode = 0;
+  return integrateFrom(model, opt, data, q, v, qTarget, qNext, vNext, [&](const auto& p, auto& W) {
     rk::integrateFrozen(p, data, W, W.x0, qTarget.data(), steps, W.x1);
-    qNext = W.x1.head(model.nq());
-    vNext = W.x1.tail(model.nv());
-    return qNext.allFinite() && vNext.allFinite();
   });
 }
 

@@ -133,7 +133,9 @@ FixedOptions toStepOptions(const SimOptions& opt) {
   f.iterations = c.iterations;
   f.kappa = c.kappa;
   f.cutoff = c.cutoff;
-  // sim/contact.cpp's entryDepth (the fixed integrator's).
+  // The depth from which a sphere enters the contact problem: the smoothed model's force at a
+  // distance reaches to -cutoff (a leg sphere's only while sigmoid(kappa depth) >= 1e-6); every
+  // other model's contacts are those at or below the ground.
   switch (c.model) {
     case ContactModel::Smoothed:
       f.footEntry = -c.cutoff;

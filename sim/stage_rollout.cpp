@@ -48,7 +48,7 @@ RolloutAdjoint stageRolloutVjp(const Model& model, const SimOptions& opt, const 
     throw std::invalid_argument("the stages' rollout VJP: " + why);
   const StepModel<D> fm = toStepModel<D>(model);
   // The model and ground the VJP differentiates (straight_through: the smoothed model; a
-  // straight-through terrain: its smoothed copy), as sim::stepVjp.
+  // straight-through terrain: its smoothed copy).
   const FixedOptions fo = toStepOptionsBackward(opt);
   const HeightFieldView ground = backwardView(opt);
   const int H = static_cast<int>(targets.cols());
@@ -64,7 +64,7 @@ RolloutAdjoint stageRolloutVjp(const Model& model, const SimOptions& opt, const 
     setZero(a);
     ParamBar<D> p;
     setZero(p);
-    // A step that is not finite still forms its adjoints (not finite either), as sim::stepVjp.
+    // A step that is not finite still forms its adjoints (not finite either).
     if (soft) {
       fixedSoftStepVjp(fm, fo, ground, q, v, target, out.q0.data(), out.v0.data(), *softTape, a, p);
     } else {

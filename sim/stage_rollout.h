@@ -19,7 +19,8 @@ template <class D>
 Rollout stageRollout(const Model& model, const SimOptions& opt, const VecX& q0, const VecX& v0,
                      const MatX& targets);
 
-// gq[t], gv[t]: the adjoints of a loss's direct dependence on state t, as sim::rolloutVjp. Throws
+// gq[t], gv[t]: the adjoints of a loss's direct dependence on state t (an absent or empty entry
+// counts as zero). Throws
 // std::invalid_argument with notInStepVjp<D>'s reason for options whose VJP D's tape does not
 // hold.
 template <class D>

@@ -7,7 +7,7 @@
 // Our multibody Model holds one floating-base tree, so two free balls do not fit it: this is a
 // small self-contained planar two-ball simulator with its own hand-written reverse pass, using the
 // contact logic of sim/ on the one ball-ball contact:
-//   - the step of sim::step: mid-step positions y = x + h/2 v for the geometry, free velocity
+//   - the step of sim::fixedStep: mid-step positions y = x + h/2 v for the geometry, free velocity
 //     u = v - h b (b: table drag), impulse p along the normal n from the cue ball to the object
 //     ball, v' = u + M^-1 J^T p, trapezoidal positions x' = x + h/2 (v + v');
 //   - the normal impulse from the Delassus scalar G = J M^-1 J^T = 1/m1 + 1/m2 with
@@ -17,7 +17,7 @@
 //     smoothed: it enters while d >= -cutoff and its impulse is scaled by sigmoid(d kappa), so the
 //     balls push each other apart before they touch (forces at a distance);
 //     straight_through: the hard forward pass, and per step the derivative of the smoothed step
-//     evaluated at the hard trajectory's state (as sim::stepVjp does).
+//     evaluated at the hard trajectory's state (as the stages' VJP does).
 // Deviations from sim/, kept small on purpose: the contact is frictionless (no tangential impulse,
 // the balls do not spin), restitution e (default 1, elastic, as billiard balls nearly are; e = 0 is
 // sim/'s inelastic velocity-level contact) multiplies the approach velocity to cancel, and the

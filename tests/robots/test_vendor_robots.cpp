@@ -10,10 +10,7 @@
 #include "robots/robot.h"
 #include "robots/robot_report.h"
 #include "robots/robot_tools.h"
-#include "sim/crba.h"
-#include "sim/data.h"
-#include "sim/kinematics.h"
-#include "sim/rnea.h"
+#include "tests/sim/stages.h"
 #include "tests/support/scratch_dir.h"
 #ifdef DIFFLOCO_WITH_MUJOCO
 #include "mujoco/joint_order.h"
@@ -176,7 +173,7 @@ TEST(VendorRobots, MujocoAgreesOnMassMatrixAndBiasForces) {
     sim::Model& model = r.model;
     for (auto& j : model.joints) j.armature = 0.05;
     mj::MujocoModel mm(mj::toMjcf(model));
-    sim::Data data(model);
+    const sim::StepModel<sim::Quadruped> sm = sim::toStepModel<sim::Quadruped>(model);
     std::mt19937 rng(5);
     std::normal_distribution<double> n(0, 1);
     double errH = 0, errBias = 0, errFoot = 0;
@@ -188,18 +185,18 @@ TEST(VendorRobots, MujocoAgreesOnMassMatrixAndBiasForces) {
       for (int i = 0; i < model.nv(); ++i) v[i] = 2 * n(rng);
       mj::toMujocoState(model, q, v, mm.d->qpos, mm.d->qvel);
       mj_forward(mm.m, mm.d);
-      sim::forwardKinematics(model, data, q);
-      sim::crba(model, data);
-      sim::biasForces(model, data, v);
+      test::Kinematics<sim::Quadruped> k(sm, q);
+      const sim::MatX Hs = k.massMatrix();
+      const sim::VecX bias = k.biasForces(v);
       const sim::MatX H = mj::massMatrix(model, mm.m, mm.d);
       const sim::VecX h = mj::biasForces(model, mm.m, mm.d);
-      errH = std::max(errH, (data.H - H).cwiseAbs().maxCoeff() / H.cwiseAbs().maxCoeff());
-      errBias = std::max(errBias, (data.tau - h).cwiseAbs().maxCoeff() / h.cwiseAbs().maxCoeff());
+      errH = std::max(errH, (Hs - H).cwiseAbs().maxCoeff() / H.cwiseAbs().maxCoeff());
+      errBias = std::max(errBias, (bias - h).cwiseAbs().maxCoeff() / h.cwiseAbs().maxCoeff());
       for (const auto& f : model.feet) {
         const int g = mj_name2id(mm.m, mjOBJ_GEOM, f.name.c_str());
         errFoot = std::max(
             errFoot,
-            (sim::worldPoint(data, f.body, f.offset) - sim::Vec3(mm.d->geom_xpos + 3 * g)).norm());
+            (k.worldPoint(f.body, f.offset) - sim::Vec3(mm.d->geom_xpos + 3 * g)).norm());
       }
     }
     std::printf("[ %s ] max relative error H %.3g, bias %.3g; feet %.3g m\n", name, errH, errBias,
