@@ -60,8 +60,8 @@ class CudaBatch {
 
   // The VJP. Seeds: the adjoints of (q', v'), world-major (NQ, NV).
   void uploadSeeds(const double* gq, const double* gv);
-  // Fused: one kernel records the tape in the thread's local memory and runs the VJP (as
-  // sim::stepVjp, which recomputes the forward); for the soft model, fixedSoftStepVjp. Split (hard
+  // Fused: one kernel records the tape in the thread's local memory and runs the VJP
+  // (fixedStepRecord, then fixedStepVjp); for the soft model, fixedSoftStepVjp. Split (hard
   // and smoothed only): a forward kernel stores each world's tape in device memory (word k of
   // world w at k * worlds + w), a second kernel reads it back.
   enum class VjpKind { Fused, Split };

@@ -118,7 +118,8 @@ RecordedStates loadRecordedStates(const sim::Model& model, const std::string& pr
       double* v = &w.v[static_cast<size_t>(k) * nv];
       double* t = &w.target[static_cast<size_t>(k) * nj];
       for (int i = 0; i < nq; ++i) q[i] = q0[i];
-      // v: world linear velocity, body-frame angular velocity, joint rates (sim::integrate).
+      // v: world linear velocity, body-frame angular velocity, joint rates (sim::integrate's
+      // convention, sim/moreau_step.h).
       for (int i = 0; i < 3; ++i) v[i] = (q1[i] - q0[i]) / frameDt;
       const sim::Vec3 wb =
           logRotation(sim::baseRotation(q0).transpose() * sim::baseRotation(q1)) / frameDt;

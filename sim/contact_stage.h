@@ -37,17 +37,16 @@ struct GsTape {
 using FixedContacts = Contacts<Quadruped>;  // transitional (sim/step_model.h)
 using FixedGsTape = GsTape<Quadruped>;
 
-// A sphere's centre in the world (sim::footGeometry's footCentre).
+// A sphere's centre in the world.
 template <class D>
 DL_HD V3 sphereCentre(const StepModel<D>& m, const StepData<D>& d, int j) {
   const int b = m.footBody[j];
   return mul(d.R[b], m.footOffset[j]) + d.p[b];
 }
 
-// Each sphere's contact against the ground and the ones that enter the problem, in sphere order
-// (sim::footGeometry and sim::selectContacts in one pass): a foot from o.footEntry, a leg sphere
-// from o.legEntry, settled by depthUpperBound on a height field when that is below its entry. Every
-// sphere fits (MAXACTIVE = MAXSPHERES).
+// Each sphere's contact against the ground and the ones that enter the problem, in sphere order,
+// in one pass: a foot from o.footEntry, a leg sphere from o.legEntry, settled by depthUpperBound
+// on a height field when that is below its entry. Every sphere fits (MAXACTIVE = MAXSPHERES).
 template <class D>
 DL_HD void collectContacts(const StepModel<D>& m, const FixedOptions& o, const StepData<D>& d,
                            const HeightFieldView& hf, Contacts<D>& fc) {
@@ -66,7 +65,7 @@ DL_HD void collectContacts(const StepModel<D>& m, const FixedOptions& o, const S
   }
 }
 
-// Rows of frame^T J(point) for each active foot (sim::contactJacobians and sim::pointJacobian).
+// Rows of frame^T J(point) for each active foot.
 template <class D>
 DL_HD void contactJacobians(const StepModel<D>& m, const StepData<D>& d, Contacts<D>& fc) {
   for (int a = 0; a < fc.nc; ++a) {
@@ -136,7 +135,7 @@ DL_HD void softContactForce(const FixedOptions& o, const Contacts<D>& fc, const 
   }
 }
 
-// Yc = L^-T Jc^T along each foot's dof path and G = Yc D^-1 Yc^T (sim::delassus).
+// Yc = L^-T Jc^T along each foot's dof path and G = Yc D^-1 Yc^T.
 template <class D>
 DL_HD void delassus(const StepModel<D>& m, const StepData<D>& d, Contacts<D>& fc) {
   for (int a = 0; a < fc.nc; ++a) {
@@ -208,7 +207,7 @@ DL_HD M3 gBlock(const Contacts<D>& fc, int a, int b) {
   return r;
 }
 
-// Gauss-Seidel with the friction-cone prox from the eq. 11 guess (sim::solveContacts); the
+// Gauss-Seidel with the friction-cone prox from the eq. 11 guess; the
 // smoothed model scales the impulses by sigmoid(depth kappa). With a tape (o.iterations <=
 // MAXGSITER), records what the VJP reads.
 template <class D>

@@ -26,7 +26,7 @@ DL_HD V3 proxVjp(const V3& z, double mu, const V3& ob, double* muBar = nullptr) 
 
 // Adjoint of solveContacts (run with gs recording): impulseBar (3 nc) -> GbT = Gbar^T
 // (3 MAXACTIVE x 3 MAXACTIVE, the first 3 nc rows and columns), cbar (3 nc), sigmaBar (nc) and,
-// with kParams, muBar (added) (sim::solveContactsVjp).
+// with kParams, muBar (added).
 template <bool kParams = false, class D>
 DL_HD_OUTLINE void solveContactsVjp(const FixedOptions& o, const Contacts<D>& fc,
                                     const GsTape<D>& gs, const double* impulseBar,
@@ -135,8 +135,8 @@ DL_HD_OUTLINE void solveContactsVjp(const FixedOptions& o, const Contacts<D>& fc
 }
 
 // Adjoint of the active contacts' geometry: Jbar (3 rows (n, t1, t2) per active contact) and
-// depthBar (one per active contact) -> bar and, with kParams, offsetBar (per sphere, added)
-// (sim::contactGeometryVjp). On the height field this includes the contact frame's and point's
+// depthBar (one per active contact) -> bar and, with kParams, offsetBar (per sphere, added). On
+// the height field this includes the contact frame's and point's
 // dependence on where the foot is.
 template <bool kParams = false, class D>
 DL_HD_OUTLINE void contactGeometryVjp(const StepModel<D>& m, const StepData<D>& d,

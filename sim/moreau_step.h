@@ -26,7 +26,7 @@ DL_HD double actuatorTorque(const FixedOptions& o, double effortLimit, double qT
 }
 
 // qOut = q (+) dv: base position plus dv[0:3], orientation times exp(dv[3:6]) (body frame),
-// joints plus dv[6:] (sim::integrate). qOut may alias q.
+// joints plus dv[6:]. qOut may alias q.
 template <class D>
 DL_HD void integrate(const double* q, const double* dv, double* qOut) {
   const double th = sqrt(dv[3] * dv[3] + dv[4] * dv[4] + dv[5] * dv[5]);

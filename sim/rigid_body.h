@@ -53,7 +53,7 @@ DL_HD void forwardKinematics(const StepModel<D>& m, StepData<D>& d, const double
   }
 }
 
-// tau = RNEA(q, v, 0): Coriolis, centrifugal and gravity forces (sim::biasForces).
+// tau = RNEA(q, v, 0): Coriolis, centrifugal and gravity forces.
 template <class D>
 DL_HD void biasForces(const StepModel<D>& m, StepData<D>& d, const double* v,
                       DynamicsTape<D>* tape = nullptr) {

@@ -7,8 +7,8 @@
 
 namespace diffloco::sim {
 
-// Adjoints of the kinematic quantities of a configuration (sim::KinematicsBar without the inertia
-// parameters): per body the parent->body rotation E, the world rotation R and position p.
+// Adjoints of the kinematic quantities of a configuration: per body the parent->body rotation E,
+// the world rotation R and position p.
 template <class D>
 struct KinBar {
   M3 E[D::NB], R[D::NB];
@@ -63,7 +63,7 @@ DL_HD void rotationMatrixVjp(const double* quat, const M3& B, double* out) {
                    B(1, 2) * y + B(2, 0) * x + B(2, 1) * y);
 }
 
-// Adjoint of forwardKinematics(q): bar -> qbar (sim::forwardKinematicsVjp). Consumes bar.R and
+// Adjoint of forwardKinematics(q): bar -> qbar. Consumes bar.R and
 // bar.p (propagated to the root in place).
 template <class D>
 DL_HD void forwardKinematicsVjp(const StepModel<D>& m, const StepData<D>& d, const double* q,
@@ -135,7 +135,7 @@ DL_HD void quatMul(const double* a, const double* b, double* out) {
   out[3] = a[0] * b[3] + a[1] * b[2] - a[2] * b[1] + a[3] * b[0];
 }
 
-// Adjoint of integrate(q, dv): qOutBar -> qbar, dvbar (sim::integrateVjp).
+// Adjoint of integrate(q, dv): qOutBar -> qbar, dvbar.
 template <class D>
 DL_HD void integrateVjp(const double* q, const double* dv, const double* qOutBar, double* qbar,
                         double* dvbar) {

@@ -37,7 +37,7 @@ DL_HD void inertiaTimesBar(const SMotion& a, const SForce& outBar, SInertia& Ib)
 }
 
 // Adjoint of biasForces run at (d's configuration, v): tauBar -> bar, vbar and, with kParams,
-// inertiaBar (sim::biasForcesVjp).
+// inertiaBar.
 template <bool kParams = false, class D>
 DL_HD_OUTLINE void biasForcesVjp(const StepModel<D>& m, const StepData<D>& d,
                                  const DynamicsTape<D>& t, const double* v, const double* tauBar,
@@ -123,7 +123,7 @@ DL_HD double hAt(const double* H, int r, int c) {
 }
 
 // Adjoint of crba: Hbar (NV x NV row-major; both triangles count) -> bar and, with kParams,
-// inertiaBar (sim::crbaVjp). Each column's force chain is recomputed (the same operations as
+// inertiaBar. Each column's force chain is recomputed (the same operations as
 // crba) instead of taped.
 template <bool kParams = false, class D>
 DL_HD_OUTLINE void crbaVjp(const StepModel<D>& m, const StepData<D>& d, const DynamicsTape<D>& t,

@@ -13,7 +13,7 @@ namespace diffloco::sim {
 
 struct Rollout {
   std::vector<VecX> q, v;               // H + 1 states
-  std::vector<std::uint64_t> modes;  // per step: Data::mode, the smooth piece the step was on
+  std::vector<std::uint64_t> modes;  // per step: a fingerprint of the smooth piece the step was on
   bool finite = true;
 };
 

@@ -21,8 +21,8 @@ struct SoftTape {
 
 using FixedSoftTape = SoftTape<Quadruped>;  // transitional (sim/step_model.h)
 
-// Reverse of the penalty law at the forward's branches (sim::softPenaltyForceVjp): the force's
-// adjoint fb -> depthBar, vcBar and, with kParams, the coefficients' adjoints in p (added).
+// Reverse of the penalty law (softForce) on the given branches: the force's adjoint fb ->
+// depthBar, vcBar and, with kParams, the coefficients' adjoints in p (added).
 template <bool kParams = false, class D>
 DL_HD void softForceVjp(const FixedOptions& o, double depth, const V3& vc, bool approaching,
                         bool viscous, const V3& f, V3 fb, double& depthBar, V3& vcBar,

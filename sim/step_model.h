@@ -91,8 +91,8 @@ struct FixedOptions {
   double mu;
   int iterations;
   double kappa, cutoff;
-  // A foot or a leg sphere enters the contact problem from these depths (sim/contact.cpp's
-  // entryDepth; toStepOptions sets them; 0 for both in the soft model's fixed sub-steps).
+  // A foot or a leg sphere enters the contact problem from these depths (toStepOptions sets
+  // them; 0 for both in the soft model's fixed sub-steps).
   double footEntry, legEntry;
   double softKp, softKd, softKf;
   int softSubsteps;

@@ -38,7 +38,7 @@ struct StepTape {
 BallState forwardStep(const BilliardParams& P, ContactModel model, const BallState& s,
                       StepTape& t) {
   const double h = P.dt;
-  // Mid-step positions for the contact geometry, as sim::stepDynamics' q_mid = q (+) h/2 v.
+  // Mid-step positions for the contact geometry, as the stages' stepDynamics: q_mid = q (+) h/2 v.
   const Vec2 y1 = s.x1 + 0.5 * h * s.v1;
   const Vec2 y2 = s.x2 + 0.5 * h * s.v2;
   // Free velocity: u = v - h b with the table drag b = damping v.
