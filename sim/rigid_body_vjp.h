@@ -17,13 +17,13 @@ DL_HD SForce asForce(const SMotion& m) {
   return {m.v, m.w};
 }
 
-// out = X.apply(m): adds the adjoint of E given the output adjoint.
+// out = xApply(E, r, m): adds the adjoint of E given the output adjoint.
 DL_HD void applyEbar(const V3& r, const SMotion& m, const SMotion& outBar, M3& Ebar) {
   addTo(Ebar, outer(outBar.v, m.v - cross(r, m.w)));
   addTo(Ebar, outer(outBar.w, m.w));
 }
 
-// out = X.applyTranspose(f): adds the adjoint of E given the output adjoint.
+// out = xApplyTranspose(E, r, f): adds the adjoint of E given the output adjoint.
 DL_HD void applyTransposeEbar(const V3& r, const SForce& f, const SForce& outBar, M3& Ebar) {
   addTo(Ebar, outer(f.f, outBar.f + cross(outBar.n, r)));
   addTo(Ebar, outer(f.n, outBar.n));

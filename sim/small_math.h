@@ -100,7 +100,7 @@ DL_HD M3 axisRotation(const V3& a, double q) {
   return r;
 }
 
-// Spatial motion (v, w) and force (f, n), as sim::Motion and sim::Force.
+// Spatial motion (v, w) and force (f, n), in sim/spatial.h's conventions.
 struct SMotion {
   V3 v, w;
 };

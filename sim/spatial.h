@@ -1,4 +1,5 @@
-// Spatial (6-D) algebra for rigid bodies, in the ordering [linear; angular].
+// Rigid-body quantities of the host-side model (sim/model.h), and the spatial conventions the
+// stages' 6-D algebra (sim/small_math.h) follows, in the ordering [linear; angular].
 //
 // Conventions used everywhere in sim/:
 //  - A motion vector m = (v, w) is the velocity of the frame's origin v and the angular velocity w,
@@ -20,8 +21,6 @@ namespace diffloco::sim {
 
 using Vec3 = Eigen::Vector3d;
 using Mat3 = Eigen::Matrix3d;
-using Vec6 = Eigen::Matrix<double, 6, 1>;
-using Mat6 = Eigen::Matrix<double, 6, 6>;
 using VecX = Eigen::VectorXd;
 using MatX = Eigen::MatrixXd;
 using Quat = Eigen::Quaterniond;
@@ -34,67 +33,9 @@ inline Mat3 skew(const Vec3& a) {
   return s;
 }
 
-struct Motion {
-  Vec3 v = Vec3::Zero();  // linear velocity of the origin
-  Vec3 w = Vec3::Zero();  // angular velocity
-
-  Motion operator+(const Motion& o) const { return {v + o.v, w + o.w}; }
-  Motion operator-(const Motion& o) const { return {v - o.v, w - o.w}; }
-  Motion operator*(double s) const { return {v * s, w * s}; }
-  Motion& operator+=(const Motion& o) {
-    v += o.v;
-    w += o.w;
-    return *this;
-  }
-  Vec6 vec() const { return (Vec6() << v, w).finished(); }
-};
-
-struct Force {
-  Vec3 f = Vec3::Zero();  // force
-  Vec3 n = Vec3::Zero();  // moment about the origin
-
-  Force operator+(const Force& o) const { return {f + o.f, n + o.n}; }
-  Force operator-(const Force& o) const { return {f - o.f, n - o.n}; }
-  Force operator*(double s) const { return {f * s, n * s}; }
-  Force& operator+=(const Force& o) {
-    f += o.f;
-    n += o.n;
-    return *this;
-  }
-  Vec6 vec() const { return (Vec6() << f, n).finished(); }
-};
-
-// Power pairing <m, f>.
-inline double dot(const Motion& m, const Force& f) { return m.v.dot(f.f) + m.w.dot(f.n); }
-
-// Motion cross product m1 x m2 (derivative of m2 in a frame moving with m1).
-inline Motion cross(const Motion& m1, const Motion& m2) {
-  return {m1.w.cross(m2.v) + m1.v.cross(m2.w), m1.w.cross(m2.w)};
-}
-
-// Force cross product m x* f.
-inline Force crossForce(const Motion& m, const Force& f) {
-  return {m.w.cross(f.f), m.w.cross(f.n) + m.v.cross(f.f)};
-}
-
 struct Transform {
   Mat3 E = Mat3::Identity();  // x_child = E x_parent
   Vec3 r = Vec3::Zero();      // child origin in parent coordinates
-
-  // Parent-frame motion -> child frame.
-  Motion apply(const Motion& m) const { return {E * (m.v - r.cross(m.w)), E * m.w}; }
-  // Child-frame motion -> parent frame.
-  Motion applyInverse(const Motion& m) const {
-    const Vec3 w = E.transpose() * m.w;
-    return {E.transpose() * m.v + r.cross(w), w};
-  }
-  // Child-frame force -> parent frame (X^T f).
-  Force applyTranspose(const Force& f) const {
-    const Vec3 fp = E.transpose() * f.f;
-    return {fp, E.transpose() * f.n + r.cross(fp)};
-  }
-  // Parent-frame force -> child frame (X^-T f).
-  Force applyToForce(const Force& f) const { return {E * f.f, E * (f.n - r.cross(f.f))}; }
 };
 
 struct Inertia {
@@ -111,7 +52,6 @@ struct Inertia {
     return I;
   }
 
-  Force operator*(const Motion& a) const { return {m * a.v - h.cross(a.w), h.cross(a.v) + Io * a.w}; }
   Inertia& operator+=(const Inertia& o) {
     m += o.m;
     h += o.h;
@@ -134,14 +74,6 @@ struct Inertia {
 
   Vec3 com() const { return m > 0 ? Vec3(h / m) : Vec3::Zero(); }
 
-  Mat6 matrix() const {
-    Mat6 M;
-    M.topLeftCorner<3, 3>() = m * Mat3::Identity();
-    M.topRightCorner<3, 3>() = -skew(h);
-    M.bottomLeftCorner<3, 3>() = skew(h);
-    M.bottomRightCorner<3, 3>() = Io;
-    return M;
-  }
 };
 
 // Rotation about a unit axis by angle q, as the matrix that maps rotated-frame coordinates to
