@@ -285,13 +285,17 @@ void benchMujocoAnchors(std::map<std::string, double>& out, const Scenario& s, d
 }
 #endif
 
-void printResults(const std::map<std::string, double>& out, bool json) {
+// `labels`: text beside the numbers (the MuJoCo version the anchors were measured with).
+void printResults(const std::map<std::string, double>& out,
+                  const std::map<std::string, std::string>& labels, bool json) {
   if (json) {
     nlohmann::ordered_json j = nlohmann::ordered_json::object();
     for (auto& [k, val] : out) j[k] = io::jsonNumber(val);  // a section not measured: null
+    for (auto& [k, text] : labels) j[k] = text;
     std::printf("%s\n", j.dump().c_str());
   } else {
     for (auto& [k, val] : out) std::printf("%-28s %12.4g\n", k.c_str(), val);
+    for (auto& [k, text] : labels) std::printf("%-28s %12s\n", k.c_str(), text.c_str());
   }
 }
 
@@ -335,11 +339,14 @@ int runBench(bool json, double seconds, const std::string& roughFrom) {
   benchTraining(out, seconds, roughFrom);
   benchCriticStep(out, seconds);
 
+  std::map<std::string, std::string> labels;
 #ifdef DIFFLOCO_WITH_MUJOCO
   benchMujocoAnchors(out, s, seconds);
+  // The anchor's library: MuJoCo's step time differs between versions.
+  labels["mujoco_version"] = mj::versionString();
 #endif
 
-  printResults(out, json);
+  printResults(out, labels, json);
   return 0;
 }
 

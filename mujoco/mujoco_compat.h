@@ -1,8 +1,9 @@
 // The MuJoCo C API across versions: every difference between the MuJoCo versions the project
 // builds against goes through this header, and no other file tests a MuJoCo version.
 //
-// Covered, built and tested: MuJoCo 2.2.2 (Debian 12's libmujoco-dev, the default build) and
-// 4.0.0 (the PyPI wheel, cmake -DDIFFLOCO_MUJOCO_WHEEL=ON; docs/sim_to_sim.md). The 3.x releases
+// Covered, built and tested: MuJoCo 4.0.0 (the PyPI wheel, the default build where
+// /opt/diffloco-venv has it) and 2.2.2 (Debian 12's libmujoco-dev, cmake
+// -DDIFFLOCO_MUJOCO_WHEEL=OFF; docs/sim_to_sim.md). The 3.x releases
 // between them take the branch the 4.0 changelog (the wheel's mujoco/doc/changelog.rst) gives for
 // each change, untested:
 //   3.1.3   mj_addBufferVFS (3.2.0 removed mj_makeEmptyFileVFS, mj_findFileVFS, mjVFS::filedata)

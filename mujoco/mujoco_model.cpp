@@ -257,6 +257,8 @@ MjcfOptions benchOptions() {
   return o;
 }
 
+std::string versionString() { return mj_versionString(); }
+
 std::string engineOptions(const mjModel* m) {
   static const char* integrators[] = {"euler", "rk4", "implicit", "implicitfast", "discrete"};
   static const char* cones[] = {"pyramidal", "elliptic"};

@@ -45,9 +45,12 @@ struct MjcfOptions {
 };
 
 // The options a compiled model runs with, read back from it, as one line:
-// "MuJoCo 2.2.2, integrator euler, cone pyramidal, solver newton, iterations 100 (tolerance
+// "MuJoCo 4.0.0, integrator euler, cone pyramidal, solver newton, iterations 100 (tolerance
 // 1e-08), noslip 0, impratio 1, timestep 0.002 s".
 std::string engineOptions(const mjModel* m);
+
+// The linked library's version, "4.0.0" (mj_versionString).
+std::string versionString();
 
 // The settings of the reference ANYmal C MJCF with primitive geoms (anymal_c_prim.xml: Newton,
 // pyramidal cone, 5 ms, joint damping 1, kp 100, +-80 N m, foot friction 0.8 and its

@@ -86,6 +86,9 @@ assert not missing, f"missing keys: {missing}"
 for k in keys:
     v = d[k]
     assert isinstance(v, (int, float)) and math.isfinite(v) and v > 0, f"{k} = {v!r}"
+if mujoco:  # the anchor names its library, "4.0.0"
+    import re
+    assert re.fullmatch(r"[0-9]+\.[0-9]+\.[0-9]+", d.get("mujoco_version", "")), d.get("mujoco_version")
 assert d["contacts_in_bench_state"] == 4, "the bench state must have all four feet in contact"
 for task in ("walk", "velocity"):  # an iteration holds its rollout
     assert d[f"shac_iteration_s_{task}"] > d[f"shac_iteration_{task}_rollout_s"], task

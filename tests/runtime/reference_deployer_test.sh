@@ -3,7 +3,8 @@
 # current metadata and exported as ONNX (`diffloco export OLD.pt --format both`); the reference
 # deployer (runtime/examples/mujoco_deployer.py: MuJoCo from PyPI, the robot from the embedded
 # URDF, no diffloco code) runs them, and its numbers are compared with `diffloco eval --engine
-# mujoco` (Debian's MuJoCo, a model generated from our parsed URDF) on the same seeds and options.
+# mujoco` (the MuJoCo it is built against, a model generated from our parsed URDF) on the same
+# seeds and options.
 # The two MuJoCo models are compared field by field first (tests/runtime/compare_mujoco_models.py).
 # The two programs run the same episodes on models equal to round-off (MuJoCo 2.2.2 and 4.0, the
 # inertia's principal axes in another order): the shipped files' falls agree and their speeds and

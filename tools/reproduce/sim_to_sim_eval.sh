@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# docs/sim_to_sim.md's tables of a shipped policy: MuJoCo 2.2.2 through `diffloco eval --engine
-# mujoco` (the .pt) and MuJoCo 4.0 through the reference deployer (the .onnx alone), per MuJoCo
+# docs/sim_to_sim.md's tables of a shipped policy: `diffloco eval --engine mujoco` (the .pt, the
+# MuJoCo diffloco is built against) and the reference deployer (the .onnx alone), per MuJoCo
 # option set and time step, 100 episodes, eval seed 0; one JSON object per line: options, dt,
 # engine, result.
 # usage: tools/reproduce/sim_to_sim_eval.sh PRETRAINED_STEM DT... [> out.jsonl]

@@ -87,11 +87,15 @@ def outcome(r):
 
 
 def sim_to_sim(path):
-    rows = {}
+    rows, versions = {}, {}
     for r in records(path):
         rows.setdefault((r["options"], r["dt"]), {})[r["engine"]] = r["result"]
-    print("| options | dt | `diffloco eval --engine mujoco` (MuJoCo 2.2.2) | reference deployer "
-          "(MuJoCo 4.0.0) |")
+        engine = r["result"].get("engine")  # ours: "MuJoCo 4.0.0, ..."; the deployer's: {"mujoco": ...}
+        version = engine["mujoco"] if isinstance(engine, dict) else engine.split(",")[0].split()[-1]
+        versions.setdefault(r["engine"], set()).add(version)
+    name = {k: "/".join(sorted(v)) for k, v in versions.items()}
+    print(f"| options | dt | `diffloco eval --engine mujoco` (MuJoCo {name.get('diffloco', '?')}) | "
+          f"reference deployer (MuJoCo {name.get('deployer', '?')}) |")
     print("|---|---|---|---|")
     for (options, dt), e in rows.items():
         cells = [outcome(e[k]) if k in e else "" for k in ("diffloco", "deployer")]
