@@ -223,14 +223,13 @@ DL_HD double depthUpperBound(const HeightFieldView& hf, const V3& centre, double
   return radius - gap / sqrt(1 + 2 * slope * slope);
 }
 
-// The surface point closest to c (sim/terrain.cpp's closestPoint, which explains the search):
-// Newton on |(x, y, h(x, y)) - c|^2 / 2 from c's (x, y), each step halved until it descends.
-// `outside`: whether c is above the surface under it.
-DL_HD_OUTLINE void closestPoint(const HeightFieldView& hf, const V3& c, double& px, double& py,
-                                FixedSurface& s, bool& outside) {
-  px = c[0], py = c[1];
-  s = sampleSurface(hf, px, py);
-  outside = c[2] >= s.h;
+// Newton on f = |(x, y, h(x, y)) - c|^2 from (px, py), with the exact Hessian where it is positive
+// definite and Gauss-Newton's elsewhere, each step halved until f descends; where f stalls at
+// round-off a step that halves the gradient is still taken, so that the minimum holds to round-off
+// (the adjoint's implicit derivative assumes it). s: the surface at (px, py) on entry and exit.
+// Returns f at the minimum.
+DL_HD double descendToSurface(const HeightFieldView& hf, const V3& c, double& px, double& py,
+                              FixedSurface& s) {
   double e = s.h - c[2];
   double f = (px - c[0]) * (px - c[0]) + (py - c[1]) * (py - c[1]) + e * e;
   double g0 = px - c[0] + e * s.hx, g1 = py - c[1] + e * s.hy;
@@ -258,6 +257,95 @@ DL_HD_OUTLINE void closestPoint(const HeightFieldView& hf, const V3& c, double& 
     }
     if (!moved) break;
   }
+  return f;
+}
+
+// An upper bound of cell (i, j)'s surface: its precomputed bound, else its 4 x 4 samples' (as
+// closestDepthUpperBound). Both hold for the window around the cell, loosely.
+DL_HD double cellTop(const HeightFieldView& hf, int i, int j) {
+  if (hf.cellBounds)
+    return static_cast<double>(
+        hf.cellBounds[2 * ((static_cast<long long>(j) + 2) * (hf.nx + 4) + i + 2)]);
+  double lo = HUGE_VAL, hi = -HUGE_VAL;
+  for (int b = j - 1; b <= j + 2; ++b) {
+    const double* row = hf.heights + static_cast<long long>(clampIndex(b, hf.ny)) * hf.nx;
+    for (int a = i - 1; a <= i + 2; ++a) {
+      const double p = row[clampIndex(a, hf.nx)];
+      lo = fmin(lo, p), hi = fmax(hi, p);
+    }
+  }
+  return lo + patchHeightBound(hf) * (hi - lo);
+}
+
+// The monotone patch of cell (i, j) lies below its highest corner plus a quarter of its largest
+// corner slopes along x and along y (per cell): the value weights are non-negative and sum to 1,
+// and the slope weights' magnitudes sum to t (1 - t) <= 1/4 along each axis. A level cell beside a
+// riser has zero slopes at its corners (Fritsch-Butland's at a sample between a level run and a
+// rise), so its bound is its own height, not the riser's.
+DL_HD double monotoneCellTop(const HeightFieldView& hf, int i, int j) {
+  double p[4][4];
+  for (int b = 0; b < 4; ++b) {
+    const double* row = hf.heights + static_cast<long long>(clampIndex(j - 1 + b, hf.ny)) * hf.nx;
+    for (int a = 0; a < 4; ++a) p[b][a] = row[clampIndex(i - 1 + a, hf.nx)];
+  }
+  double top = -HUGE_VAL, sx = 0, sy = 0;
+  for (int B = 1; B <= 2; ++B)
+    for (int A = 1; A <= 2; ++A) {
+      const double h = p[B][A];
+      top = fmax(top, h);
+      sx = fmax(sx, fabs(monotoneSlope(h - p[B][A - 1], p[B][A + 1] - h)));
+      sy = fmax(sy, fabs(monotoneSlope(h - p[B - 1][A], p[B + 1][A] - h)));
+    }
+  return top + 0.25 * (sx + sy);
+}
+
+// The surface point closest to c: Newton from under c, and where that ends on level ground, the
+// cells within `reach` of c horizontally too. The search from under c alone stays on a level tread
+// beside a riser: the surface is flat on the tread up to the riser's cell, so f has a local minimum
+// under c however deep the sphere overlaps the riser. So where the minimum found is level, every
+// other cell in reach whose distance from c could be below it (horizontally to the cell,
+// vertically down to its top) is searched from its centre, and the closest minimum is kept. Away from risers and edges no cell can be closer and none is searched; on
+// sloped ground (slopes, rough ground) a minimum is not level and the search ends as before.
+// `outside`: whether c is above the surface under it.
+DL_HD_OUTLINE void closestPoint(const HeightFieldView& hf, const V3& c, double reach, double& px,
+                                double& py, FixedSurface& s, bool& outside) {
+  px = c[0], py = c[1];
+  s = sampleSurface(hf, px, py);
+  outside = c[2] >= s.h;
+  double f = descendToSurface(hf, c, px, py, s);
+  if (s.hx * s.hx + s.hy * s.hy > 1e-12) return;  // not a level patch
+  const double inv = 1.0 / hf.spacing;
+  int ic, jc, i0, i1, j0, j1;
+  double t;
+  locateCell(c[0], hf.originX, inv, hf.nx, ic, t);
+  locateCell(c[1], hf.originY, inv, hf.ny, jc, t);
+  // A point that matters is closer than the one found and within reach (a contact deeper than
+  // -spacing): horizontally within the window.
+  const double limit = fmin(f, reach * reach), window = sqrt(limit);
+  locateCell(c[0] - window, hf.originX, inv, hf.nx, i0, t);
+  locateCell(c[0] + window, hf.originX, inv, hf.nx, i1, t);
+  locateCell(c[1] - window, hf.originY, inv, hf.ny, j0, t);
+  locateCell(c[1] + window, hf.originY, inv, hf.ny, j1, t);
+  const double tolerance = 1e-4 * hf.spacing;  // a cell no closer by this is not searched
+  for (int j = j0; j <= j1; ++j)
+    for (int i = i0; i <= i1; ++i) {
+      if (i == ic && j == jc) continue;  // the search above started in it
+      const double x0 = hf.originX + i * hf.spacing, y0 = hf.originY + j * hf.spacing;
+      const double dx = fmax(fmax(x0 - c[0], c[0] - x0 - hf.spacing), 0.0);
+      const double dy = fmax(fmax(y0 - c[1], c[1] - y0 - hf.spacing), 0.0);
+      auto beyond = [&](double top) {  // no point below `top` in the cell is within `limit`
+        const double dz = fmax(c[2] - top, 0.0);
+        const double bound = sqrt(dx * dx + dy * dy + dz * dz) + tolerance;
+        return bound * bound >= limit;
+      };
+      if (beyond(cellTop(hf, i, j)) || (hf.monotone && beyond(monotoneCellTop(hf, i, j))))
+        continue;
+      // From the cell's centre: on a riser's cell, the middle of its rise (its edges are level).
+      double qx = x0 + 0.5 * hf.spacing, qy = y0 + 0.5 * hf.spacing;
+      FixedSurface q = sampleSurface(hf, qx, qy);
+      const double fq = descendToSurface(hf, c, qx, qy, q);
+      if (fq < f) px = qx, py = qy, s = q, f = fq;
+    }
 }
 
 DL_HD FixedSphereContact sphereContact(const HeightFieldView& hf, const V3& centre, double radius,
@@ -276,7 +364,7 @@ DL_HD FixedSphereContact sphereContact(const HeightFieldView& hf, const V3& cent
   c.closest = closest;
   bool outside = true;
   if (closest)
-    closestPoint(hf, centre, c.px, c.py, c.surface, outside);
+    closestPoint(hf, centre, radius + hf.spacing, c.px, c.py, c.surface, outside);
   else
     c.surface = sampleSurface(hf, c.px, c.py);
   const FixedSurface& s = c.surface;

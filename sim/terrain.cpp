@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "sim/ground.h"
+#include "sim/pack.h"
 
 namespace diffloco::sim {
 
@@ -234,51 +235,6 @@ HeightAndSlope sampleHeightAndSlope(const HeightField& value, const HeightField&
 
 namespace {
 
-// The surface point closest to c: Newton on f(x, y) = |(x, y, h(x, y)) - c|^2 / 2 from c's
-// (x, y), with the exact Hessian where it is positive definite and Gauss-Newton's elsewhere
-// (positive definite always), each step halved until f decreases; where f stalls at round-off a
-// step that halves the gradient is still taken, so that the minimum holds to round-off (the
-// adjoint's implicit derivative assumes it). One or two steps on smooth ground.
-// `outside`: whether c is above the surface under it (where the search starts).
-void closestPoint(const HeightField& hf, const Vec3& c, double& px, double& py, SurfacePoint& s,
-                  bool& outside) {
-  auto dist2 = [&](double x, double y, const SurfacePoint& q) {
-    return (x - c.x()) * (x - c.x()) + (y - c.y()) * (y - c.y()) + (q.h - c.z()) * (q.h - c.z());
-  };
-  auto gradient = [&](double x, double y, const SurfacePoint& q, double& g0, double& g1) {
-    const double e = q.h - c.z();
-    g0 = x - c.x() + e * q.hx, g1 = y - c.y() + e * q.hy;
-    return std::hypot(g0, g1);
-  };
-  px = c.x(), py = c.y();
-  s = sampleSurface(hf, px, py);
-  outside = c.z() >= s.h;
-  double f = dist2(px, py, s), g0, g1;
-  double gnorm = gradient(px, py, s, g0, g1);
-  for (int k = 0; k < 50 && gnorm > 0; ++k) {
-    const double e = s.h - c.z();
-    double a = 1 + s.hx * s.hx, b = s.hx * s.hy, d = 1 + s.hy * s.hy;
-    const double ae = a + e * s.hxx, be = b + e * s.hxy, de = d + e * s.hyy;
-    if (ae > 0 && ae * de - be * be > 0) a = ae, b = be, d = de;
-    const double det = a * d - b * b;
-    const double sx = -(d * g0 - b * g1) / det, sy = -(a * g1 - b * g0) / det;
-    bool moved = false;
-    double t = 1;
-    for (int halving = 0; halving < 40 && !moved; ++halving, t *= 0.5) {
-      const double x = px + t * sx, y = py + t * sy;
-      const SurfacePoint q = sampleSurface(hf, x, y);
-      const double fq = dist2(x, y, q);
-      double q0, q1;
-      const double qnorm = gradient(x, y, q, q0, q1);
-      if (fq < f || (fq <= f * (1 + 1e-12) && qnorm < 0.5 * gnorm)) {
-        px = x, py = y, s = q, f = fq, g0 = q0, g1 = q1, gnorm = qnorm;
-        moved = true;
-      }
-    }
-    if (!moved) break;
-  }
-}
-
 // A patch made of samples within [lo, lo + R] lies below lo + height R, and its slopes along x
 // and y are at most slope R per cell.
 //  - catmull_rom: h - lo = sum_ab w_a(u) w_b(v) (p_ab - lo) <= (positive weights) R; per axis the
@@ -320,6 +276,8 @@ void HeightField::finalize() {
   // Per row of cells: each sample column's range over the stencil's rows j - 1 .. j + 2, then
   // each cell's over its columns i - 1 .. i + 2 (indices clamped, as the interpolant's).
   std::vector<double> colLo(nx), colHi(nx);
+  HeightFieldView view = toView(this);  // unfinalized: the samples alone
+  view.monotone = interpolant == Interpolant::Monotone;
   for (int cj = 0; cj < cy; ++cj) {
     const int j = cj - 2;
     for (int ix = 0; ix < nx; ++ix) {
@@ -339,7 +297,10 @@ void HeightField::finalize() {
       }
       const double range = hi - lo, slope = k.slope * range / spacing;
       CellBound& cb = cellBounds[static_cast<size_t>(cj) * cx + ci];
-      cb.top = floatAbove(lo + k.height * range);
+      double top = lo + k.height * range;
+      // The monotone patch's own bound (sim/ground.h): a level cell beside a riser is its height.
+      if (interpolant == Interpolant::Monotone) top = std::min(top, monotoneCellTop(view, i, j));
+      cb.top = floatAbove(top);
       cb.minNormalZ = range == 0 ? 1.0f : floatBelow(1 / std::sqrt(1 + 2 * slope * slope));
     }
   }
@@ -359,7 +320,11 @@ SphereContact sphereContact(const HeightField* hf, const Vec3& centre, double ra
   c.closest = closest;
   bool outside = true;
   if (closest) {
-    closestPoint(*hf, centre, c.px, c.py, c.surface, outside);
+    // The stages' search (sim/ground.h), within the reach of closestDepthUpperBound.
+    FixedSurface q;
+    closestPoint(toView(hf), v3(centre.x(), centre.y(), centre.z()), radius + hf->spacing, c.px,
+                 c.py, q, outside);
+    c.surface = SurfacePoint{q.h, q.hx, q.hy, q.hxx, q.hxy, q.hyy};
   } else {
     c.px = centre.x(), c.py = centre.y();
     c.surface = sampleSurface(*hf, c.px, c.py);

@@ -62,6 +62,17 @@ void expectContactVjpMatchesFd(const HeightField& hf, const Vec3& c, double radi
   }
 }
 
+// The distance from c to a height field uniform along y (its closest point has c's y): a scan of
+// x within c.x +- reach, refined around the best sample (the surface is steep at a riser).
+double profileDistance(const HeightField& hf, const Vec3& c, double reach) {
+  auto at = [&](double x) { return std::hypot(x - c.x(), sampleSurface(hf, x, c.y()).h - c.z()); };
+  double bestX = c.x(), best = at(c.x());
+  for (double x = c.x() - reach; x <= c.x() + reach; x += 2e-5)
+    if (at(x) < best) best = at(x), bestX = x;
+  for (double x = bestX - 4e-5; x <= bestX + 4e-5; x += 1e-8) best = std::min(best, at(x));
+  return best;
+}
+
 }  // namespace
 
 TEST(Terrain, InterpolatesSamplesAndReproducesPlanes) {
@@ -322,8 +333,36 @@ TEST(Terrain, ClosestPointOnAFaceTurnedAwayKeepsTheDistanceSign) {
   EXPECT_GT(turned, 0);
 }
 
-// A finalized field's cell bounds give the samples' bound, rounded outwards to float (vertical),
-// or a tighter one (closest: each cell's own range rather than the window's); a field whose
+// On the monotone surface every contact around a cliff has the depth r minus the brute-force
+// distance to the surface (the cliff is uniform along y: the closest point has the centre's y), the
+// closest point faces the centre, and the adjoint matches central differences: the search from
+// under a centre over either level side reaches the cliff's face through the cells in reach.
+TEST(Terrain, ClosestPointBesideAMonotoneCliffIsTheClosest) {
+  const HeightField cliff = with(
+      grid(40, 10, 0.05, -1.0, -0.25, [](double x, double) { return x < 0 ? 0.48 : 0.0; }),
+      Interpolant::Monotone);
+  std::mt19937 rng(12);
+  const double r = 0.04;
+  int checked = 0;
+  for (int a = 0; a <= 50; ++a)
+    for (int b = 0; b <= 50; ++b) {
+      const Vec3 c(-0.05 + 0.5 * a / 50, 0.01, 0.05 + 0.5 * b / 50);
+      if (c.z() < sampleSurface(cliff, c.x(), c.y()).h) continue;  // inside the cliff
+      const double brute = profileDistance(cliff, c, r + 0.05);
+      if (brute > r + 0.02) continue;  // out of the contact's reach
+      const SphereContact sc = sphereContact(&cliff, c, r, true);
+      ASSERT_NEAR(sc.depth, r - brute, 2e-5) << c.transpose();
+      EXPECT_EQ(sc.side, 1.0) << c.transpose();
+      // (A centre on the surface has no closest direction: no derivative there.)
+      if (checked++ % 20 == 0 && brute > 1e-3)
+        expectContactVjpMatchesFd(cliff, c, r, true, 1e-6, rng, "cliff");
+    }
+  EXPECT_GT(checked, 100);
+}
+
+// A finalized field's cell bounds give the samples' bound, rounded outwards to float (vertical;
+// monotone: its patch's own, tighter), or a tighter one (closest: each cell's own range rather
+// than the window's); a field whose
 // interpolant changed after finalize() reads its samples again; a smoothed copy is finalized.
 TEST(Terrain, CellBoundsGiveTheSamplesBound) {
   std::mt19937 rng(8);
@@ -342,10 +381,13 @@ TEST(Terrain, CellBoundsGiveTheSamplesBound) {
       const Vec3 c(ux(rng), uy(rng), uz(rng));
       const double r = ur(rng);
       const double a = sphereDepthUpperBound(samples, c, r), b = sphereDepthUpperBound(cells, c, r);
-      ASSERT_EQ(std::isfinite(a), std::isfinite(b)) << c.transpose();
-      if (std::isfinite(a)) {
-        ASSERT_NEAR(b, a, 1e-6) << c.transpose();
-        ASSERT_GE(b, a - 1e-12) << c.transpose();  // rounded outwards
+      if (kind == Interpolant::CatmullRom) ASSERT_EQ(std::isfinite(a), std::isfinite(b));
+      if (std::isfinite(b)) {
+        // Catmull-Rom: the samples' bound rounded outwards; monotone: its patch's own bound (a
+        // level cell beside a riser has its height), never below the depth itself.
+        if (kind == Interpolant::CatmullRom) ASSERT_NEAR(b, a, 1e-6) << c.transpose();
+        ASSERT_LE(b, a + 1e-6) << c.transpose();
+        ASSERT_GE(b, sphereContact(&cells, c, r).depth - 1e-12) << c.transpose();
         ++finite;
       }
       const double ac = sphereDepthUpperBound(samples, c, r, true),
@@ -428,6 +470,43 @@ TEST(Terrain, ClosestPointMeetsARiserAtFirstTouch) {
   const Vec3 high(-0.5, 0.0, 0.02);
   EXPECT_NEAR(sphereContact(&step, high, r, true).depth, sphereContact(&step, high, r).depth,
               1e-12);
+}
+
+// The closest contact's depth against a brute-force distance beside a step's riser on the monotone
+// surface, at 2 and 5 cm samples: a sphere over the lower tread that overlaps the riser touches it
+// (the tread is level up to the riser's cell, where a search from under the centre alone stops).
+// The step is uniform along y, so the closest point has the centre's y.
+TEST(Terrain, ClosestPointFindsARiserBesideALevelTread) {
+  const double r = 0.031, rise = 0.212;
+  std::mt19937 rng(5);
+  const Interpolant kind = Interpolant::Monotone;
+  for (double spacing : {0.02, 0.05}) {
+      SCOPED_TRACE("spacing " + std::to_string(spacing));
+      const double edge = 0.5 * spacing;  // between the samples at 0 and spacing
+      const HeightField step = with(grid(80, 20, spacing, -40 * spacing, -10 * spacing,
+                                         [&](double x, double) { return x > edge ? rise : 0.0; }),
+                                    kind);
+      std::uniform_real_distribution<double> ux(-0.05, 0.0), uz(0.0, 0.2);
+      int touching = 0;
+      for (int k = 0; k < 150; ++k) {
+        const Vec3 c(ux(rng), 0.013, uz(rng));
+        if (sampleSurface(step, c.x(), c.y()).h > c.z()) continue;  // inside the riser
+        const double brute = r - profileDistance(step, c, 0.1);
+        const double depth = sphereContact(&step, c, r, true).depth;
+        if (brute < -0.02) continue;  // out of the contact's reach
+        EXPECT_NEAR(depth, brute, 2e-5) << "centre " << c.transpose();
+        touching += brute > 0;
+      }
+      EXPECT_GT(touching, 20);
+    }
+  // The case a search from under the centre misses: 1 mm short of the riser's lower sample, the
+  // sphere's bottom 1 cm above the tread, its front 3 cm past the riser's foot.
+  const HeightField fine = with(
+      grid(80, 20, 0.02, -0.8, -0.2, [&](double x, double) { return x > 0.01 ? rise : 0.0; }),
+      Interpolant::Monotone);
+  const SphereContact c = sphereContact(&fine, Vec3(-0.001, 0.0, r + 0.01), r, true);
+  EXPECT_GT(c.depth, 0.005);
+  EXPECT_LT(c.frame.col(0).x(), -0.5);  // pushed back from the riser
 }
 
 // The closest point's adjoint (through p(c), the implicit function theorem) against central
