@@ -147,6 +147,29 @@ DL_HD double patchSlopeBound(const HeightFieldView& hf) {
   return hf.monotone ? 2.375 : 1.875;
 }
 
+// An upper bound of the surface over cells i0..i1 x j0..j1: the highest of their precomputed
+// bounds, else their samples' range (patchHeightBound).
+DL_HD double cellsTop(const HeightFieldView& hf, int i0, int i1, int j0, int j1) {
+  double top = -HUGE_VAL;
+  if (hf.cellBounds) {
+    const long long cellRow = static_cast<long long>(hf.nx) + 4;
+    for (int j = j0; j <= j1; ++j) {
+      const float* row = hf.cellBounds + 2 * ((j + 2) * cellRow + 2);
+      for (int i = i0; i <= i1; ++i) top = fmax(top, static_cast<double>(row[2 * i]));
+    }
+    return top;
+  }
+  double lo = HUGE_VAL, hi = -HUGE_VAL;
+  for (int j = j0 - 1; j <= j1 + 2; ++j) {
+    const double* row = hf.heights + static_cast<long long>(clampIndex(j, hf.ny)) * hf.nx;
+    for (int i = i0 - 1; i <= i1 + 2; ++i) {
+      const double p = row[clampIndex(i, hf.nx)];
+      lo = fmin(lo, p), hi = fmax(hi, p);
+    }
+  }
+  return lo + patchHeightBound(hf) * (hi - lo);
+}
+
 // The closest contact's depth bound (sim/terrain.cpp's closestDepthUpperBound): the highest surface
 // point of the patches within r + one spacing of the centre horizontally. (Out of line on the host,
 // as closestPoint: inlined, the closest contact's code grows the vertical contact's callers.)
@@ -160,24 +183,7 @@ DL_HD_OUTLINE double closestDepthUpperBound(const HeightFieldView& hf, const V3&
   locateCell(centre[0] + reach, hf.originX, inv, hf.nx, i1, t);
   locateCell(centre[1] - reach, hf.originY, inv, hf.ny, j0, t);
   locateCell(centre[1] + reach, hf.originY, inv, hf.ny, j1, t);
-  double top = -HUGE_VAL;
-  if (hf.cellBounds) {
-    const long long cellRow = static_cast<long long>(hf.nx) + 4;
-    for (int j = j0; j <= j1; ++j) {
-      const float* row = hf.cellBounds + 2 * ((j + 2) * cellRow + 2);
-      for (int i = i0; i <= i1; ++i) top = fmax(top, static_cast<double>(row[2 * i]));
-    }
-  } else {
-    double lo = HUGE_VAL, hi = -HUGE_VAL;
-    for (int j = j0 - 1; j <= j1 + 2; ++j) {
-      const double* row = hf.heights + static_cast<long long>(clampIndex(j, hf.ny)) * hf.nx;
-      for (int i = i0 - 1; i <= i1 + 2; ++i) {
-        const double p = row[clampIndex(i, hf.nx)];
-        lo = fmin(lo, p), hi = fmax(hi, p);
-      }
-    }
-    top = lo + patchHeightBound(hf) * (hi - lo);
-  }
+  const double top = cellsTop(hf, i0, i1, j0, j1);
   const double gap = centre[2] - top;
   if (!(gap > 0)) return HUGE_VAL;
   return fmax(radius - gap, -hf.spacing);
@@ -260,23 +266,6 @@ DL_HD double descendToSurface(const HeightFieldView& hf, const V3& c, double& px
   return f;
 }
 
-// An upper bound of cell (i, j)'s surface: its precomputed bound, else its 4 x 4 samples' (as
-// closestDepthUpperBound). Both hold for the window around the cell, loosely.
-DL_HD double cellTop(const HeightFieldView& hf, int i, int j) {
-  if (hf.cellBounds)
-    return static_cast<double>(
-        hf.cellBounds[2 * ((static_cast<long long>(j) + 2) * (hf.nx + 4) + i + 2)]);
-  double lo = HUGE_VAL, hi = -HUGE_VAL;
-  for (int b = j - 1; b <= j + 2; ++b) {
-    const double* row = hf.heights + static_cast<long long>(clampIndex(b, hf.ny)) * hf.nx;
-    for (int a = i - 1; a <= i + 2; ++a) {
-      const double p = row[clampIndex(a, hf.nx)];
-      lo = fmin(lo, p), hi = fmax(hi, p);
-    }
-  }
-  return lo + patchHeightBound(hf) * (hi - lo);
-}
-
 // The monotone patch of cell (i, j) lies below its highest corner plus a quarter of its largest
 // corner slopes along x and along y (per cell): the value weights are non-negative and sum to 1,
 // and the slope weights' magnitudes sum to t (1 - t) <= 1/4 along each axis. A level cell beside a
@@ -304,9 +293,10 @@ DL_HD double monotoneCellTop(const HeightFieldView& hf, int i, int j) {
 // beside a riser: the surface is flat on the tread up to the riser's cell, so f has a local minimum
 // under c however deep the sphere overlaps the riser. So where the minimum found is level, every
 // other cell in reach whose distance from c could be below it (horizontally to the cell,
-// vertically down to its top) is searched from its centre, and the closest minimum is kept. Away from risers and edges no cell can be closer and none is searched; on
-// sloped ground (slopes, rough ground) a minimum is not level and the search ends as before.
-// `outside`: whether c is above the surface under it.
+// vertically down to its top) is searched from its centre, and the closest minimum is kept. Away
+// from risers and edges no cell can be closer and none is searched; on sloped ground (slopes, rough
+// ground) a minimum is not level and the search ends as before. `outside`: whether c is above the
+// surface under it.
 DL_HD_OUTLINE void closestPoint(const HeightFieldView& hf, const V3& c, double reach, double& px,
                                 double& py, FixedSurface& s, bool& outside) {
   px = c[0], py = c[1];
@@ -338,7 +328,7 @@ DL_HD_OUTLINE void closestPoint(const HeightFieldView& hf, const V3& c, double r
         const double bound = sqrt(dx * dx + dy * dy + dz * dz) + tolerance;
         return bound * bound >= limit;
       };
-      if (beyond(cellTop(hf, i, j)) || (hf.monotone && beyond(monotoneCellTop(hf, i, j))))
+      if (beyond(cellsTop(hf, i, i, j, j)) || (hf.monotone && beyond(monotoneCellTop(hf, i, j))))
         continue;
       // From the cell's centre: on a riser's cell, the middle of its rise (its edges are level).
       double qx = x0 + 0.5 * hf.spacing, qy = y0 + 0.5 * hf.spacing;
