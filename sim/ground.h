@@ -288,6 +288,13 @@ DL_HD double monotoneCellTop(const HeightFieldView& hf, int i, int j) {
   return top + 0.25 * (sx + sy);
 }
 
+// An upper bound of cell (i, j)'s surface: its precomputed bound (on monotone already the patch's
+// own, HeightField::finalize), else the lower of its samples' and, on monotone, the patch's own.
+DL_HD double cellTop(const HeightFieldView& hf, int i, int j) {
+  const double top = cellsTop(hf, i, i, j, j);
+  return hf.cellBounds || !hf.monotone ? top : fmin(top, monotoneCellTop(hf, i, j));
+}
+
 // The surface point closest to c: Newton from under c, and where that ends on level ground, the
 // cells within `reach` of c horizontally too. The search from under c alone stays on a level tread
 // beside a riser: the surface is flat on the tread up to the riser's cell, so f has a local minimum
@@ -323,13 +330,9 @@ DL_HD_OUTLINE void closestPoint(const HeightFieldView& hf, const V3& c, double r
       const double x0 = hf.originX + i * hf.spacing, y0 = hf.originY + j * hf.spacing;
       const double dx = fmax(fmax(x0 - c[0], c[0] - x0 - hf.spacing), 0.0);
       const double dy = fmax(fmax(y0 - c[1], c[1] - y0 - hf.spacing), 0.0);
-      auto beyond = [&](double top) {  // no point below `top` in the cell is within `limit`
-        const double dz = fmax(c[2] - top, 0.0);
-        const double bound = sqrt(dx * dx + dy * dy + dz * dz) + tolerance;
-        return bound * bound >= limit;
-      };
-      if (beyond(cellsTop(hf, i, i, j, j)) || (hf.monotone && beyond(monotoneCellTop(hf, i, j))))
-        continue;
+      const double dz = fmax(c[2] - cellTop(hf, i, j), 0.0);
+      const double bound = sqrt(dx * dx + dy * dy + dz * dz) + tolerance;
+      if (bound * bound >= limit) continue;  // no point of the cell is within `limit`
       // From the cell's centre: on a riser's cell, the middle of its rise (its edges are level).
       double qx = x0 + 0.5 * hf.spacing, qy = y0 + 0.5 * hf.spacing;
       FixedSurface q = sampleSurface(hf, qx, qy);

@@ -276,8 +276,7 @@ void HeightField::finalize() {
   // Per row of cells: each sample column's range over the stencil's rows j - 1 .. j + 2, then
   // each cell's over its columns i - 1 .. i + 2 (indices clamped, as the interpolant's).
   std::vector<double> colLo(nx), colHi(nx);
-  HeightFieldView view = toView(this);  // unfinalized: the samples alone
-  view.monotone = interpolant == Interpolant::Monotone;
+  const HeightFieldView view = toView(this);  // monotoneCellTop reads its samples alone
   for (int cj = 0; cj < cy; ++cj) {
     const int j = cj - 2;
     for (int ix = 0; ix < nx; ++ix) {
